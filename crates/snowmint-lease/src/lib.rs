@@ -1,0 +1,1 @@
+//! Worker-id ownership and restart safety for snowmint generators.

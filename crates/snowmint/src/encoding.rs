@@ -1,0 +1,905 @@
+//! Text encodings of an id: decimal, hex, Crockford base32 and base62.
+//!
+//! | encoding  | alphabet                           | width                | `u64::MAX`             |
+//! |-----------|------------------------------------|----------------------|------------------------|
+//! | `decimal` | `0-9`                              | 1 to 20, no padding  | `18446744073709551615` |
+//! | `hex`     | `0-9a-f`                           | 16, zero-padded      | `ffffffffffffffff`     |
+//! | `base32`  | Crockford: `0-9A-Z` less `I L O U` | 13, zero-padded      | `FZZZZZZZZZZZZ`        |
+//! | `base62`  | `0-9A-Za-z`, in ASCII order        | 11, zero-padded      | `LygHa16AHYF`          |
+//!
+//! The padded encodings have a fixed width and alphabets in ASCII order, so their strings
+//! sort like the numbers they stand for. Base32 is the one TSID uses, so its strings and
+//! TSID's agree.
+//!
+//! Parsing is stricter about content than about case: hex and base32 ignore case (base32
+//! also reads `I`/`L` as `1` and `O` as `0`, as Crockford's decoding asks), hex takes an
+//! optional `0x` prefix, padding is optional, and base62 is case-sensitive because its
+//! alphabet needs both cases. When text has several faults, the error names the first
+//! character outside the alphabet; failing that, the length; failing that, the overflow.
+//!
+//! Two paths: [`Encoding::encode`] writes into a caller's buffer without allocating, for
+//! hot code; the adapters [`Decimal`], [`Hex`], [`Base32`] and [`Base62`] implement
+//! [`Display`](fmt::Display) and [`FromStr`].
+//!
+//! # Examples
+//!
+//! ```
+//! # fn main() -> Result<(), snowmint::Error> {
+//! use snowmint::Id;
+//! use snowmint::encoding::{Base32, Encoding};
+//!
+//! let id = Id::from_u64(38_390_726_480_144_748);
+//! assert_eq!(Base32(id).to_string(), "0123456789ABC");
+//! assert_eq!("0123456789abc".parse::<Base32>()?, Base32(id));
+//!
+//! let mut buf = [0; 20];
+//! assert_eq!(Encoding::Hex.encode(id.as_u64(), &mut buf), "008864298e84a96c");
+//! # Ok(()) }
+//! ```
+
+use core::fmt;
+use core::str::FromStr;
+
+use crate::{Error, Id};
+
+/// The longest text of any encoding: the 20 digits of `u64::MAX` in decimal.
+const MAX_LEN: usize = 20;
+
+const DECIMAL_DIGITS: &[u8; 10] = b"0123456789";
+const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+const BASE32_DIGITS: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+const BASE62_DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// Marks an ASCII byte that is no digit in a decoding table.
+const NOT_A_DIGIT: u8 = u8::MAX;
+
+/// Digit values by ASCII byte; every alphabet is ASCII, so 128 entries cover them all.
+type DecodeTable = [u8; 128];
+
+static DECIMAL_TABLE: DecodeTable = decode_table(DECIMAL_DIGITS, false);
+static HEX_TABLE: DecodeTable = decode_table(HEX_DIGITS, true);
+static BASE32_TABLE: DecodeTable = crockford_aliases(decode_table(BASE32_DIGITS, true));
+static BASE62_TABLE: DecodeTable = decode_table(BASE62_DIGITS, false);
+
+/// Maps each byte of `alphabet` to its index, and, with `fold_case`, the byte's other case
+/// to the same index.
+const fn decode_table(alphabet: &[u8], fold_case: bool) -> DecodeTable {
+    let mut table = [NOT_A_DIGIT; 128];
+    let mut i = 0;
+    while i < alphabet.len() {
+        let byte = alphabet[i];
+        table[byte as usize] = i as u8;
+        if fold_case {
+            table[byte.to_ascii_lowercase() as usize] = i as u8;
+            table[byte.to_ascii_uppercase() as usize] = i as u8;
+        }
+        i += 1;
+    }
+    table
+}
+
+/// Crockford base32 reads the letters people mistake for digits as those digits.
+const fn crockford_aliases(mut table: DecodeTable) -> DecodeTable {
+    let aliases = [(b'I', 1), (b'L', 1), (b'O', 0)];
+    let mut i = 0;
+    while i < aliases.len() {
+        let (letter, digit) = aliases[i];
+        table[letter as usize] = digit;
+        table[letter.to_ascii_lowercase() as usize] = digit;
+        i += 1;
+    }
+    table
+}
+
+/// `"00"`, `"01"`, ..., `"99"`: formatting two digits per division halves the divisions.
+static DIGIT_PAIRS: [u8; 200] = digit_pairs();
+
+const fn digit_pairs() -> [u8; 200] {
+    let mut pairs = [0; 200];
+    let mut n = 0;
+    while n < 100 {
+        pairs[2 * n] = b'0' + (n / 10) as u8;
+        pairs[2 * n + 1] = b'0' + (n % 10) as u8;
+        n += 1;
+    }
+    pairs
+}
+
+/// Text encodings of an id.
+///
+/// # Examples
+///
+/// ```
+/// # fn main() -> Result<(), snowmint::Error> {
+/// use snowmint::Encoding;
+///
+/// let mut buf = [0; 20];
+/// for encoding in Encoding::ALL {
+///     let text = encoding.encode(1_234_567_890, &mut buf);
+///     assert_eq!(encoding.decode(text)?, 1_234_567_890);
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Encoding {
+    /// Base 10, no padding: `1234567890`.
+    Decimal,
+    /// Base 16, lowercase, zero-padded to 16 digits: `00000000499602d2`. Parsing ignores
+    /// case and takes an optional `0x` prefix.
+    Hex,
+    /// Crockford base32, uppercase, zero-padded to 13 digits as TSID writes it:
+    /// `00000014SC0PJ`. Parsing ignores case and reads `I`/`L` as `1` and `O` as `0`.
+    Base32,
+    /// Base 62 (`0-9A-Za-z`), zero-padded to 11 digits: `000001LY7VK`. Case-sensitive.
+    Base62,
+}
+
+impl Encoding {
+    /// Every encoding, in the order the error messages list them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Encoding;
+    ///
+    /// assert_eq!(Encoding::ALL.len(), 4);
+    /// assert_eq!(Encoding::ALL[0], Encoding::Decimal);
+    /// ```
+    pub const ALL: [Encoding; 4] = [Self::Decimal, Self::Hex, Self::Base32, Self::Base62];
+
+    /// The lowercase name that [`Display`](fmt::Display) writes and [`FromStr`] reads.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Encoding;
+    ///
+    /// assert_eq!(Encoding::Base32.name(), "base32");
+    /// ```
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Decimal => "decimal",
+            Self::Hex => "hex",
+            Self::Base32 => "base32",
+            Self::Base62 => "base62",
+        }
+    }
+
+    /// The most characters an id takes in this encoding (not counting a hex `0x` prefix);
+    /// the padded encodings always take exactly this many.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Encoding;
+    ///
+    /// assert_eq!(Encoding::Decimal.max_len(), u64::MAX.to_string().len());
+    /// assert_eq!(Encoding::Base62.max_len(), 11);
+    /// ```
+    #[must_use]
+    pub const fn max_len(self) -> usize {
+        match self {
+            Self::Decimal => MAX_LEN,
+            Self::Hex => 16,    // 64 bits / 4 bits a digit
+            Self::Base32 => 13, // ceil(64 / 5): the first digit carries the top 4 bits
+            Self::Base62 => 11, // 62^10 < 2^64 <= 62^11
+        }
+    }
+
+    /// Writes `value` into `buf` and returns the text, without allocating.
+    ///
+    /// Twenty bytes hold the longest text of any encoding (`u64::MAX` in decimal). The text
+    /// is the returned slice; where in `buf` it lies is unspecified.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Encoding;
+    ///
+    /// let mut buf = [0; 20];
+    /// assert_eq!(Encoding::Decimal.encode(10, &mut buf), "10");
+    /// assert_eq!(Encoding::Hex.encode(10, &mut buf), "000000000000000a");
+    /// assert_eq!(Encoding::Base32.encode(10, &mut buf), "000000000000A");
+    /// assert_eq!(Encoding::Base62.encode(10, &mut buf), "0000000000A");
+    /// ```
+    #[must_use]
+    pub fn encode(self, value: u64, buf: &mut [u8; 20]) -> &str {
+        let start = match self {
+            Self::Decimal => encode_decimal(value, buf),
+            Self::Hex => encode_padded(value, HEX_DIGITS, self.max_len(), buf),
+            Self::Base32 => encode_padded(value, BASE32_DIGITS, self.max_len(), buf),
+            Self::Base62 => encode_padded(value, BASE62_DIGITS, self.max_len(), buf),
+        };
+        match core::str::from_utf8(&buf[start..]) {
+            Ok(text) => text,
+            Err(_) => unreachable!("every alphabet is ASCII"),
+        }
+    }
+
+    /// Parses `text` in this encoding.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Empty`] for empty text (or a bare hex `0x`); otherwise, in this order of
+    /// precedence, [`Error::InvalidChar`] naming the first character outside the alphabet
+    /// and its position in `text` (counted in characters), [`Error::TooLong`] for more
+    /// than [`max_len`](Self::max_len) characters, and [`Error::Overflow`] for a number
+    /// past `u64::MAX`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # fn main() -> Result<(), snowmint::Error> {
+    /// use snowmint::{Encoding, Error};
+    ///
+    /// assert_eq!(Encoding::Hex.decode("0xFF")?, 255);
+    /// assert_eq!(Encoding::Base32.decode("1o")?, 32);
+    ///
+    /// let err = Encoding::Base32.decode("01U").unwrap_err();
+    /// assert_eq!(err.to_string(), "invalid character 'U' at position 2 in base32 id");
+    /// assert!(matches!(err, Error::InvalidChar { position: 2, .. }));
+    /// # Ok(()) }
+    /// ```
+    pub fn decode(self, text: &str) -> Result<u64, Error> {
+        let (digits, offset) = match self {
+            // The prefix is two ASCII characters, so positions after it shift by 2.
+            Self::Hex => match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+                Some(rest) => (rest, 2),
+                None => (text, 0),
+            },
+            _ => (text, 0),
+        };
+        if digits.is_empty() {
+            return Err(Error::Empty);
+        }
+        let (table, radix) = self.table_and_radix();
+        let mut value = Some(0u64);
+        let mut len = 0;
+        for (i, ch) in digits.chars().enumerate() {
+            let digit = table
+                .get(ch as usize)
+                .copied()
+                .filter(|&digit| digit != NOT_A_DIGIT)
+                .ok_or(Error::InvalidChar {
+                    encoding: self,
+                    ch,
+                    position: offset + i,
+                })?;
+            // Keep reading after an overflow: a bad character later on outranks it.
+            value = value
+                .and_then(|v| v.checked_mul(radix))
+                .and_then(|v| v.checked_add(u64::from(digit)));
+            len += 1;
+        }
+        if len > self.max_len() {
+            return Err(Error::TooLong {
+                encoding: self,
+                len,
+                max: self.max_len(),
+            });
+        }
+        value.ok_or(Error::Overflow { encoding: self })
+    }
+
+    /// Guesses the encoding of `text` and decodes it; returns the value and the encoding
+    /// assumed.
+    ///
+    /// The first rule that matches decides:
+    ///
+    /// 1. text of ASCII digits only is decimal;
+    /// 2. text of exactly 13 characters is base32, 16 hex, 11 base62: the widths
+    ///    [`encode`](Self::encode) writes;
+    /// 3. text that starts with `0x` or `0X` is hex;
+    /// 4. anything else is decimal, so the error names its first non-digit.
+    ///
+    /// So everything `encode` writes reads back, except padded text that happens to be all
+    /// digits: hex `0000000000000123` comes back as decimal 123, not 291. Rule 2 comes
+    /// before rule 3 because base32 and base62 text can start with `0X` or `0x`; a prefixed
+    /// hex id of 9 or 11 digits therefore reads as base62 or base32 (pad it to 16 digits).
+    /// Where the encoding is known, use [`decode`](Self::decode).
+    ///
+    /// # Errors
+    ///
+    /// The error from decoding `text` in the encoding the rules pick; see
+    /// [`decode`](Self::decode).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # fn main() -> Result<(), snowmint::Error> {
+    /// use snowmint::Encoding;
+    ///
+    /// assert_eq!(Encoding::detect("1234567890")?, (1_234_567_890, Encoding::Decimal));
+    /// assert_eq!(Encoding::detect("0x499602d2")?, (1_234_567_890, Encoding::Hex));
+    /// assert_eq!(Encoding::detect("00000014SC0PJ")?, (1_234_567_890, Encoding::Base32));
+    /// assert_eq!(Encoding::detect("000001LY7VK")?, (1_234_567_890, Encoding::Base62));
+    ///
+    /// let err = Encoding::detect("hello").unwrap_err();
+    /// assert_eq!(err.to_string(), "invalid character 'h' at position 0 in decimal id");
+    /// # Ok(()) }
+    /// ```
+    pub fn detect(text: &str) -> Result<(u64, Encoding), Error> {
+        let encoding = Self::guess(text);
+        encoding.decode(text).map(|value| (value, encoding))
+    }
+
+    /// The rules [`detect`](Self::detect) documents.
+    fn guess(text: &str) -> Encoding {
+        if text.bytes().all(|byte| byte.is_ascii_digit()) {
+            return Self::Decimal;
+        }
+        let len = text.chars().count();
+        let padded = [Self::Base32, Self::Hex, Self::Base62]
+            .into_iter()
+            .find(|encoding| encoding.max_len() == len);
+        match padded {
+            Some(encoding) => encoding,
+            None if text.starts_with("0x") || text.starts_with("0X") => Self::Hex,
+            None => Self::Decimal,
+        }
+    }
+
+    fn table_and_radix(self) -> (&'static DecodeTable, u64) {
+        match self {
+            Self::Decimal => (&DECIMAL_TABLE, 10),
+            Self::Hex => (&HEX_TABLE, 16),
+            Self::Base32 => (&BASE32_TABLE, 32),
+            Self::Base62 => (&BASE62_TABLE, 62),
+        }
+    }
+}
+
+/// Writes `value` in decimal at the end of `buf`; returns where the text starts.
+fn encode_decimal(mut value: u64, buf: &mut [u8; MAX_LEN]) -> usize {
+    let mut start = MAX_LEN;
+    while value >= 100 {
+        let pair = (value % 100) as usize * 2;
+        value /= 100;
+        start -= 2;
+        buf[start..start + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    }
+    if value >= 10 {
+        let pair = value as usize * 2;
+        start -= 2;
+        buf[start..start + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    } else {
+        start -= 1;
+        buf[start] = DECIMAL_DIGITS[value as usize];
+    }
+    start
+}
+
+/// Writes the low `width` digits of `value` in base `RADIX`, zero-padded, at the end of
+/// `buf`; returns where the text starts. `RADIX` is a constant so the divisions compile to
+/// shifts or multiplications.
+fn encode_padded<const RADIX: usize>(
+    mut value: u64,
+    alphabet: &[u8; RADIX],
+    width: usize,
+    buf: &mut [u8; MAX_LEN],
+) -> usize {
+    let start = MAX_LEN - width;
+    for slot in buf[start..].iter_mut().rev() {
+        *slot = alphabet[(value % RADIX as u64) as usize];
+        value /= RADIX as u64;
+    }
+    start
+}
+
+impl fmt::Display for Encoding {
+    /// Writes [`name`](Self::name).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Encoding;
+    ///
+    /// assert_eq!(Encoding::Hex.to_string(), "hex");
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl FromStr for Encoding {
+    type Err = String;
+
+    /// Reads a name, ignoring case: `decimal` or `dec`, `hex`, `base32` or `b32`, `base62`
+    /// or `b62`.
+    ///
+    /// # Errors
+    ///
+    /// A message naming the text and the encodings there are.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # fn main() -> Result<(), String> {
+    /// use snowmint::Encoding;
+    ///
+    /// assert_eq!("B32".parse::<Encoding>()?, Encoding::Base32);
+    /// assert_eq!(
+    ///     "x".parse::<Encoding>().unwrap_err(),
+    ///     r#"unknown encoding "x": expected one of decimal, hex, base32, base62"#
+    /// );
+    /// # Ok(()) }
+    /// ```
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        const NAMES: [(&str, Encoding); 7] = [
+            ("decimal", Encoding::Decimal),
+            ("dec", Encoding::Decimal),
+            ("hex", Encoding::Hex),
+            ("base32", Encoding::Base32),
+            ("b32", Encoding::Base32),
+            ("base62", Encoding::Base62),
+            ("b62", Encoding::Base62),
+        ];
+        NAMES
+            .into_iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(s))
+            .map(|(_, encoding)| encoding)
+            .ok_or_else(|| {
+                let names = Encoding::ALL.map(Encoding::name).join(", ");
+                format!("unknown encoding {s:?}: expected one of {names}")
+            })
+    }
+}
+
+/// Defines an adapter type that displays an [`Id`] in one encoding and parses it back.
+macro_rules! adapter {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct $name(pub Id);
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let mut buf = [0; MAX_LEN];
+                f.pad(Encoding::$name.encode(self.0.as_u64(), &mut buf))
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = Error;
+
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                Encoding::$name.decode(s).map(|value| Self(Id::from_u64(value)))
+            }
+        }
+    };
+}
+
+adapter! {
+    /// An [`Id`] in decimal: [`Display`](fmt::Display) writes it, [`FromStr`] parses it
+    /// (see [`Encoding::decode`] for the errors).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # fn main() -> Result<(), snowmint::Error> {
+    /// use snowmint::Id;
+    /// use snowmint::encoding::Decimal;
+    ///
+    /// let id = Id::from_u64(1_234_567_890);
+    /// assert_eq!(Decimal(id).to_string(), "1234567890");
+    /// assert_eq!("1234567890".parse::<Decimal>()?.0, id);
+    /// # Ok(()) }
+    /// ```
+    Decimal
+}
+
+adapter! {
+    /// An [`Id`] in hex, lowercase and zero-padded to 16 digits: [`Display`](fmt::Display)
+    /// writes it, [`FromStr`] parses it with or without `0x` (see [`Encoding::decode`] for
+    /// the errors).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # fn main() -> Result<(), snowmint::Error> {
+    /// use snowmint::Id;
+    /// use snowmint::encoding::Hex;
+    ///
+    /// let id = Id::from_u64(1_234_567_890);
+    /// assert_eq!(Hex(id).to_string(), "00000000499602d2");
+    /// assert_eq!("0x499602D2".parse::<Hex>()?.0, id);
+    /// # Ok(()) }
+    /// ```
+    Hex
+}
+
+adapter! {
+    /// An [`Id`] in Crockford base32, uppercase and zero-padded to 13 digits as TSID writes
+    /// it: [`Display`](fmt::Display) writes it, [`FromStr`] parses it (see
+    /// [`Encoding::decode`] for the errors).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # fn main() -> Result<(), snowmint::Error> {
+    /// use snowmint::Id;
+    /// use snowmint::encoding::Base32;
+    ///
+    /// let id = Id::from_u64(38_352_658_567_418_867);
+    /// assert_eq!(Base32(id).to_string(), "01221H8Q1MMZK");
+    /// assert_eq!("01221h8q1mmzk".parse::<Base32>()?.0, id);
+    /// # Ok(()) }
+    /// ```
+    Base32
+}
+
+adapter! {
+    /// An [`Id`] in base62 (`0-9A-Za-z`), zero-padded to 11 digits:
+    /// [`Display`](fmt::Display) writes it, [`FromStr`] parses it (see
+    /// [`Encoding::decode`] for the errors).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # fn main() -> Result<(), snowmint::Error> {
+    /// use snowmint::Id;
+    /// use snowmint::encoding::Base62;
+    ///
+    /// let id = Id::from_u64(u64::MAX);
+    /// assert_eq!(Base62(id).to_string(), "LygHa16AHYF");
+    /// assert_eq!("LygHa16AHYF".parse::<Base62>()?.0, id);
+    /// # Ok(()) }
+    /// ```
+    Base62
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn encode(encoding: Encoding, value: u64) -> String {
+        encoding.encode(value, &mut [0; MAX_LEN]).to_owned()
+    }
+
+    fn error_text(encoding: Encoding, text: &str) -> String {
+        match encoding.decode(text) {
+            Ok(value) => panic!("{text:?} decoded as {encoding} to {value}"),
+            Err(err) => err.to_string(),
+        }
+    }
+
+    #[test]
+    fn base32_matches_tsid() {
+        let vectors = [
+            (38_352_658_567_418_867, "01221H8Q1MMZK"),
+            (38_390_726_480_144_748, "0123456789ABC"),
+            (u64::MAX, "FZZZZZZZZZZZZ"),
+            (10, "000000000000A"),
+            (0, "0000000000000"),
+        ];
+        for (value, text) in vectors {
+            assert_eq!(encode(Encoding::Base32, value), text);
+            assert_eq!(Encoding::Base32.decode(text), Ok(value));
+        }
+    }
+
+    #[test]
+    fn encodes_the_edges() {
+        let vectors = [
+            (Encoding::Decimal, 0, "0"),
+            (Encoding::Decimal, 9, "9"),
+            (Encoding::Decimal, 10, "10"),
+            (Encoding::Decimal, 100, "100"),
+            (Encoding::Decimal, u64::MAX, "18446744073709551615"),
+            (Encoding::Hex, 0, "0000000000000000"),
+            (Encoding::Hex, u64::MAX, "ffffffffffffffff"),
+            (Encoding::Base62, 0, "00000000000"),
+            (Encoding::Base62, 61, "0000000000z"),
+            (Encoding::Base62, u64::MAX, "LygHa16AHYF"),
+        ];
+        for (encoding, value, text) in vectors {
+            assert_eq!(encode(encoding, value), text, "{encoding} of {value}");
+            assert_eq!(encoding.decode(text), Ok(value), "{encoding} {text}");
+        }
+    }
+
+    #[test]
+    fn parsing_is_lenient_where_documented() {
+        assert_eq!(Encoding::Hex.decode("0XFF"), Ok(255));
+        assert_eq!(Encoding::Hex.decode("Ff"), Ok(255));
+        assert_eq!(Encoding::Hex.decode("0x00000000000000ff"), Ok(255));
+        assert_eq!(
+            Encoding::Base32.decode("iIlLoO"),
+            Encoding::Base32.decode("111100")
+        );
+        assert_eq!(
+            Encoding::Base32.decode("01221h8q1mmzk"),
+            Ok(38_352_658_567_418_867)
+        );
+        assert_eq!(Encoding::Decimal.decode("00000000000000000042"), Ok(42));
+        assert_eq!(Encoding::Base62.decode("a"), Ok(36));
+        assert_eq!(Encoding::Base62.decode("A"), Ok(10));
+    }
+
+    #[test]
+    fn error_messages() {
+        let cases = [
+            (Encoding::Decimal, "", "empty input: expected an id"),
+            (Encoding::Hex, "", "empty input: expected an id"),
+            (Encoding::Hex, "0x", "empty input: expected an id"),
+            (Encoding::Base32, "", "empty input: expected an id"),
+            (Encoding::Base62, "", "empty input: expected an id"),
+            (
+                Encoding::Base32,
+                "012U",
+                "invalid character 'U' at position 3 in base32 id",
+            ),
+            (
+                Encoding::Base32,
+                "G000000000000",
+                "base32 id does not fit in 64 bits",
+            ),
+            (
+                Encoding::Base32,
+                "00000000000000",
+                "base32 id has 14 characters, more than the 13 a 64-bit id takes",
+            ),
+            (
+                Encoding::Hex,
+                "00000000000000000",
+                "hex id has 17 characters, more than the 16 a 64-bit id takes",
+            ),
+            (
+                Encoding::Hex,
+                "0x00000000000000000",
+                "hex id has 17 characters, more than the 16 a 64-bit id takes",
+            ),
+            (
+                Encoding::Hex,
+                "0x12g",
+                "invalid character 'g' at position 4 in hex id",
+            ),
+            (
+                Encoding::Hex,
+                "0x0x1",
+                "invalid character 'x' at position 3 in hex id",
+            ),
+            (
+                Encoding::Decimal,
+                "18446744073709551616",
+                "decimal id does not fit in 64 bits",
+            ),
+            (
+                Encoding::Decimal,
+                "123456789012345678901",
+                "decimal id has 21 characters, more than the 20 a 64-bit id takes",
+            ),
+            (
+                Encoding::Decimal,
+                "-1",
+                "invalid character '-' at position 0 in decimal id",
+            ),
+            (
+                Encoding::Decimal,
+                " 1",
+                "invalid character ' ' at position 0 in decimal id",
+            ),
+            (
+                Encoding::Base62,
+                "LygHa16AHYG",
+                "base62 id does not fit in 64 bits",
+            ),
+            (
+                Encoding::Base62,
+                "zzzzzzzzzzzz",
+                "base62 id has 12 characters, more than the 11 a 64-bit id takes",
+            ),
+            (
+                Encoding::Base62,
+                "abc_",
+                "invalid character '_' at position 3 in base62 id",
+            ),
+            // Positions count characters, not bytes: 'é' takes two bytes.
+            (
+                Encoding::Base32,
+                "éé",
+                "invalid character 'é' at position 0 in base32 id",
+            ),
+            (
+                Encoding::Decimal,
+                "1é2✓",
+                "invalid character 'é' at position 1 in decimal id",
+            ),
+            (
+                Encoding::Base62,
+                "ab✓",
+                "invalid character '✓' at position 2 in base62 id",
+            ),
+            // A bad character outranks the length, and the length outranks an overflow.
+            (
+                Encoding::Decimal,
+                "99999999999999999999999x",
+                "invalid character 'x' at position 23 in decimal id",
+            ),
+            (
+                Encoding::Base32,
+                "ZZZZZZZZZZZZZZ",
+                "base32 id has 14 characters, more than the 13 a 64-bit id takes",
+            ),
+        ];
+        for (encoding, text, message) in cases {
+            assert_eq!(error_text(encoding, text), message, "{encoding} {text:?}");
+        }
+    }
+
+    #[test]
+    fn errors_are_structured() {
+        assert_eq!(
+            Encoding::Base32.decode("012U"),
+            Err(Error::InvalidChar {
+                encoding: Encoding::Base32,
+                ch: 'U',
+                position: 3
+            })
+        );
+        assert_eq!(
+            Encoding::Hex.decode("00000000000000000"),
+            Err(Error::TooLong {
+                encoding: Encoding::Hex,
+                len: 17,
+                max: 16
+            })
+        );
+        assert_eq!(
+            Encoding::Base32.decode("G000000000000"),
+            Err(Error::Overflow {
+                encoding: Encoding::Base32
+            })
+        );
+        assert_eq!(Encoding::Base62.decode(""), Err(Error::Empty));
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for encoding in Encoding::ALL {
+            assert_eq!(encoding.to_string(), encoding.name());
+            assert_eq!(encoding.name().parse(), Ok(encoding));
+            assert_eq!(encoding.name().to_uppercase().parse(), Ok(encoding));
+            let mut buf = [0; MAX_LEN];
+            assert!(encoding.encode(u64::MAX, &mut buf).len() == encoding.max_len());
+        }
+        assert_eq!("DEC".parse(), Ok(Encoding::Decimal));
+        assert_eq!("b32".parse(), Ok(Encoding::Base32));
+        assert_eq!("B62".parse(), Ok(Encoding::Base62));
+        assert_eq!(
+            "x".parse::<Encoding>(),
+            Err(r#"unknown encoding "x": expected one of decimal, hex, base32, base62"#.to_owned())
+        );
+    }
+
+    #[test]
+    fn adapters_display_and_parse() -> Result<(), Error> {
+        let id = Id::from_u64(1_234_567_890);
+        assert_eq!(Decimal(id).to_string(), "1234567890");
+        assert_eq!(Hex(id).to_string(), "00000000499602d2");
+        assert_eq!(Base32(id).to_string(), "00000014SC0PJ");
+        assert_eq!(Base62(id).to_string(), "000001LY7VK");
+        assert_eq!(format!("[{:>12}]", Decimal(id)), "[  1234567890]");
+        assert_eq!("1234567890".parse::<Decimal>()?, Decimal(id));
+        assert_eq!("0x499602d2".parse::<Hex>()?, Hex(id));
+        assert_eq!("14sc0pj".parse::<Base32>()?, Base32(id));
+        assert_eq!("1LY7VK".parse::<Base62>()?, Base62(id));
+        assert_eq!("".parse::<Hex>(), Err(Error::Empty));
+        Ok(())
+    }
+
+    #[test]
+    fn detect_follows_its_rules() {
+        let cases = [
+            ("42", Ok((42, Encoding::Decimal))),
+            ("0x2a", Ok((42, Encoding::Hex))),
+            ("0X2A", Ok((42, Encoding::Hex))),
+            ("000000000000002a", Ok((42, Encoding::Hex))),
+            ("000000000001A", Ok((42, Encoding::Base32))),
+            ("0000000000g", Ok((42, Encoding::Base62))),
+            // Digits only: decimal, whatever the width.
+            ("0000000000000042", Ok((42, Encoding::Decimal))),
+            ("0000000000042", Ok((42, Encoding::Decimal))),
+            // Padded widths before the prefix: base32 and base62 text can start with 0x.
+            ("0X00000000000", Ok((29 << 55, Encoding::Base32))),
+            ("0x000000000", Ok((59 * 62u64.pow(9), Encoding::Base62))),
+            ("0x00000000000000", Ok((0, Encoding::Hex))),
+            ("", Err(Error::Empty)),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(Encoding::detect(text), expected, "{text:?}");
+        }
+        let errors = [
+            ("hello", "invalid character 'h' at position 0 in decimal id"),
+            ("12.5", "invalid character '.' at position 2 in decimal id"),
+            ("0xhello", "invalid character 'h' at position 2 in hex id"),
+            (
+                "0000000000U00",
+                "invalid character 'U' at position 10 in base32 id",
+            ),
+            (
+                "000000000000000g",
+                "invalid character 'g' at position 15 in hex id",
+            ),
+            (
+                "0000000000_",
+                "invalid character '_' at position 10 in base62 id",
+            ),
+            ("G000000000000", "base32 id does not fit in 64 bits"),
+            ("99999999999999999999", "decimal id does not fit in 64 bits"),
+        ];
+        for (text, message) in errors {
+            let err = Encoding::detect(text).expect_err(text);
+            assert_eq!(err.to_string(), message, "{text:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn every_encoding_round_trips(value: u64) {
+            for encoding in Encoding::ALL {
+                let text = encode(encoding, value);
+                prop_assert!(text.len() <= encoding.max_len());
+                prop_assert_eq!(encoding.decode(&text), Ok(value));
+            }
+            let id = Id::from_u64(value);
+            prop_assert_eq!(Decimal(id).to_string().parse::<Decimal>(), Ok(Decimal(id)));
+            prop_assert_eq!(Hex(id).to_string().parse::<Hex>(), Ok(Hex(id)));
+            prop_assert_eq!(Base32(id).to_string().parse::<Base32>(), Ok(Base32(id)));
+            prop_assert_eq!(Base62(id).to_string().parse::<Base62>(), Ok(Base62(id)));
+        }
+
+        #[test]
+        fn case_insensitive_encodings_ignore_case(value: u64) {
+            for encoding in [Encoding::Hex, Encoding::Base32] {
+                let text = encode(encoding, value);
+                prop_assert_eq!(encoding.decode(&text.to_lowercase()), Ok(value));
+                prop_assert_eq!(encoding.decode(&text.to_uppercase()), Ok(value));
+            }
+            let prefixed = format!("0x{}", encode(Encoding::Hex, value));
+            prop_assert_eq!(Encoding::Hex.decode(&prefixed), Ok(value));
+        }
+
+        #[test]
+        fn padded_encodings_sort_like_numbers(a: u64, b: u64) {
+            for encoding in [Encoding::Hex, Encoding::Base32, Encoding::Base62] {
+                let (text_a, text_b) = (encode(encoding, a), encode(encoding, b));
+                prop_assert_eq!(text_a.len(), encoding.max_len());
+                prop_assert_eq!(text_a.cmp(&text_b), a.cmp(&b), "{} {} {}", encoding, text_a, text_b);
+            }
+        }
+
+        #[test]
+        fn detect_reads_back_what_encode_wrote(value: u64) {
+            prop_assert_eq!(
+                Encoding::detect(&encode(Encoding::Decimal, value)),
+                Ok((value, Encoding::Decimal))
+            );
+            let prefixed = format!("0x{}", encode(Encoding::Hex, value));
+            prop_assert_eq!(Encoding::detect(&prefixed), Ok((value, Encoding::Hex)));
+            // Padded text of digits only is read as decimal, as documented.
+            for encoding in [Encoding::Hex, Encoding::Base32, Encoding::Base62] {
+                let text = encode(encoding, value);
+                if !text.bytes().all(|byte| byte.is_ascii_digit()) {
+                    prop_assert_eq!(Encoding::detect(&text), Ok((value, encoding)));
+                }
+            }
+        }
+
+        #[test]
+        fn parsing_never_panics(text in prop_oneof![any::<String>(), "(0[xX])?[0-9A-Za-z]{0,22}"]) {
+            for encoding in Encoding::ALL {
+                if let Ok(value) = encoding.decode(&text) {
+                    prop_assert_eq!(encoding.decode(&encode(encoding, value)), Ok(value));
+                }
+            }
+            if let Ok((value, encoding)) = Encoding::detect(&text) {
+                prop_assert_eq!(encoding.decode(&text), Ok(value));
+            }
+        }
+    }
+}

@@ -1,0 +1,738 @@
+//! The lock-free generator.
+//!
+//! State is one atomic counter of slots, `tick << sequence_bits | sequence`: taking an id is
+//! one `fetch_add`. A slot whose tick is the clock's tick is issued at once (the fast path).
+//! A slot in a past tick moves the counter to the clock's tick; a slot in a future tick is a
+//! ticket: its taker waits, parked, until that tick starts (overflow) or applies the rollback
+//! policy (the clock went back). A carry out of the sequence bits moves to the next tick,
+//! which is exactly the next id in order, so no slot is ever issued twice.
+
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::policy::{IdRange, OverflowPolicy, Poll, RollbackPolicy, SequenceStart};
+use crate::{Clock, Error, Id, Layout, Store, SystemClock};
+
+/// Keeps a hot atomic on a cache line of its own (two lines: adjacent-line prefetch).
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Padded<T>(T);
+
+/// Counts of the generator's slow events, for metrics.
+///
+/// # Examples
+///
+/// ```
+/// let generator = snowmint::Generator::builder(snowmint::Layout::TWITTER).build()?;
+/// assert_eq!(generator.stats().clock_rollbacks, 0);
+/// # Ok::<(), snowmint::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Times a caller found the clock behind the newest tick issued.
+    pub clock_rollbacks: u64,
+    /// Times a caller parked until a later tick (sequence spent, or clock behind).
+    pub tick_waits: u64,
+    /// High-water marks written to the store.
+    pub reservations: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    clock_rollbacks: AtomicU64,
+    tick_waits: AtomicU64,
+    reservations: AtomicU64,
+}
+
+/// What to do with a slot whose tick is ahead of the clock.
+enum Verdict {
+    Issue,
+    WaitUntil(u64),
+    Fail(Error),
+}
+
+/// Mints ids for one (datacenter, worker) of one layout. Share it by reference across
+/// threads: every method takes `&self` and none takes a lock on the way to an id.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use snowmint::{Generator, Layout};
+///
+/// let generator = Arc::new(Generator::builder(Layout::TWITTER).datacenter(1).worker(2).build()?);
+/// let handles: Vec<_> = (0..2)
+///     .map(|_| {
+///         let g = Arc::clone(&generator);
+///         std::thread::spawn(move || (0..1000).map(|_| g.next_id()).collect::<Result<Vec<_>, _>>())
+///     })
+///     .collect();
+/// let mut all = Vec::new();
+/// for h in handles {
+///     all.extend(h.join().unwrap()?);
+/// }
+/// all.sort();
+/// all.dedup();
+/// assert_eq!(all.len(), 2000);
+/// # Ok::<(), snowmint::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Generator<C: Clock = SystemClock> {
+    /// The next free slot.
+    state: Padded<AtomicU64>,
+    /// The newest tick any caller has seen the clock show.
+    seen: Padded<AtomicU64>,
+    /// Ids with a tick at or below this may be issued (the store's reservation).
+    reserved: AtomicU64,
+    seq_bits: u32,
+    seq_mask: u64,
+    timestamp_shift: u32,
+    sequence_shift: u32,
+    node: u64,
+    epoch_ms: u64,
+    tick_ms: u64,
+    max_tick: u64,
+    lead_ticks: u64,
+    ahead_ticks: u64,
+    layout: Layout,
+    datacenter: u64,
+    worker: u64,
+    rollback: RollbackPolicy,
+    sequence_start: SequenceStart,
+    salt: u64,
+    clock: C,
+    store: Option<Arc<dyn Store>>,
+    reserve_lock: Mutex<()>,
+    closed: AtomicBool,
+    counters: Counters,
+}
+
+impl std::fmt::Debug for dyn Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Store")
+    }
+}
+
+/// Configures a [`Generator`]; see [`Generator::builder`].
+#[derive(Debug)]
+#[must_use]
+pub struct Builder<C: Clock = SystemClock> {
+    layout: Layout,
+    datacenter: u64,
+    worker: u64,
+    clock: C,
+    rollback: RollbackPolicy,
+    overflow: OverflowPolicy,
+    sequence_start: SequenceStart,
+    store: Option<Arc<dyn Store>>,
+    reserve_ahead: Duration,
+    after_ms: Option<u64>,
+}
+
+impl Generator<SystemClock> {
+    /// Starts configuring a generator for `layout`, with datacenter 0, worker 0, the
+    /// [`SystemClock`], the default policies, and no high-water-mark store.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Generator, Layout};
+    ///
+    /// let g = Generator::builder(Layout::TWITTER).datacenter(1).worker(7).build()?;
+    /// assert_eq!((g.datacenter(), g.worker()), (1, 7));
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn builder(layout: Layout) -> Builder<SystemClock> {
+        Builder {
+            layout,
+            datacenter: 0,
+            worker: 0,
+            clock: SystemClock::new(),
+            rollback: RollbackPolicy::default(),
+            overflow: OverflowPolicy::default(),
+            sequence_start: SequenceStart::default(),
+            store: None,
+            reserve_ahead: Duration::from_secs(1),
+            after_ms: None,
+        }
+    }
+}
+
+impl<C: Clock> Builder<C> {
+    /// The datacenter id (default 0).
+    pub fn datacenter(mut self, datacenter: u64) -> Self {
+        self.datacenter = datacenter;
+        self
+    }
+
+    /// The worker id (default 0).
+    pub fn worker(mut self, worker: u64) -> Self {
+        self.worker = worker;
+        self
+    }
+
+    /// Another clock: a [`ManualClock`](crate::ManualClock) in tests, a
+    /// [`WallClock`](crate::WallClock) to follow NTP steps.
+    pub fn clock<D: Clock>(self, clock: D) -> Builder<D> {
+        Builder {
+            layout: self.layout,
+            datacenter: self.datacenter,
+            worker: self.worker,
+            clock,
+            rollback: self.rollback,
+            overflow: self.overflow,
+            sequence_start: self.sequence_start,
+            store: self.store,
+            reserve_ahead: self.reserve_ahead,
+            after_ms: self.after_ms,
+        }
+    }
+
+    /// What to do when the clock is behind (default: wait up to 5 s).
+    pub fn rollback(mut self, policy: RollbackPolicy) -> Self {
+        self.rollback = policy;
+        self
+    }
+
+    /// What to do when a tick's sequence is spent (default: wait for the next tick).
+    pub fn overflow(mut self, policy: OverflowPolicy) -> Self {
+        self.overflow = policy;
+        self
+    }
+
+    /// Where each tick's sequence starts (default: zero).
+    pub fn sequence_start(mut self, start: SequenceStart) -> Self {
+        self.sequence_start = start;
+        self
+    }
+
+    /// A high-water-mark store: read once at build, written ahead of the ids issued.
+    pub fn store(mut self, store: Arc<dyn Store>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// How far ahead of the id being issued a reservation reaches (default 1 s). Longer
+    /// means fewer writes; after a crash, a restart waits out at most this much.
+    pub fn reserve_ahead(mut self, ahead: Duration) -> Self {
+        self.reserve_ahead = ahead;
+        self
+    }
+
+    /// Never issue an id whose time is at or before `unix_ms`: a mark handed over by a
+    /// worker-id lease, on top of the store's own.
+    pub fn after_ms(mut self, unix_ms: u64) -> Self {
+        self.after_ms = Some(self.after_ms.map_or(unix_ms, |m| m.max(unix_ms)));
+        self
+    }
+
+    /// Validates the configuration, reads the store's mark, and returns the generator.
+    ///
+    /// # Errors
+    ///
+    /// A decode-only layout, a datacenter or worker id out of range, a random start bound
+    /// above the sequence count, a store that cannot be read, or a mark past the layout's
+    /// range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Generator, Layout};
+    ///
+    /// let err = Generator::builder(Layout::TWITTER).worker(40).build().unwrap_err();
+    /// assert_eq!(err.to_string(), "worker id 40 is out of range 0..=31");
+    /// let err = Generator::builder(Layout::DISCORD).build().unwrap_err();
+    /// assert_eq!(err.to_string(), "layout discord uses bit 63 and can decode ids but not generate them");
+    /// ```
+    pub fn build(self) -> Result<Generator<C>, Error> {
+        let layout = self.layout;
+        if layout.is_decode_only() {
+            return Err(Error::DecodeOnly {
+                layout: layout.name(),
+            });
+        }
+        // Compose checks every range; the id itself is thrown away.
+        layout.compose(0, self.datacenter, self.worker, 0)?;
+        let sequences = layout.max_sequence() + 1;
+        if let SequenceStart::Random { below } = self.sequence_start {
+            if below > sequences {
+                return Err(Error::OutOfRange {
+                    what: "random sequence start bound",
+                    value: below,
+                    max: sequences,
+                });
+            }
+        }
+        let stored = match &self.store {
+            Some(store) => store.load().map_err(|e| Error::Store {
+                message: format!("cannot read it: {e}"),
+            })?,
+            None => None,
+        };
+        let mark = stored.max(self.after_ms);
+        // The first tick that may be issued: after the mark's tick.
+        let (floor, seen) = match mark {
+            Some(ms) if ms >= layout.epoch_ms() => {
+                let tick = layout.tick_at(ms)?;
+                (tick + 1, tick)
+            }
+            _ => (0, 0),
+        };
+        let [timestamp_shift, datacenter_shift, worker_shift, sequence_shift] = layout.shifts();
+        let seq_bits = u32::from(layout.bits().sequence);
+        let tick_ms = layout.tick_ms();
+        let lead_ticks = match self.overflow {
+            OverflowPolicy::Wait => 0,
+            OverflowPolicy::Borrow { lead } => duration_ms(lead) / tick_ms,
+        };
+        Ok(Generator {
+            state: Padded(AtomicU64::new(floor << seq_bits)),
+            seen: Padded(AtomicU64::new(seen)),
+            reserved: AtomicU64::new(if self.store.is_some() { 0 } else { u64::MAX }),
+            seq_bits,
+            seq_mask: layout.max_sequence(),
+            timestamp_shift: u32::from(timestamp_shift),
+            sequence_shift: u32::from(sequence_shift),
+            node: self.datacenter << datacenter_shift | self.worker << worker_shift,
+            epoch_ms: layout.epoch_ms(),
+            tick_ms,
+            max_tick: layout.max_timestamp(),
+            lead_ticks,
+            ahead_ticks: duration_ms(self.reserve_ahead) / tick_ms,
+            layout,
+            datacenter: self.datacenter,
+            worker: self.worker,
+            rollback: self.rollback,
+            sequence_start: self.sequence_start,
+            salt: RandomState::new().hash_one(floor),
+            clock: self.clock,
+            store: self.store,
+            reserve_lock: Mutex::new(()),
+            closed: AtomicBool::new(false),
+            counters: Counters::default(),
+        })
+    }
+}
+
+fn duration_ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// splitmix64's finalizer: spreads the bits of a tick into a random-looking start.
+const fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+impl<C: Clock> Generator<C> {
+    /// The next id. Parks the thread (never spins) while the current tick's sequence is
+    /// spent, or while the rollback policy waits for the clock.
+    ///
+    /// # Errors
+    ///
+    /// The clock is behind and the rollback policy refuses (or would wait too long), the
+    /// clock is outside the layout's range, the store cannot record a reservation, or the
+    /// generator was shut down.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let g = snowmint::Generator::builder(snowmint::Layout::TWITTER).build()?;
+    /// assert!(g.next_id()? < g.next_id()?);
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    #[inline]
+    pub fn next_id(&self) -> Result<Id, Error> {
+        let now = self.now_tick();
+        let slot = self.state.0.fetch_add(1, SeqCst);
+        if slot >> self.seq_bits == now && now <= self.reserved.load(SeqCst) {
+            return Ok(self.compose(slot));
+        }
+        self.next_id_slow(slot, now)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn next_id_slow(&self, mut slot: u64, mut now: u64) -> Result<Id, Error> {
+        loop {
+            let tick = slot >> self.seq_bits;
+            if tick < now {
+                // The counter lags the clock: move it to the clock's tick.
+                self.check_tick(now)?;
+                let fresh = self.fresh_slot(now, slot);
+                if self
+                    .state
+                    .0
+                    .compare_exchange(slot + 1, fresh + 1, SeqCst, SeqCst)
+                    .is_ok()
+                {
+                    self.saw(now);
+                    return self.issue(fresh);
+                }
+                slot = self.state.0.fetch_add(1, SeqCst);
+                now = self.now_tick();
+                continue;
+            }
+            self.check_tick(tick)?;
+            return match self.judge(tick, now) {
+                Verdict::Issue => self.issue(slot),
+                Verdict::WaitUntil(until) => {
+                    self.wait_for(until);
+                    self.issue(slot)
+                }
+                Verdict::Fail(err) => {
+                    // Hand the slot back if nobody took one since; burning it is safe too.
+                    let _ = self
+                        .state
+                        .0
+                        .compare_exchange(slot + 1, slot, SeqCst, SeqCst);
+                    Err(err)
+                }
+            };
+        }
+    }
+
+    /// The next id if one may be issued now; otherwise the tick to wait for. Never waits
+    /// for time (a store reservation, when due, is still written).
+    ///
+    /// # Errors
+    ///
+    /// As [`Generator::next_id`], except that waits are returned as [`Poll::Pending`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Generator, Layout, ManualClock, Poll};
+    ///
+    /// let clock = ManualClock::new(Layout::SONYFLAKE.epoch_ms() + 1_000);
+    /// let g = Generator::builder(Layout::SONYFLAKE).clock(&clock).build()?;
+    /// for _ in 0..256 {
+    ///     assert!(matches!(g.try_next_id()?, Poll::Ready(_)));
+    /// }
+    /// // 256 ids per 10 ms tick: the 257th must wait for tick 101.
+    /// assert!(matches!(g.try_next_id()?, Poll::Pending { tick: 101, .. }));
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn try_next_id(&self) -> Result<Poll, Error> {
+        loop {
+            let now = self.now_tick();
+            let current = self.state.0.load(SeqCst);
+            let (slot, fresh) = self.candidate(current, now)?;
+            let tick = slot >> self.seq_bits;
+            match self.judge(tick, now) {
+                Verdict::Issue => {}
+                Verdict::WaitUntil(until) => {
+                    return Ok(Poll::Pending {
+                        tick: until,
+                        until_ms: self.layout.unix_ms_at(until),
+                    });
+                }
+                Verdict::Fail(err) => return Err(err),
+            }
+            if self
+                .state
+                .0
+                .compare_exchange(current, slot + 1, SeqCst, SeqCst)
+                .is_ok()
+            {
+                if fresh {
+                    self.saw(now);
+                }
+                return self.issue(slot).map(Poll::Ready);
+            }
+        }
+    }
+
+    /// Reserves up to `n` consecutive ids in one step (at least one, and at most what is left
+    /// of the tick), waiting like [`Generator::next_id`] when nothing is left.
+    ///
+    /// # Errors
+    ///
+    /// As [`Generator::next_id`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let g = snowmint::Generator::builder(snowmint::Layout::TWITTER).build()?;
+    /// let mut total = 0;
+    /// while total < 10_000 {
+    ///     total += g.next_batch(10_000 - total)?.len();
+    /// }
+    /// assert_eq!(total, 10_000);
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn next_batch(&self, n: u64) -> Result<IdRange, Error> {
+        let n = n.max(1);
+        loop {
+            let now = self.now_tick();
+            let current = self.state.0.load(SeqCst);
+            let (slot, fresh) = self.candidate(current, now)?;
+            let tick = slot >> self.seq_bits;
+            match self.judge(tick, now) {
+                Verdict::Issue => {}
+                Verdict::WaitUntil(until) => {
+                    self.wait_for(until);
+                    continue;
+                }
+                Verdict::Fail(err) => return Err(err),
+            }
+            let room = self.seq_mask - (slot & self.seq_mask) + 1;
+            let len = n.min(room);
+            if self
+                .state
+                .0
+                .compare_exchange(current, slot + len, SeqCst, SeqCst)
+                .is_ok()
+            {
+                if fresh {
+                    self.saw(now);
+                }
+                let first = self.issue(slot)?;
+                return Ok(IdRange {
+                    first,
+                    len,
+                    step: 1 << self.sequence_shift,
+                });
+            }
+        }
+    }
+
+    /// The slot a compare-and-swap would take from `current`, and whether it starts a tick.
+    fn candidate(&self, current: u64, now: u64) -> Result<(u64, bool), Error> {
+        if current >> self.seq_bits < now {
+            self.check_tick(now)?;
+            return Ok((self.fresh_slot(now, current), true));
+        }
+        self.check_tick(current >> self.seq_bits)?;
+        Ok((current, false))
+    }
+
+    /// Decides about a slot in `tick` when the clock reads `now`.
+    fn judge(&self, tick: u64, now: u64) -> Verdict {
+        if tick <= now.saturating_add(self.lead_ticks) {
+            return Verdict::Issue;
+        }
+        let seen = self.seen.0.load(SeqCst);
+        // Read again after `seen`: whoever raised `seen` published the clock first, so a
+        // stale first reading is not mistaken for a rollback.
+        let now = now.max(self.now_tick());
+        if tick <= now.saturating_add(self.lead_ticks) {
+            return Verdict::Issue;
+        }
+        let until = tick - self.lead_ticks;
+        if now >= seen {
+            // The clock has not gone back: the tick's sequence is spent.
+            return Verdict::WaitUntil(until);
+        }
+        self.counters.clock_rollbacks.fetch_add(1, SeqCst);
+        let behind_ms = (tick - now).saturating_mul(self.tick_ms);
+        let wait = |max: Duration| {
+            let max_wait_ms = duration_ms(max);
+            if behind_ms <= max_wait_ms {
+                Verdict::WaitUntil(until)
+            } else if max_wait_ms == 0 {
+                Verdict::Fail(Error::ClockBehind { behind_ms })
+            } else {
+                Verdict::Fail(Error::BehindTooFar {
+                    behind_ms,
+                    max_wait_ms,
+                })
+            }
+        };
+        match self.rollback {
+            RollbackPolicy::Refuse => Verdict::Fail(Error::ClockBehind { behind_ms }),
+            RollbackPolicy::WaitUpTo(max) => wait(max),
+            RollbackPolicy::LogicalClock => Verdict::Issue,
+            RollbackPolicy::SpareSequence { .. } if tick <= seen => Verdict::Issue,
+            RollbackPolicy::SpareSequence { then_wait_up_to } => wait(then_wait_up_to),
+        }
+    }
+
+    fn wait_for(&self, tick: u64) {
+        self.counters.tick_waits.fetch_add(1, SeqCst);
+        self.clock.sleep_until_ms(self.layout.unix_ms_at(tick));
+        self.saw(tick);
+    }
+
+    /// Makes sure the store covers `slot`'s tick, then composes its id.
+    #[inline]
+    fn issue(&self, slot: u64) -> Result<Id, Error> {
+        let tick = slot >> self.seq_bits;
+        if tick > self.reserved.load(SeqCst) {
+            self.reserve(tick)?;
+        }
+        Ok(self.compose(slot))
+    }
+
+    #[cold]
+    fn reserve(&self, tick: u64) -> Result<(), Error> {
+        let _guard = self.reserve_lock.lock().unwrap_or_else(|e| e.into_inner());
+        if self.closed.load(SeqCst) {
+            return Err(Error::Closed);
+        }
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        if tick <= self.reserved.load(SeqCst) {
+            return Ok(());
+        }
+        let until = tick.saturating_add(self.ahead_ticks).min(self.max_tick);
+        store
+            .reserve(self.tick_end_ms(until))
+            .map_err(|e| Error::Store {
+                message: e.to_string(),
+            })?;
+        self.counters.reservations.fetch_add(1, SeqCst);
+        self.reserved.store(until, SeqCst);
+        Ok(())
+    }
+
+    /// Stops issuing ids and, if a store is attached, lowers its mark from the reservation
+    /// to the newest id actually issued, so the next run need not wait out the reservation.
+    /// Called by `Drop`; call it yourself to see the store's error.
+    ///
+    /// # Errors
+    ///
+    /// The store could not lower its mark (keeping the higher mark is safe).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Error, Generator, Layout};
+    ///
+    /// let g = Generator::builder(Layout::TWITTER).build()?;
+    /// g.next_id()?;
+    /// g.shutdown()?;
+    /// assert_eq!(g.next_id(), Err(Error::Closed));
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn shutdown(&self) -> Result<(), Error> {
+        let _guard = self.reserve_lock.lock().unwrap_or_else(|e| e.into_inner());
+        if self.closed.swap(true, SeqCst) {
+            return Ok(());
+        }
+        // From here every caller takes the slow path and finds the generator closed.
+        let reserved = self.reserved.swap(0, SeqCst);
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        if reserved == 0 {
+            return Ok(());
+        }
+        // Every id issued came from a slot below the counter, and none past the reservation.
+        let last_tick = (self.state.0.load(SeqCst).saturating_sub(1) >> self.seq_bits).min(reserved);
+        store
+            .release(self.tick_end_ms(reserved), self.tick_end_ms(last_tick))
+            .map_err(|e| Error::Store {
+                message: e.to_string(),
+            })
+    }
+
+    #[inline]
+    fn now_tick(&self) -> u64 {
+        // Before the epoch this wraps to a huge tick, which `check_tick` refuses.
+        let since = self.clock.now_ms().wrapping_sub(self.epoch_ms);
+        if self.tick_ms == 1 {
+            since
+        } else {
+            since / self.tick_ms
+        }
+    }
+
+    fn check_tick(&self, tick: u64) -> Result<(), Error> {
+        if tick <= self.max_tick {
+            return Ok(());
+        }
+        let now_ms = self.clock.now_ms();
+        Err(Error::TimeOutOfRange {
+            unix_ms: now_ms.max(self.layout.unix_ms_at(tick.min(self.max_tick + 1))),
+            first_ms: self.epoch_ms,
+            last_ms: self.tick_end_ms(self.max_tick),
+        })
+    }
+
+    fn fresh_slot(&self, tick: u64, previous: u64) -> u64 {
+        let start = match self.sequence_start {
+            SequenceStart::Zero => 0,
+            SequenceStart::Random { below } if below > 1 => mix(tick ^ self.salt) % below,
+            SequenceStart::Random { .. } => 0,
+            SequenceStart::Continue => previous & self.seq_mask,
+        };
+        tick << self.seq_bits | start
+    }
+
+    fn saw(&self, tick: u64) {
+        if self.seen.0.load(SeqCst) < tick {
+            self.seen.0.fetch_max(tick, SeqCst);
+        }
+    }
+
+    #[inline]
+    fn compose(&self, slot: u64) -> Id {
+        Id::from_u64(
+            (slot >> self.seq_bits) << self.timestamp_shift
+                | self.node
+                | (slot & self.seq_mask) << self.sequence_shift,
+        )
+    }
+
+    fn tick_end_ms(&self, tick: u64) -> u64 {
+        self.layout.unix_ms_at(tick + 1) - 1
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The datacenter id.
+    pub fn datacenter(&self) -> u64 {
+        self.datacenter
+    }
+
+    /// The worker id.
+    pub fn worker(&self) -> u64 {
+        self.worker
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// How far the clock is behind the next id's tick, in ms: 0 while ids can be issued at
+    /// once. After a restart behind the high-water mark, the time left until it passes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let g = snowmint::Generator::builder(snowmint::Layout::TWITTER).build()?;
+    /// assert_eq!(g.clock_lag_ms(), 0);
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn clock_lag_ms(&self) -> u64 {
+        let next = self.state.0.load(SeqCst) >> self.seq_bits;
+        let now = self.now_tick();
+        next.saturating_sub(now.saturating_add(self.lead_ticks))
+            .saturating_mul(self.tick_ms)
+    }
+
+    /// Counts of slow events so far.
+    pub fn stats(&self) -> Stats {
+        Stats {
+            clock_rollbacks: self.counters.clock_rollbacks.load(SeqCst),
+            tick_waits: self.counters.tick_waits.load(SeqCst),
+            reservations: self.counters.reservations.load(SeqCst),
+        }
+    }
+}
+
+impl<C: Clock> Drop for Generator<C> {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
+    }
+}

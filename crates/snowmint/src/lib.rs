@@ -1,0 +1,42 @@
+//! snowmint mints 64-bit, time-sorted, unique ids in the style of Twitter's Snowflake.
+//!
+//! This crate is the core: [`Id`], [`Layout`] and its presets, text encodings, and the
+//! lock-free [`Generator`] with its [`Clock`] and high-water-mark [`Store`]. It does no I/O
+//! and pulls in no async runtime; services and coordination sit in crates above it.
+//!
+//! ```
+//! use snowmint::{Generator, Layout};
+//!
+//! let generator = Generator::builder(Layout::TWITTER).worker(3).build()?;
+//! let a = generator.next_id()?;
+//! let b = generator.next_id()?;
+//! assert!(a < b);
+//! assert_eq!(Layout::TWITTER.decode(b)?.worker, 3);
+//! # Ok::<(), snowmint::Error>(())
+//! ```
+#![warn(missing_docs)]
+
+mod clock;
+mod diagram;
+pub mod encoding;
+mod error;
+mod generator;
+mod id;
+mod layout;
+mod policy;
+mod preset;
+mod store;
+mod time;
+
+pub use clock::{Clock, ManualClock, SystemClock, WallClock};
+pub use encoding::Encoding;
+pub use error::Error;
+pub use generator::{Builder, Generator, Stats};
+pub use policy::{IdRange, OverflowPolicy, Poll, RollbackPolicy, SequenceStart};
+#[cfg(feature = "serde")]
+pub use id::serde_int;
+pub use id::Id;
+pub use diagram::Diagram;
+pub use layout::{Bits, Capacity, Field, Layout, Names, Parts};
+pub use store::{MemoryStore, Store, StoreError};
+pub use time::UnixMs;

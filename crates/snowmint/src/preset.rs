@@ -1,0 +1,280 @@
+//! The well-known layouts, as data: each is a [`Layout`] constant.
+
+use crate::layout::{Bits, Field, Layout, Names};
+use crate::Error;
+
+const TWITTER_ORDER: [Field; 3] = [Field::Datacenter, Field::Worker, Field::Sequence];
+
+const fn bits(timestamp: u8, datacenter: u8, worker: u8, sequence: u8) -> Bits {
+    Bits {
+        timestamp,
+        datacenter,
+        worker,
+        sequence,
+    }
+}
+
+impl Layout {
+    /// Twitter's Snowflake, the default: 41 bits of milliseconds since 2010-11-04T01:42:54.657Z.
+    ///
+    /// ```text
+    /// DIAGRAM_TWITTER
+    /// ```
+    pub const TWITTER: Layout = Layout::preset(
+        "twitter",
+        bits(41, 5, 5, 12),
+        TWITTER_ORDER,
+        Names::DEFAULT,
+        1,
+        1_288_834_974_657,
+    );
+
+    /// Discord: 42 bits of milliseconds since 2015-01-01T00:00:00Z, then a 5-bit worker id,
+    /// a 5-bit process id and a 12-bit increment. Uses bit 63, so it is decode-only.
+    /// Keys: `worker` is Discord's worker id, `datacenter` its process id, `sequence` its
+    /// increment.
+    ///
+    /// ```text
+    /// DIAGRAM_DISCORD
+    /// ```
+    pub const DISCORD: Layout = Layout::preset(
+        "discord",
+        bits(42, 5, 5, 12),
+        [Field::Worker, Field::Datacenter, Field::Sequence],
+        Names {
+            datacenter: "process",
+            worker: "worker",
+            sequence: "increment",
+        },
+        1,
+        1_420_070_400_000,
+    );
+
+    /// Instagram: 41 bits of milliseconds since 2011-08-24T21:07:01.721Z, a 13-bit shard id
+    /// and a 10-bit sequence. Uses bit 63, so it is decode-only. Keys: `worker` is the shard.
+    ///
+    /// ```text
+    /// DIAGRAM_INSTAGRAM
+    /// ```
+    pub const INSTAGRAM: Layout = Layout::preset(
+        "instagram",
+        bits(41, 0, 13, 10),
+        TWITTER_ORDER,
+        Names {
+            datacenter: "datacenter",
+            worker: "shard",
+            sequence: "sequence",
+        },
+        1,
+        1_314_220_021_721,
+    );
+
+    /// Sonyflake (v1): 39 bits of 10 ms ticks since 2014-09-01T00:00:00Z, an 8-bit sequence
+    /// and then a 16-bit machine id. Keys: `worker` is the machine id.
+    ///
+    /// ```text
+    /// DIAGRAM_SONYFLAKE
+    /// ```
+    pub const SONYFLAKE: Layout = Layout::preset(
+        "sonyflake",
+        bits(39, 0, 16, 8),
+        [Field::Sequence, Field::Datacenter, Field::Worker],
+        Names {
+            datacenter: "datacenter",
+            worker: "machine",
+            sequence: "sequence",
+        },
+        10,
+        1_409_529_600_000,
+    );
+
+    /// Baidu uid-generator's default: 28 bits of seconds since 2016-05-20T00:00:00Z, a
+    /// 22-bit worker id and a 13-bit sequence. (uid-generator reads its epoch in the JVM's
+    /// time zone; this preset takes it as UTC.)
+    ///
+    /// ```text
+    /// DIAGRAM_BAIDU
+    /// ```
+    pub const BAIDU: Layout = Layout::preset(
+        "baidu",
+        bits(28, 0, 22, 13),
+        TWITTER_ORDER,
+        Names::DEFAULT,
+        1000,
+        1_463_702_400_000,
+    );
+
+    /// TSID: 42 bits of milliseconds since 2020-01-01T00:00:00Z and 22 bits of node and
+    /// counter, split 10/12 as the TSID factory does by default. Uses bit 63's position for
+    /// time, so it is decode-only. Keys: `worker` is the node, `sequence` the counter.
+    ///
+    /// ```text
+    /// DIAGRAM_TSID
+    /// ```
+    pub const TSID: Layout = Layout::preset(
+        "tsid",
+        bits(42, 0, 10, 12),
+        TWITTER_ORDER,
+        Names {
+            datacenter: "datacenter",
+            worker: "node",
+            sequence: "counter",
+        },
+        1,
+        1_577_836_800_000,
+    );
+
+    /// Mastodon: 48 bits of milliseconds since the Unix epoch and 16 low bits (a hashed
+    /// sequence). Decode-only. Keys: `sequence` is the 16 low bits.
+    ///
+    /// ```text
+    /// DIAGRAM_MASTODON
+    /// ```
+    pub const MASTODON: Layout = Layout::preset(
+        "mastodon",
+        bits(48, 0, 0, 16),
+        TWITTER_ORDER,
+        Names::DEFAULT,
+        1,
+        0,
+    );
+
+    /// Every preset, the default first.
+    pub const PRESETS: [Layout; 7] = [
+        Layout::TWITTER,
+        Layout::DISCORD,
+        Layout::INSTAGRAM,
+        Layout::SONYFLAKE,
+        Layout::BAIDU,
+        Layout::TSID,
+        Layout::MASTODON,
+    ];
+
+    /// The preset with this name (case-insensitive).
+    ///
+    /// # Errors
+    ///
+    /// No preset has the name; the message lists the ones that exist.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Layout;
+    ///
+    /// assert_eq!(Layout::by_name("Discord")?, Layout::DISCORD);
+    /// assert_eq!(
+    ///     Layout::by_name("flickr").unwrap_err().to_string(),
+    ///     "unknown layout \"flickr\": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon"
+    /// );
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn by_name(name: &str) -> Result<Layout, Error> {
+        Layout::PRESETS
+            .into_iter()
+            .find(|l| l.name().eq_ignore_ascii_case(name))
+            .ok_or_else(|| Error::UnknownPreset {
+                name: name.to_string(),
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Bits, Encoding, Id, Layout, UnixMs};
+
+    #[test]
+    fn every_preset_is_a_valid_layout() {
+        for preset in Layout::PRESETS {
+            let checked = Layout::new_decode_only(preset.bits(), preset.tick_ms(), preset.epoch_ms())
+                .unwrap_or_else(|e| panic!("{}: {e}", preset.name()));
+            assert_eq!(checked.bits(), preset.bits());
+            let round = checked.with_order(preset.order()).unwrap();
+            assert_eq!(round.shifts(), preset.shifts(), "{}", preset.name());
+        }
+        let generating: Vec<_> = Layout::PRESETS
+            .iter()
+            .filter(|l| !l.is_decode_only())
+            .map(|l| l.name())
+            .collect();
+        assert_eq!(generating, ["twitter", "sonyflake", "baidu"]);
+    }
+
+    fn time(layout: Layout, id: u64) -> String {
+        UnixMs(layout.decode(Id::from_u64(id)).unwrap().unix_ms).to_string()
+    }
+
+    /// Discord's developer documentation, "Snowflakes": 175928847299117063 is
+    /// 2016-04-30 11:18:25.796 UTC, internal worker 1, internal process 0, increment 7.
+    #[test]
+    fn discord_documentation_vector() {
+        let p = Layout::DISCORD.decode(Id::from_u64(175_928_847_299_117_063)).unwrap();
+        assert_eq!(p.timestamp, 41_944_705_796);
+        assert_eq!(UnixMs(p.unix_ms).to_string(), "2016-04-30T11:18:25.796Z");
+        assert_eq!((p.worker, p.datacenter, p.sequence), (1, 0, 7));
+    }
+
+    /// Instagram's "Sharding & IDs at Instagram": 1387263000 ms into the epoch, user 31341
+    /// on shard 31341 % 2000 = 1341, sequence 5001 % 1024 = 905, composed as
+    /// `ms << 23 | shard << 10 | seq`.
+    #[test]
+    fn instagram_blog_vector() {
+        let id = Layout::INSTAGRAM.compose(1_387_263_000, 0, 1341, 905).unwrap();
+        assert_eq!(id.as_u64(), (1_387_263_000u64 << 23) | (1341 << 10) | 905);
+        assert_eq!(id.as_u64(), 11_637_205_501_278_089);
+        let p = Layout::INSTAGRAM.decode(id).unwrap();
+        assert_eq!((p.timestamp, p.worker, p.sequence), (1_387_263_000, 1341, 905));
+    }
+
+    /// The TSID README: `Tsid.from("0123456789ABC")` has time 9153062458 ms
+    /// (2020-04-15T22:31:02.458Z) and 22 random bits 305516; 38352658567418867 is
+    /// 2020-04-15T19:59:46.360Z.
+    #[test]
+    fn tsid_readme_vectors() {
+        let value = Encoding::Base32.decode("0123456789ABC").unwrap();
+        assert_eq!(value, 38_390_726_480_144_748);
+        let p = Layout::TSID.decode(Id::from_u64(value)).unwrap();
+        assert_eq!(p.timestamp, 9_153_062_458);
+        assert_eq!(UnixMs(p.unix_ms).to_string(), "2020-04-15T22:31:02.458Z");
+        assert_eq!(p.worker << 12 | p.sequence, 305_516);
+        assert_eq!(time(Layout::TSID, 38_352_658_567_418_867), "2020-04-15T19:59:46.360Z");
+    }
+
+    /// Baidu uid-generator's README parses 180363646902239241 as worker 4, sequence 9 at
+    /// 2017-01-19 12:15:46 (China time) with its example configuration: 29 bits of seconds
+    /// since 2016-09-20 (UTC+8), 21 worker bits, 13 sequence bits. The default preset reads
+    /// the same worker and sequence, since only the time split differs.
+    #[test]
+    fn baidu_readme_vector() {
+        let id = Id::from_u64(180_363_646_902_239_241);
+        let example = Layout::new(
+            Bits { timestamp: 29, datacenter: 0, worker: 21, sequence: 13 },
+            1000,
+            1_474_300_800_000, // 2016-09-20T00:00:00+08:00
+        )
+        .unwrap();
+        let p = example.decode(id).unwrap();
+        assert_eq!((p.worker, p.sequence), (4, 9));
+        assert_eq!(UnixMs(p.unix_ms).to_string(), "2017-01-19T04:15:46.000Z");
+        let d = Layout::BAIDU.decode(id).unwrap();
+        assert_eq!((d.worker, d.sequence), (4, 9));
+    }
+
+    /// Mastodon's API documentation shows status 103270115826048975 created at
+    /// 2019-12-08T03:48:33.901Z; its id was taken from the database clock 52 ms earlier.
+    #[test]
+    fn mastodon_documentation_example() {
+        assert_eq!(time(Layout::MASTODON, 103_270_115_826_048_975), "2019-12-08T03:48:33.849Z");
+    }
+
+    /// Twitter and Sonyflake publish no decoded example; these pin the epochs and shifts of
+    /// their reference code (IdWorker.scala: 22/17/12; sonyflake.go: 10 ms, seq above machine).
+    #[test]
+    fn twitter_and_sonyflake_shifts() {
+        let t = Layout::TWITTER.compose(1, 1, 1, 1).unwrap().as_u64();
+        assert_eq!(t, (1 << 22) | (1 << 17) | (1 << 12) | 1);
+        assert_eq!(time(Layout::TWITTER, 0), "2010-11-04T01:42:54.657Z");
+        let s = Layout::SONYFLAKE.compose(1, 0, 1, 1).unwrap().as_u64();
+        assert_eq!(s, (1 << 24) | (1 << 16) | 1);
+        assert_eq!(time(Layout::SONYFLAKE, 1 << 24), "2014-09-01T00:00:00.010Z");
+    }
+}

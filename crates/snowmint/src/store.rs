@@ -1,0 +1,131 @@
+//! The high-water mark: how a generator stays unique across restarts.
+//!
+//! Before a generator issues an id past its last reservation it asks its [`Store`] to record
+//! a mark ahead of it (by default one second). On start it reads the mark and issues nothing
+//! at or below it. A store that lives on disk or in a registry sits outside this crate.
+
+use core::fmt;
+use std::sync::Mutex;
+
+/// Why a store could not load or record a mark.
+///
+/// # Examples
+///
+/// ```
+/// let err = snowmint::StoreError::new("disk full");
+/// assert_eq!(err.to_string(), "disk full");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreError(String);
+
+impl StoreError {
+    /// An error with this message.
+    #[must_use]
+    pub fn new(message: impl Into<String>) -> StoreError {
+        StoreError(message.into())
+    }
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// Where a generator records its high-water mark: the last instant (ms since the Unix
+/// epoch) up to which it may have issued ids.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::{MemoryStore, Store};
+///
+/// let store = MemoryStore::new();
+/// store.reserve(1_000)?;
+/// assert_eq!(store.load()?, Some(1_000));
+/// # Ok::<(), snowmint::StoreError>(())
+/// ```
+pub trait Store: Send + Sync {
+    /// The recorded mark, if any.
+    ///
+    /// # Errors
+    ///
+    /// The mark could not be read; the generator refuses to start rather than guess.
+    fn load(&self) -> Result<Option<u64>, StoreError>;
+
+    /// Durably records that ids up to `until_ms` may be issued. Must not return `Ok` before
+    /// the mark would survive a crash. Never lowers the mark.
+    ///
+    /// # Errors
+    ///
+    /// The mark could not be recorded; the generator then issues nothing past the old one.
+    fn reserve(&self, until_ms: u64) -> Result<(), StoreError>;
+
+    /// Called once on a clean shutdown: the generator reserved up to `reserved_ms` but issued
+    /// ids only up to `issued_ms`. A store may lower its mark to `issued_ms` if it still
+    /// holds `reserved_ms`, so the next run need not wait out the reservation.
+    ///
+    /// # Errors
+    ///
+    /// The mark could not be rewritten; keeping the higher mark is always safe.
+    fn release(&self, reserved_ms: u64, issued_ms: u64) -> Result<(), StoreError> {
+        let _ = (reserved_ms, issued_ms);
+        Ok(())
+    }
+}
+
+/// A store in memory: survives a generator, not a process. For tests and for generators
+/// that restart within one process.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    mark: Mutex<Option<u64>>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    #[must_use]
+    pub fn new() -> MemoryStore {
+        MemoryStore::default()
+    }
+
+    fn mark(&self) -> std::sync::MutexGuard<'_, Option<u64>> {
+        // A poisoned lock still holds a valid mark: the value is written in one step.
+        self.mark.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Store for MemoryStore {
+    fn load(&self) -> Result<Option<u64>, StoreError> {
+        Ok(*self.mark())
+    }
+
+    fn reserve(&self, until_ms: u64) -> Result<(), StoreError> {
+        let mut mark = self.mark();
+        *mark = Some(mark.map_or(until_ms, |m| m.max(until_ms)));
+        Ok(())
+    }
+
+    fn release(&self, reserved_ms: u64, issued_ms: u64) -> Result<(), StoreError> {
+        let mut mark = self.mark();
+        if *mark == Some(reserved_ms) {
+            *mark = Some(issued_ms);
+        }
+        Ok(())
+    }
+}
+
+impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
+    fn load(&self) -> Result<Option<u64>, StoreError> {
+        (**self).load()
+    }
+
+    fn reserve(&self, until_ms: u64) -> Result<(), StoreError> {
+        (**self).reserve(until_ms)
+    }
+
+    fn release(&self, reserved_ms: u64, issued_ms: u64) -> Result<(), StoreError> {
+        (**self).release(reserved_ms, issued_ms)
+    }
+}

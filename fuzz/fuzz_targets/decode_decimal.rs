@@ -1,0 +1,13 @@
+//! Decimal parsing never panics, and what it accepts re-encodes to the same value.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use snowmint::Encoding;
+
+fuzz_target!(|text: &str| {
+    if let Ok(value) = Encoding::Decimal.decode(text) {
+        let mut buf = [0; 20];
+        let encoded = Encoding::Decimal.encode(value, &mut buf);
+        assert_eq!(Encoding::Decimal.decode(encoded), Ok(value));
+    }
+});
