@@ -85,7 +85,7 @@ impl Ticker {
             let start = Instant::now();
             let wall = SystemTime::now()
                 .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| millis(d));
+                .map_or(0, millis);
             let ticker = Ticker {
                 start,
                 wall_at_start_ms: wall,
@@ -278,7 +278,10 @@ impl Clock for ManualClock {
     }
 
     fn sleep_until_ms(&self, unix_ms: u64) {
-        self.sleeps.lock().expect("sleep log poisoned").push(unix_ms);
+        self.sleeps
+            .lock()
+            .expect("sleep log poisoned")
+            .push(unix_ms);
         self.now_ms.fetch_max(unix_ms, Ordering::SeqCst);
     }
 }

@@ -163,7 +163,10 @@ impl fmt::Display for Error {
                 UnixMs(*last_ms)
             ),
             Self::IdOutOfRange { id, max } => {
-                write!(f, "id {id} is out of range for this layout: its largest id is {max}")
+                write!(
+                    f,
+                    "id {id} is out of range for this layout: its largest id is {max}"
+                )
             }
             Self::DecodeOnly { layout } => write!(
                 f,
@@ -194,7 +197,9 @@ impl fmt::Display for Error {
                 f,
                 "clock is {behind_ms} ms behind the newest id issued, more than the {max_wait_ms} ms this generator waits"
             ),
-            Self::Store { message } => write!(f, "high-water mark could not be recorded: {message}"),
+            Self::Store { message } => {
+                write!(f, "high-water mark could not be recorded: {message}")
+            }
             Self::Closed => f.write_str("generator is shut down and issues no more ids"),
         }
     }

@@ -257,14 +257,14 @@ impl<C: Clock> Builder<C> {
         // Compose checks every range; the id itself is thrown away.
         layout.compose(0, self.datacenter, self.worker, 0)?;
         let sequences = layout.max_sequence() + 1;
-        if let SequenceStart::Random { below } = self.sequence_start {
-            if below > sequences {
-                return Err(Error::OutOfRange {
-                    what: "random sequence start bound",
-                    value: below,
-                    max: sequences,
-                });
-            }
+        if let SequenceStart::Random { below } = self.sequence_start
+            && below > sequences
+        {
+            return Err(Error::OutOfRange {
+                what: "random sequence start bound",
+                value: below,
+                max: sequences,
+            });
         }
         let stored = match &self.store {
             Some(store) => store.load().map_err(|e| Error::Store {
@@ -281,7 +281,12 @@ impl<C: Clock> Builder<C> {
             }
             _ => (0, 0),
         };
-        let [timestamp_shift, datacenter_shift, worker_shift, sequence_shift] = layout.shifts();
+        let [
+            timestamp_shift,
+            datacenter_shift,
+            worker_shift,
+            sequence_shift,
+        ] = layout.shifts();
         let seq_bits = u32::from(layout.bits().sequence);
         let tick_ms = layout.tick_ms();
         let lead_ticks = match self.overflow {
@@ -624,7 +629,8 @@ impl<C: Clock> Generator<C> {
             return Ok(());
         }
         // Every id issued came from a slot below the counter, and none past the reservation.
-        let last_tick = (self.state.0.load(SeqCst).saturating_sub(1) >> self.seq_bits).min(reserved);
+        let last_tick =
+            (self.state.0.load(SeqCst).saturating_sub(1) >> self.seq_bits).min(reserved);
         store
             .release(self.tick_end_ms(reserved), self.tick_end_ms(last_tick))
             .map_err(|e| Error::Store {
@@ -649,7 +655,12 @@ impl<C: Clock> Generator<C> {
         }
         let now_ms = self.clock.now_ms();
         Err(Error::TimeOutOfRange {
-            unix_ms: now_ms.max(self.layout.unix_ms_at(tick.min(self.max_tick + 1))),
+            // Before the epoch the tick wrapped around: the clock's own reading is the news.
+            unix_ms: if now_ms < self.epoch_ms {
+                now_ms
+            } else {
+                self.layout.unix_ms_at(tick)
+            },
             first_ms: self.epoch_ms,
             last_ms: self.tick_end_ms(self.max_tick),
         })

@@ -3,8 +3,8 @@
 use core::fmt;
 use core::str::FromStr;
 
-use crate::encoding::{Base32, Base62, Decimal, Encoding, Hex};
 use crate::Error;
+use crate::encoding::{Base32, Base62, Decimal, Encoding, Hex};
 
 /// A 64-bit id. It orders like the number, so ids from one generator sort by time.
 ///
@@ -284,12 +284,17 @@ mod tests {
     #[test]
     fn serde_uses_a_string_and_accepts_both_forms() {
         let id = Id::from_u64(u64::MAX);
-        assert_eq!(serde_json::to_string(&id).unwrap(), "\"18446744073709551615\"");
+        assert_eq!(
+            serde_json::to_string(&id).unwrap(),
+            "\"18446744073709551615\""
+        );
         assert_eq!(serde_json::from_str::<Id>("\"42\"").unwrap(), Id(42));
         assert_eq!(serde_json::from_str::<Id>("42").unwrap(), Id(42));
         let err = serde_json::from_str::<Id>("-1").unwrap_err().to_string();
         assert!(err.contains("id -1 is negative"), "{err}");
-        let err = serde_json::from_str::<Id>("\"4x\"").unwrap_err().to_string();
+        let err = serde_json::from_str::<Id>("\"4x\"")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("invalid character 'x' at position 1"), "{err}");
     }
 

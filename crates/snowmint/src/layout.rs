@@ -148,7 +148,11 @@ pub struct Layout {
 }
 
 const fn mask(bits: u8) -> u64 {
-    if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 }
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
 }
 
 impl Layout {
@@ -619,7 +623,11 @@ const fn field_index(field: Field) -> usize {
 }
 
 const fn field(raw: u64, shift: u8, bits: u8) -> u64 {
-    if bits == 0 { 0 } else { (raw >> shift) & mask(bits) }
+    if bits == 0 {
+        0
+    } else {
+        (raw >> shift) & mask(bits)
+    }
 }
 
 fn check(what: &'static str, value: u64, max: u64) -> Result<(), Error> {
@@ -650,11 +658,15 @@ mod tests {
             "layout needs 65 bits but an id has 64"
         );
         assert_eq!(
-            Layout::new(bits(0, 5, 5, 12), 1, 0).unwrap_err().to_string(),
+            Layout::new(bits(0, 5, 5, 12), 1, 0)
+                .unwrap_err()
+                .to_string(),
             "layout needs at least 1 timestamp bit, got 0"
         );
         assert_eq!(
-            Layout::new(bits(41, 5, 5, 12), 0, 0).unwrap_err().to_string(),
+            Layout::new(bits(41, 5, 5, 12), 0, 0)
+                .unwrap_err()
+                .to_string(),
             "tick length must be at least 1 ms, got 0"
         );
         assert_eq!(
@@ -680,9 +692,18 @@ mod tests {
             msg(l.compose(1 << 41, 0, 0, 0)),
             "timestamp 2199023255552 is out of range 0..=2199023255551"
         );
-        assert_eq!(msg(l.compose(0, 32, 0, 0)), "datacenter id 32 is out of range 0..=31");
-        assert_eq!(msg(l.compose(0, 0, 40, 0)), "worker id 40 is out of range 0..=31");
-        assert_eq!(msg(l.compose(0, 0, 0, 4096)), "sequence 4096 is out of range 0..=4095");
+        assert_eq!(
+            msg(l.compose(0, 32, 0, 0)),
+            "datacenter id 32 is out of range 0..=31"
+        );
+        assert_eq!(
+            msg(l.compose(0, 0, 40, 0)),
+            "worker id 40 is out of range 0..=31"
+        );
+        assert_eq!(
+            msg(l.compose(0, 0, 0, 4096)),
+            "sequence 4096 is out of range 0..=4095"
+        );
     }
 
     #[test]
@@ -706,7 +727,14 @@ mod tests {
     }
 
     fn any_layout() -> impl Strategy<Value = Layout> {
-        (1u8..=63, 0u8..=20, 0u8..=20, 0u8..=22, 1u64..=1000, 0u64..=1 << 42)
+        (
+            1u8..=63,
+            0u8..=20,
+            0u8..=20,
+            0u8..=22,
+            1u64..=1000,
+            0u64..=1 << 42,
+        )
             .prop_filter_map("fits 64 bits", |(t, d, w, s, tick, epoch)| {
                 let bits = Bits {
                     timestamp: t,

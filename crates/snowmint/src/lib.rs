@@ -29,14 +29,14 @@ mod store;
 mod time;
 
 pub use clock::{Clock, ManualClock, SystemClock, WallClock};
+pub use diagram::Diagram;
 pub use encoding::Encoding;
 pub use error::Error;
 pub use generator::{Builder, Generator, Stats};
-pub use policy::{IdRange, OverflowPolicy, Poll, RollbackPolicy, SequenceStart};
+pub use id::Id;
 #[cfg(feature = "serde")]
 pub use id::serde_int;
-pub use id::Id;
-pub use diagram::Diagram;
 pub use layout::{Bits, Capacity, Field, Layout, Names, Parts};
+pub use policy::{IdRange, OverflowPolicy, Poll, RollbackPolicy, SequenceStart};
 pub use store::{MemoryStore, Store, StoreError};
 pub use time::UnixMs;

@@ -1,7 +1,7 @@
 //! The well-known layouts, as data: each is a [`Layout`] constant.
 
-use crate::layout::{Bits, Field, Layout, Names};
 use crate::Error;
+use crate::layout::{Bits, Field, Layout, Names};
 
 const TWITTER_ORDER: [Field; 3] = [Field::Datacenter, Field::Worker, Field::Sequence];
 
@@ -185,8 +185,9 @@ mod tests {
     #[test]
     fn every_preset_is_a_valid_layout() {
         for preset in Layout::PRESETS {
-            let checked = Layout::new_decode_only(preset.bits(), preset.tick_ms(), preset.epoch_ms())
-                .unwrap_or_else(|e| panic!("{}: {e}", preset.name()));
+            let checked =
+                Layout::new_decode_only(preset.bits(), preset.tick_ms(), preset.epoch_ms())
+                    .unwrap_or_else(|e| panic!("{}: {e}", preset.name()));
             assert_eq!(checked.bits(), preset.bits());
             let round = checked.with_order(preset.order()).unwrap();
             assert_eq!(round.shifts(), preset.shifts(), "{}", preset.name());
@@ -207,7 +208,9 @@ mod tests {
     /// 2016-04-30 11:18:25.796 UTC, internal worker 1, internal process 0, increment 7.
     #[test]
     fn discord_documentation_vector() {
-        let p = Layout::DISCORD.decode(Id::from_u64(175_928_847_299_117_063)).unwrap();
+        let p = Layout::DISCORD
+            .decode(Id::from_u64(175_928_847_299_117_063))
+            .unwrap();
         assert_eq!(p.timestamp, 41_944_705_796);
         assert_eq!(UnixMs(p.unix_ms).to_string(), "2016-04-30T11:18:25.796Z");
         assert_eq!((p.worker, p.datacenter, p.sequence), (1, 0, 7));
@@ -218,11 +221,16 @@ mod tests {
     /// `ms << 23 | shard << 10 | seq`.
     #[test]
     fn instagram_blog_vector() {
-        let id = Layout::INSTAGRAM.compose(1_387_263_000, 0, 1341, 905).unwrap();
+        let id = Layout::INSTAGRAM
+            .compose(1_387_263_000, 0, 1341, 905)
+            .unwrap();
         assert_eq!(id.as_u64(), (1_387_263_000u64 << 23) | (1341 << 10) | 905);
         assert_eq!(id.as_u64(), 11_637_205_501_278_089);
         let p = Layout::INSTAGRAM.decode(id).unwrap();
-        assert_eq!((p.timestamp, p.worker, p.sequence), (1_387_263_000, 1341, 905));
+        assert_eq!(
+            (p.timestamp, p.worker, p.sequence),
+            (1_387_263_000, 1341, 905)
+        );
     }
 
     /// The TSID README: `Tsid.from("0123456789ABC")` has time 9153062458 ms
@@ -236,7 +244,10 @@ mod tests {
         assert_eq!(p.timestamp, 9_153_062_458);
         assert_eq!(UnixMs(p.unix_ms).to_string(), "2020-04-15T22:31:02.458Z");
         assert_eq!(p.worker << 12 | p.sequence, 305_516);
-        assert_eq!(time(Layout::TSID, 38_352_658_567_418_867), "2020-04-15T19:59:46.360Z");
+        assert_eq!(
+            time(Layout::TSID, 38_352_658_567_418_867),
+            "2020-04-15T19:59:46.360Z"
+        );
     }
 
     /// Baidu uid-generator's README parses 180363646902239241 as worker 4, sequence 9 at
@@ -247,7 +258,12 @@ mod tests {
     fn baidu_readme_vector() {
         let id = Id::from_u64(180_363_646_902_239_241);
         let example = Layout::new(
-            Bits { timestamp: 29, datacenter: 0, worker: 21, sequence: 13 },
+            Bits {
+                timestamp: 29,
+                datacenter: 0,
+                worker: 21,
+                sequence: 13,
+            },
             1000,
             1_474_300_800_000, // 2016-09-20T00:00:00+08:00
         )
@@ -263,7 +279,10 @@ mod tests {
     /// 2019-12-08T03:48:33.901Z; its id was taken from the database clock 52 ms earlier.
     #[test]
     fn mastodon_documentation_example() {
-        assert_eq!(time(Layout::MASTODON, 103_270_115_826_048_975), "2019-12-08T03:48:33.849Z");
+        assert_eq!(
+            time(Layout::MASTODON, 103_270_115_826_048_975),
+            "2019-12-08T03:48:33.849Z"
+        );
     }
 
     /// Twitter and Sonyflake publish no decoded example; these pin the epochs and shifts of

@@ -1,0 +1,351 @@
+//! Vectors, error texts and round trips of every encoding.
+use proptest::prelude::*;
+
+use super::*;
+
+fn encode(encoding: Encoding, value: u64) -> String {
+    encoding.encode(value, &mut [0; MAX_LEN]).to_owned()
+}
+
+fn error_text(encoding: Encoding, text: &str) -> String {
+    match encoding.decode(text) {
+        Ok(value) => panic!("{text:?} decoded as {encoding} to {value}"),
+        Err(err) => err.to_string(),
+    }
+}
+
+#[test]
+fn base32_matches_tsid() {
+    let vectors = [
+        (38_352_658_567_418_867, "01221H8Q1MMZK"),
+        (38_390_726_480_144_748, "0123456789ABC"),
+        (u64::MAX, "FZZZZZZZZZZZZ"),
+        (10, "000000000000A"),
+        (0, "0000000000000"),
+    ];
+    for (value, text) in vectors {
+        assert_eq!(encode(Encoding::Base32, value), text);
+        assert_eq!(Encoding::Base32.decode(text), Ok(value));
+    }
+}
+
+#[test]
+fn encodes_the_edges() {
+    let vectors = [
+        (Encoding::Decimal, 0, "0"),
+        (Encoding::Decimal, 9, "9"),
+        (Encoding::Decimal, 10, "10"),
+        (Encoding::Decimal, 100, "100"),
+        (Encoding::Decimal, u64::MAX, "18446744073709551615"),
+        (Encoding::Hex, 0, "0000000000000000"),
+        (Encoding::Hex, u64::MAX, "ffffffffffffffff"),
+        (Encoding::Base62, 0, "00000000000"),
+        (Encoding::Base62, 61, "0000000000z"),
+        (Encoding::Base62, u64::MAX, "LygHa16AHYF"),
+    ];
+    for (encoding, value, text) in vectors {
+        assert_eq!(encode(encoding, value), text, "{encoding} of {value}");
+        assert_eq!(encoding.decode(text), Ok(value), "{encoding} {text}");
+    }
+}
+
+#[test]
+fn parsing_is_lenient_where_documented() {
+    assert_eq!(Encoding::Hex.decode("0XFF"), Ok(255));
+    assert_eq!(Encoding::Hex.decode("Ff"), Ok(255));
+    assert_eq!(Encoding::Hex.decode("0x00000000000000ff"), Ok(255));
+    assert_eq!(
+        Encoding::Base32.decode("iIlLoO"),
+        Encoding::Base32.decode("111100")
+    );
+    assert_eq!(
+        Encoding::Base32.decode("01221h8q1mmzk"),
+        Ok(38_352_658_567_418_867)
+    );
+    assert_eq!(Encoding::Decimal.decode("00000000000000000042"), Ok(42));
+    assert_eq!(Encoding::Base62.decode("a"), Ok(36));
+    assert_eq!(Encoding::Base62.decode("A"), Ok(10));
+}
+
+#[test]
+fn error_messages() {
+    let cases = [
+        (Encoding::Decimal, "", "empty input: expected an id"),
+        (Encoding::Hex, "", "empty input: expected an id"),
+        (Encoding::Hex, "0x", "empty input: expected an id"),
+        (Encoding::Base32, "", "empty input: expected an id"),
+        (Encoding::Base62, "", "empty input: expected an id"),
+        (
+            Encoding::Base32,
+            "012U",
+            "invalid character 'U' at position 3 in base32 id",
+        ),
+        (
+            Encoding::Base32,
+            "G000000000000",
+            "base32 id does not fit in 64 bits",
+        ),
+        (
+            Encoding::Base32,
+            "00000000000000",
+            "base32 id has 14 characters, more than the 13 a 64-bit id takes",
+        ),
+        (
+            Encoding::Hex,
+            "00000000000000000",
+            "hex id has 17 characters, more than the 16 a 64-bit id takes",
+        ),
+        (
+            Encoding::Hex,
+            "0x00000000000000000",
+            "hex id has 17 characters, more than the 16 a 64-bit id takes",
+        ),
+        (
+            Encoding::Hex,
+            "0x12g",
+            "invalid character 'g' at position 4 in hex id",
+        ),
+        (
+            Encoding::Hex,
+            "0x0x1",
+            "invalid character 'x' at position 3 in hex id",
+        ),
+        (
+            Encoding::Decimal,
+            "18446744073709551616",
+            "decimal id does not fit in 64 bits",
+        ),
+        (
+            Encoding::Decimal,
+            "123456789012345678901",
+            "decimal id has 21 characters, more than the 20 a 64-bit id takes",
+        ),
+        (
+            Encoding::Decimal,
+            "-1",
+            "invalid character '-' at position 0 in decimal id",
+        ),
+        (
+            Encoding::Decimal,
+            " 1",
+            "invalid character ' ' at position 0 in decimal id",
+        ),
+        (
+            Encoding::Base62,
+            "LygHa16AHYG",
+            "base62 id does not fit in 64 bits",
+        ),
+        (
+            Encoding::Base62,
+            "zzzzzzzzzzzz",
+            "base62 id has 12 characters, more than the 11 a 64-bit id takes",
+        ),
+        (
+            Encoding::Base62,
+            "abc_",
+            "invalid character '_' at position 3 in base62 id",
+        ),
+        // Positions count characters, not bytes: 'é' takes two bytes.
+        (
+            Encoding::Base32,
+            "éé",
+            "invalid character 'é' at position 0 in base32 id",
+        ),
+        (
+            Encoding::Decimal,
+            "1é2✓",
+            "invalid character 'é' at position 1 in decimal id",
+        ),
+        (
+            Encoding::Base62,
+            "ab✓",
+            "invalid character '✓' at position 2 in base62 id",
+        ),
+        // A bad character outranks the length, and the length outranks an overflow.
+        (
+            Encoding::Decimal,
+            "99999999999999999999999x",
+            "invalid character 'x' at position 23 in decimal id",
+        ),
+        (
+            Encoding::Base32,
+            "ZZZZZZZZZZZZZZ",
+            "base32 id has 14 characters, more than the 13 a 64-bit id takes",
+        ),
+    ];
+    for (encoding, text, message) in cases {
+        assert_eq!(error_text(encoding, text), message, "{encoding} {text:?}");
+    }
+}
+
+#[test]
+fn errors_are_structured() {
+    assert_eq!(
+        Encoding::Base32.decode("012U"),
+        Err(Error::InvalidChar {
+            encoding: Encoding::Base32,
+            ch: 'U',
+            position: 3
+        })
+    );
+    assert_eq!(
+        Encoding::Hex.decode("00000000000000000"),
+        Err(Error::TooLong {
+            encoding: Encoding::Hex,
+            len: 17,
+            max: 16
+        })
+    );
+    assert_eq!(
+        Encoding::Base32.decode("G000000000000"),
+        Err(Error::Overflow {
+            encoding: Encoding::Base32
+        })
+    );
+    assert_eq!(Encoding::Base62.decode(""), Err(Error::Empty));
+}
+
+#[test]
+fn names_round_trip() {
+    for encoding in Encoding::ALL {
+        assert_eq!(encoding.to_string(), encoding.name());
+        assert_eq!(encoding.name().parse(), Ok(encoding));
+        assert_eq!(encoding.name().to_uppercase().parse(), Ok(encoding));
+        let mut buf = [0; MAX_LEN];
+        assert!(encoding.encode(u64::MAX, &mut buf).len() == encoding.max_len());
+    }
+    assert_eq!("DEC".parse(), Ok(Encoding::Decimal));
+    assert_eq!("b32".parse(), Ok(Encoding::Base32));
+    assert_eq!("B62".parse(), Ok(Encoding::Base62));
+    assert_eq!(
+        "x".parse::<Encoding>(),
+        Err(r#"unknown encoding "x": expected one of decimal, hex, base32, base62"#.to_owned())
+    );
+}
+
+#[test]
+fn adapters_display_and_parse() -> Result<(), Error> {
+    let id = Id::from_u64(1_234_567_890);
+    assert_eq!(Decimal(id).to_string(), "1234567890");
+    assert_eq!(Hex(id).to_string(), "00000000499602d2");
+    assert_eq!(Base32(id).to_string(), "00000014SC0PJ");
+    assert_eq!(Base62(id).to_string(), "000001LY7VK");
+    assert_eq!(format!("[{:>12}]", Decimal(id)), "[  1234567890]");
+    assert_eq!("1234567890".parse::<Decimal>()?, Decimal(id));
+    assert_eq!("0x499602d2".parse::<Hex>()?, Hex(id));
+    assert_eq!("14sc0pj".parse::<Base32>()?, Base32(id));
+    assert_eq!("1LY7VK".parse::<Base62>()?, Base62(id));
+    assert_eq!("".parse::<Hex>(), Err(Error::Empty));
+    Ok(())
+}
+
+#[test]
+fn detect_follows_its_rules() {
+    let cases = [
+        ("42", Ok((42, Encoding::Decimal))),
+        ("0x2a", Ok((42, Encoding::Hex))),
+        ("0X2A", Ok((42, Encoding::Hex))),
+        ("000000000000002a", Ok((42, Encoding::Hex))),
+        ("000000000001A", Ok((42, Encoding::Base32))),
+        ("0000000000g", Ok((42, Encoding::Base62))),
+        // Digits only: decimal, whatever the width.
+        ("0000000000000042", Ok((42, Encoding::Decimal))),
+        ("0000000000042", Ok((42, Encoding::Decimal))),
+        // Padded widths before the prefix: base32 and base62 text can start with 0x.
+        ("0X00000000000", Ok((29 << 55, Encoding::Base32))),
+        ("0x000000000", Ok((59 * 62u64.pow(9), Encoding::Base62))),
+        ("0x00000000000000", Ok((0, Encoding::Hex))),
+        ("", Err(Error::Empty)),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(Encoding::detect(text), expected, "{text:?}");
+    }
+    let errors = [
+        ("hello", "invalid character 'h' at position 0 in decimal id"),
+        ("12.5", "invalid character '.' at position 2 in decimal id"),
+        ("0xhello", "invalid character 'h' at position 2 in hex id"),
+        (
+            "0000000000U00",
+            "invalid character 'U' at position 10 in base32 id",
+        ),
+        (
+            "000000000000000g",
+            "invalid character 'g' at position 15 in hex id",
+        ),
+        (
+            "0000000000_",
+            "invalid character '_' at position 10 in base62 id",
+        ),
+        ("G000000000000", "base32 id does not fit in 64 bits"),
+        ("99999999999999999999", "decimal id does not fit in 64 bits"),
+    ];
+    for (text, message) in errors {
+        let err = Encoding::detect(text).expect_err(text);
+        assert_eq!(err.to_string(), message, "{text:?}");
+    }
+}
+
+proptest! {
+    #[test]
+    fn every_encoding_round_trips(value: u64) {
+        for encoding in Encoding::ALL {
+            let text = encode(encoding, value);
+            prop_assert!(text.len() <= encoding.max_len());
+            prop_assert_eq!(encoding.decode(&text), Ok(value));
+        }
+        let id = Id::from_u64(value);
+        prop_assert_eq!(Decimal(id).to_string().parse::<Decimal>(), Ok(Decimal(id)));
+        prop_assert_eq!(Hex(id).to_string().parse::<Hex>(), Ok(Hex(id)));
+        prop_assert_eq!(Base32(id).to_string().parse::<Base32>(), Ok(Base32(id)));
+        prop_assert_eq!(Base62(id).to_string().parse::<Base62>(), Ok(Base62(id)));
+    }
+
+    #[test]
+    fn case_insensitive_encodings_ignore_case(value: u64) {
+        for encoding in [Encoding::Hex, Encoding::Base32] {
+            let text = encode(encoding, value);
+            prop_assert_eq!(encoding.decode(&text.to_lowercase()), Ok(value));
+            prop_assert_eq!(encoding.decode(&text.to_uppercase()), Ok(value));
+        }
+        let prefixed = format!("0x{}", encode(Encoding::Hex, value));
+        prop_assert_eq!(Encoding::Hex.decode(&prefixed), Ok(value));
+    }
+
+    #[test]
+    fn padded_encodings_sort_like_numbers(a: u64, b: u64) {
+        for encoding in [Encoding::Hex, Encoding::Base32, Encoding::Base62] {
+            let (text_a, text_b) = (encode(encoding, a), encode(encoding, b));
+            prop_assert_eq!(text_a.len(), encoding.max_len());
+            prop_assert_eq!(text_a.cmp(&text_b), a.cmp(&b), "{} {} {}", encoding, text_a, text_b);
+        }
+    }
+
+    #[test]
+    fn detect_reads_back_what_encode_wrote(value: u64) {
+        prop_assert_eq!(
+            Encoding::detect(&encode(Encoding::Decimal, value)),
+            Ok((value, Encoding::Decimal))
+        );
+        let prefixed = format!("0x{}", encode(Encoding::Hex, value));
+        prop_assert_eq!(Encoding::detect(&prefixed), Ok((value, Encoding::Hex)));
+        // Padded text of digits only is read as decimal, as documented.
+        for encoding in [Encoding::Hex, Encoding::Base32, Encoding::Base62] {
+            let text = encode(encoding, value);
+            if !text.bytes().all(|byte| byte.is_ascii_digit()) {
+                prop_assert_eq!(Encoding::detect(&text), Ok((value, encoding)));
+            }
+        }
+    }
+
+    #[test]
+    fn parsing_never_panics(text in prop_oneof![any::<String>(), "(0[xX])?[0-9A-Za-z]{0,22}"]) {
+        for encoding in Encoding::ALL {
+            if let Ok(value) = encoding.decode(&text) {
+                prop_assert_eq!(encoding.decode(&encode(encoding, value)), Ok(value));
+            }
+        }
+        if let Ok((value, encoding)) = Encoding::detect(&text) {
+            prop_assert_eq!(encoding.decode(&text), Ok(value));
+        }
+    }
+}
