@@ -190,12 +190,17 @@ fn sequence_starts() {
     );
 }
 
+/// What a rollback scenario saw: the ids before the step back, the answers while the clock
+/// was behind, and the clock (with its record of waits).
+struct Scenario {
+    before: Vec<Id>,
+    answers: Vec<Result<Id, Error>>,
+    clock: Arc<ManualClock>,
+}
+
 /// Issues 1,000 ids at T, steps the clock back 10 s, asks for more, then moves the clock
-/// forward an hour and asks again. Returns the ids before, the answers during, and after.
-fn rollback_scenario(
-    policy: RollbackPolicy,
-    during: usize,
-) -> (Vec<Id>, Vec<Result<Id, Error>>, Vec<Id>, Arc<ManualClock>) {
+/// forward an hour and asks again, checking that no id ever goes back.
+fn rollback_scenario(policy: RollbackPolicy, during: usize) -> Scenario {
     let clock = Arc::new(ManualClock::new(T));
     let g = manual(Layout::TWITTER, &clock)
         .rollback(policy)
@@ -214,12 +219,16 @@ fn rollback_scenario(
         "{policy:?}: ids went back"
     );
     assert!(tick_of(after[0]) >= tick_of(before[0]) + (HOUR - TEN_S));
-    (before, answers, after, clock)
+    Scenario {
+        before,
+        answers,
+        clock,
+    }
 }
 
 #[test]
 fn rollback_refuse_names_the_gap() {
-    let (_, answers, _, clock) = rollback_scenario(RollbackPolicy::Refuse, 3);
+    let Scenario { answers, clock, .. } = rollback_scenario(RollbackPolicy::Refuse, 3);
     for answer in answers {
         let err = answer.unwrap_err();
         assert_eq!(err, Error::ClockBehind { behind_ms: 10_000 });
@@ -233,13 +242,17 @@ fn rollback_refuse_names_the_gap() {
 
 #[test]
 fn rollback_wait_up_to_waits_or_reports() {
-    let (_, answers, _, _) = rollback_scenario(RollbackPolicy::WaitUpTo(Duration::from_secs(5)), 1);
+    let Scenario { answers, .. } =
+        rollback_scenario(RollbackPolicy::WaitUpTo(Duration::from_secs(5)), 1);
     assert_eq!(
         answers[0].clone().unwrap_err().to_string(),
         "clock is 10000 ms behind the newest id issued, more than the 5000 ms this generator waits"
     );
-    let (before, answers, _, clock) =
-        rollback_scenario(RollbackPolicy::WaitUpTo(Duration::from_secs(20)), 1);
+    let Scenario {
+        before,
+        answers,
+        clock,
+    } = rollback_scenario(RollbackPolicy::WaitUpTo(Duration::from_secs(20)), 1);
     let id = answers[0].clone().unwrap();
     assert!(id > *before.last().unwrap());
     assert_eq!(clock.sleeps(), [T], "parked until the clock was back at T");
@@ -247,7 +260,11 @@ fn rollback_wait_up_to_waits_or_reports() {
 
 #[test]
 fn rollback_logical_clock_keeps_issuing_on_the_last_tick() {
-    let (before, answers, _, clock) = rollback_scenario(RollbackPolicy::LogicalClock, 10_000);
+    let Scenario {
+        before,
+        answers,
+        clock,
+    } = rollback_scenario(RollbackPolicy::LogicalClock, 10_000);
     let ids: Vec<Id> = answers.into_iter().map(Result::unwrap).collect();
     let t = tick_of(before[0]);
     // The rest of tick T, then T+1, T+2 ... as each sequence is spent: never back.
@@ -260,7 +277,9 @@ fn rollback_logical_clock_keeps_issuing_on_the_last_tick() {
 
 #[test]
 fn rollback_spare_sequence_then_refuse_or_wait() {
-    let (before, answers, _, _) = rollback_scenario(
+    let Scenario {
+        before, answers, ..
+    } = rollback_scenario(
         RollbackPolicy::SpareSequence {
             then_wait_up_to: Duration::ZERO,
         },
@@ -278,7 +297,7 @@ fn rollback_spare_sequence_then_refuse_or_wait() {
             .all(|a| a.clone().unwrap_err() == Error::ClockBehind { behind_ms: 10_001 })
     );
 
-    let (_, answers, _, clock) = rollback_scenario(
+    let Scenario { answers, clock, .. } = rollback_scenario(
         RollbackPolicy::SpareSequence {
             then_wait_up_to: Duration::from_secs(11),
         },
