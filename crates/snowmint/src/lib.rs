@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 
 mod clock;
+mod decoded;
 mod diagram;
 pub mod encoding;
 mod error;
@@ -29,6 +30,7 @@ mod store;
 mod time;
 
 pub use clock::{Clock, ManualClock, SystemClock, WallClock};
+pub use decoded::Decoded;
 pub use diagram::Diagram;
 pub use encoding::Encoding;
 pub use error::Error;

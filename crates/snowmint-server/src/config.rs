@@ -1,0 +1,460 @@
+//! Configuration: a TOML file, `SNOWMINT_*` variables and flags, merged and then validated
+//! once, with errors that name the key, the value and the rule.
+//!
+//! [`Settings`] is the raw layer (every key optional, as written); [`Config`] is what a
+//! server runs on. The binary fills a `Settings` from its flags and environment,
+//! [`Settings::overlay`]s it on the file's, and converts with `Config::try_from`.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use snowmint::{Layout, OverflowPolicy, RollbackPolicy, SequenceStart};
+
+/// A configuration key that could not be used, or a file that could not be read.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config file {path}: {message}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        message: String,
+    },
+    /// The file is not valid TOML, or has an unknown key or a value of the wrong type.
+    #[error("config file {path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What the TOML parser said, with the line and key.
+        message: String,
+    },
+    /// A key has a value that breaks its rule.
+    #[error("config key `{key}`: {value:?} {rule}")]
+    Invalid {
+        /// The key, as written in the file (flags and variables use the same names).
+        key: &'static str,
+        /// The value given.
+        value: String,
+        /// The rule it breaks.
+        rule: String,
+    },
+}
+
+fn invalid(key: &'static str, value: impl ToString, rule: impl ToString) -> ConfigError {
+    ConfigError::Invalid {
+        key,
+        value: value.to_string(),
+        rule: rule.to_string(),
+    }
+}
+
+/// Every key, optional, as written in a file or given by flags and variables.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// HTTP listen address (default `127.0.0.1:8080`; port 0 picks a free port).
+    pub http_addr: Option<String>,
+    /// gRPC listen address (default `127.0.0.1:50051`; `off` disables gRPC).
+    pub grpc_addr: Option<String>,
+    /// Directory of the high-water-mark files (default: the per-user state directory).
+    pub state_dir: Option<PathBuf>,
+    /// Datacenter id (default 0).
+    pub datacenter: Option<u64>,
+    /// Worker id (default 0).
+    pub worker: Option<u64>,
+    /// Layout preset (default `twitter`).
+    pub layout: Option<String>,
+    /// Epoch: ms since the Unix epoch, or RFC 3339 (default: the preset's).
+    pub epoch: Option<String>,
+    /// Bearer token required on every endpoint but `/healthz` and `/readyz` (default: none).
+    pub auth_token: Option<String>,
+    /// Largest `count` of `/v1/ids` and gRPC batches (default 100000).
+    pub max_batch: Option<u64>,
+    /// How long shutdown waits for requests in flight, in ms (default 10000).
+    pub shutdown_grace_ms: Option<u64>,
+    /// On start behind the high-water mark: `wait` until the clock passes it, or `fail`
+    /// (default `wait`).
+    pub restart_behind: Option<String>,
+    /// Clock rollback policy: `refuse`, `wait`, `logical` or `spare` (default `wait`).
+    pub rollback: Option<String>,
+    /// Longest wait of the `wait` and `spare` rollback policies, in ms (default 5000).
+    pub rollback_wait_ms: Option<u64>,
+    /// Future ticks a spent tick may borrow, in ms; 0 waits for the next tick (default 0).
+    pub overflow_lead_ms: Option<u64>,
+    /// Sequence start: `zero`, `random` or `continue` (default `zero`).
+    pub sequence_start: Option<String>,
+    /// How far ahead the high-water mark is reserved, in ms (default 1000).
+    pub reserve_ahead_ms: Option<u64>,
+}
+
+impl Settings {
+    /// Reads a TOML file.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read, is not TOML, has an unknown key or a mistyped value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_server::Settings;
+    ///
+    /// let err = Settings::from_toml("wroker = 3", "snowmint.toml".as_ref()).unwrap_err();
+    /// assert!(err.to_string().contains("unknown field `wroker`"), "{err}");
+    /// ```
+    pub fn from_file(path: &Path) -> Result<Settings, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        Settings::from_toml(&text, path)
+    }
+
+    /// Parses TOML text; `path` only names it in errors.
+    ///
+    /// # Errors
+    ///
+    /// As [`Settings::from_file`], but for text.
+    pub fn from_toml(text: &str, path: &Path) -> Result<Settings, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string().trim_end().replace('\n', " "),
+        })
+    }
+
+    /// `self` with every key that `over` sets replaced by `over`'s value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_server::Settings;
+    ///
+    /// let file = Settings { worker: Some(1), datacenter: Some(2), ..Settings::default() };
+    /// let flags = Settings { worker: Some(7), ..Settings::default() };
+    /// let merged = file.overlay(flags);
+    /// assert_eq!((merged.worker, merged.datacenter), (Some(7), Some(2)));
+    /// ```
+    #[must_use]
+    pub fn overlay(self, over: Settings) -> Settings {
+        Settings {
+            http_addr: over.http_addr.or(self.http_addr),
+            grpc_addr: over.grpc_addr.or(self.grpc_addr),
+            state_dir: over.state_dir.or(self.state_dir),
+            datacenter: over.datacenter.or(self.datacenter),
+            worker: over.worker.or(self.worker),
+            layout: over.layout.or(self.layout),
+            epoch: over.epoch.or(self.epoch),
+            auth_token: over.auth_token.or(self.auth_token),
+            max_batch: over.max_batch.or(self.max_batch),
+            shutdown_grace_ms: over.shutdown_grace_ms.or(self.shutdown_grace_ms),
+            restart_behind: over.restart_behind.or(self.restart_behind),
+            rollback: over.rollback.or(self.rollback),
+            rollback_wait_ms: over.rollback_wait_ms.or(self.rollback_wait_ms),
+            overflow_lead_ms: over.overflow_lead_ms.or(self.overflow_lead_ms),
+            sequence_start: over.sequence_start.or(self.sequence_start),
+            reserve_ahead_ms: over.reserve_ahead_ms.or(self.reserve_ahead_ms),
+        }
+    }
+}
+
+/// What the server does when it starts with its clock behind the high-water mark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RestartBehind {
+    /// Serve, answer `/readyz` with 503 and the reason, and issue once the clock passes.
+    Wait,
+    /// Exit with an error naming the gap.
+    Fail,
+}
+
+/// A validated configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// HTTP listen address.
+    pub http_addr: SocketAddr,
+    /// gRPC listen address, or `None` when disabled.
+    pub grpc_addr: Option<SocketAddr>,
+    /// Directory of the high-water-mark files.
+    pub state_dir: PathBuf,
+    /// The layout, with its epoch.
+    pub layout: Layout,
+    /// Datacenter id, within the layout's range.
+    pub datacenter: u64,
+    /// Worker id, within the layout's range.
+    pub worker: u64,
+    /// Bearer token, if required.
+    pub auth_token: Option<String>,
+    /// Largest batch.
+    pub max_batch: u64,
+    /// Grace period of shutdown.
+    pub shutdown_grace: Duration,
+    /// Start-up behaviour behind the high-water mark.
+    pub restart_behind: RestartBehind,
+    /// Clock rollback policy.
+    pub rollback: RollbackPolicy,
+    /// Overflow policy.
+    pub overflow: OverflowPolicy,
+    /// Sequence start policy.
+    pub sequence_start: SequenceStart,
+    /// Reservation window of the high-water mark.
+    pub reserve_ahead: Duration,
+}
+
+/// The largest batch a request may ask for: a million ids is 20 MB of JSON.
+const BATCH_LIMIT: u64 = 1_000_000;
+
+fn addr(
+    key: &'static str,
+    value: Option<String>,
+    default: &str,
+) -> Result<SocketAddr, ConfigError> {
+    let text = value.unwrap_or_else(|| default.to_string());
+    text.parse().map_err(|_| {
+        invalid(
+            key,
+            &text,
+            "is not an address like 127.0.0.1:8080 or [::1]:0",
+        )
+    })
+}
+
+/// Parses an epoch as ms since the Unix epoch or as an RFC 3339 instant.
+///
+/// # Errors
+///
+/// Neither form, or an instant before 1970.
+pub fn parse_epoch(text: &str) -> Result<u64, String> {
+    if let Ok(ms) = text.parse::<u64>() {
+        return Ok(ms);
+    }
+    let ts: jiff::Timestamp = text.parse().map_err(|_| {
+        "is neither milliseconds since the Unix epoch nor an RFC 3339 time".to_string()
+    })?;
+    u64::try_from(ts.as_millisecond()).map_err(|_| "is before 1970-01-01T00:00:00Z".to_string())
+}
+
+impl TryFrom<Settings> for Config {
+    type Error = ConfigError;
+
+    fn try_from(s: Settings) -> Result<Config, ConfigError> {
+        let http_addr = addr("http_addr", s.http_addr, "127.0.0.1:8080")?;
+        let grpc_addr = match s.grpc_addr.as_deref() {
+            Some("off") => None,
+            _ => Some(addr("grpc_addr", s.grpc_addr, "127.0.0.1:50051")?),
+        };
+        let name = s.layout.unwrap_or_else(|| "twitter".into());
+        let presets = Layout::PRESETS.map(|l| l.name()).join(", ");
+        let mut layout = Layout::by_name(&name).map_err(|_| {
+            invalid(
+                "layout",
+                &name,
+                format!("is not a layout: expected one of {presets}"),
+            )
+        })?;
+        if layout.is_decode_only() {
+            return Err(invalid(
+                "layout",
+                &name,
+                "uses bit 63 and can decode ids but not generate them; use twitter, sonyflake or baidu",
+            ));
+        }
+        if let Some(epoch) = s.epoch {
+            let ms = parse_epoch(&epoch).map_err(|rule| invalid("epoch", &epoch, rule))?;
+            let now = snowmint::Clock::now_ms(&snowmint::WallClock);
+            if ms > now {
+                return Err(invalid(
+                    "epoch",
+                    &epoch,
+                    format!("is in the future (now is {})", snowmint::UnixMs(now)),
+                ));
+            }
+            layout = layout
+                .with_epoch_ms(ms)
+                .map_err(|e| invalid("epoch", &epoch, e))?;
+        }
+        let datacenter = s.datacenter.unwrap_or(0);
+        if datacenter > layout.max_datacenter() {
+            return Err(invalid(
+                "datacenter",
+                datacenter,
+                format!(
+                    "is out of range 0..={} for layout {}",
+                    layout.max_datacenter(),
+                    layout.name()
+                ),
+            ));
+        }
+        let worker = s.worker.unwrap_or(0);
+        if worker > layout.max_worker() {
+            return Err(invalid(
+                "worker",
+                worker,
+                format!(
+                    "is out of range 0..={} for layout {}",
+                    layout.max_worker(),
+                    layout.name()
+                ),
+            ));
+        }
+        let max_batch = s.max_batch.unwrap_or(100_000);
+        if !(1..=BATCH_LIMIT).contains(&max_batch) {
+            return Err(invalid(
+                "max_batch",
+                max_batch,
+                format!("is out of range 1..={BATCH_LIMIT}"),
+            ));
+        }
+        let restart_behind = match s.restart_behind.as_deref().unwrap_or("wait") {
+            "wait" => RestartBehind::Wait,
+            "fail" => RestartBehind::Fail,
+            other => return Err(invalid("restart_behind", other, "must be wait or fail")),
+        };
+        let wait = Duration::from_millis(s.rollback_wait_ms.unwrap_or(5_000));
+        let rollback = match s.rollback.as_deref().unwrap_or("wait") {
+            "refuse" => RollbackPolicy::Refuse,
+            "wait" => RollbackPolicy::WaitUpTo(wait),
+            "logical" => RollbackPolicy::LogicalClock,
+            "spare" => RollbackPolicy::SpareSequence {
+                then_wait_up_to: wait,
+            },
+            other => {
+                return Err(invalid(
+                    "rollback",
+                    other,
+                    "must be refuse, wait, logical or spare",
+                ));
+            }
+        };
+        let overflow = match s.overflow_lead_ms.unwrap_or(0) {
+            0 => OverflowPolicy::Wait,
+            ms => OverflowPolicy::Borrow {
+                lead: Duration::from_millis(ms),
+            },
+        };
+        let sequence_start = match s.sequence_start.as_deref().unwrap_or("zero") {
+            "zero" => SequenceStart::Zero,
+            // Leaf's cure for all-even ids at low traffic: start below a small bound, so
+            // most of the tick stays free for bursts.
+            "random" => SequenceStart::Random {
+                below: (layout.max_sequence() + 1).min(16),
+            },
+            "continue" => SequenceStart::Continue,
+            other => {
+                return Err(invalid(
+                    "sequence_start",
+                    other,
+                    "must be zero, random or continue",
+                ));
+            }
+        };
+        let reserve_ahead_ms = s.reserve_ahead_ms.unwrap_or(1_000);
+        if reserve_ahead_ms < layout.tick_ms() {
+            return Err(invalid(
+                "reserve_ahead_ms",
+                reserve_ahead_ms,
+                format!("must be at least one tick ({} ms)", layout.tick_ms()),
+            ));
+        }
+        if let Some(token) = &s.auth_token
+            && token.trim().is_empty()
+        {
+            return Err(invalid("auth_token", "", "must not be empty"));
+        }
+        Ok(Config {
+            http_addr,
+            grpc_addr,
+            state_dir: s
+                .state_dir
+                .unwrap_or_else(snowmint_lease::default_state_dir),
+            layout,
+            datacenter,
+            worker,
+            auth_token: s.auth_token,
+            max_batch,
+            shutdown_grace: Duration::from_millis(s.shutdown_grace_ms.unwrap_or(10_000)),
+            restart_behind,
+            rollback,
+            overflow,
+            sequence_start,
+            reserve_ahead: Duration::from_millis(reserve_ahead_ms),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(toml: &str) -> Result<Config, ConfigError> {
+        Config::try_from(Settings::from_toml(toml, "test.toml".as_ref())?)
+    }
+
+    #[test]
+    fn defaults_serve_on_loopback() {
+        let c = config("").unwrap();
+        assert_eq!(c.http_addr, "127.0.0.1:8080".parse().unwrap());
+        assert_eq!(c.grpc_addr, Some("127.0.0.1:50051".parse().unwrap()));
+        assert_eq!((c.datacenter, c.worker, c.layout), (0, 0, Layout::TWITTER));
+        assert_eq!(c.max_batch, 100_000);
+    }
+
+    #[test]
+    fn errors_name_the_key_the_value_and_the_rule() {
+        let cases = [
+            (
+                "worker = 40",
+                "config key `worker`: \"40\" is out of range 0..=31 for layout twitter",
+            ),
+            (
+                "datacenter = 32",
+                "config key `datacenter`: \"32\" is out of range 0..=31 for layout twitter",
+            ),
+            (
+                "http_addr = \"localhost\"",
+                "config key `http_addr`: \"localhost\" is not an address like 127.0.0.1:8080 or [::1]:0",
+            ),
+            (
+                "layout = \"discord\"",
+                "config key `layout`: \"discord\" uses bit 63 and can decode ids but not generate them; use twitter, sonyflake or baidu",
+            ),
+            (
+                "max_batch = 0",
+                "config key `max_batch`: \"0\" is out of range 1..=1000000",
+            ),
+            (
+                "rollback = \"ignore\"",
+                "config key `rollback`: \"ignore\" must be refuse, wait, logical or spare",
+            ),
+            (
+                "epoch = \"yesterday\"",
+                "config key `epoch`: \"yesterday\" is neither milliseconds since the Unix epoch nor an RFC 3339 time",
+            ),
+            (
+                "auth_token = \" \"",
+                "config key `auth_token`: \"\" must not be empty",
+            ),
+        ];
+        for (toml, expected) in cases {
+            assert_eq!(config(toml).unwrap_err().to_string(), expected, "{toml}");
+        }
+        let err = config("epoch = \"2999-01-01T00:00:00Z\"")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("config key `epoch`: \"2999-01-01T00:00:00Z\" is in the future"),
+            "{err}"
+        );
+        assert_eq!(
+            config("layout = \"flickr\"").unwrap_err().to_string(),
+            "config key `layout`: \"flickr\" is not a layout: expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon"
+        );
+        let err = config("worker = \"three\"").unwrap_err().to_string();
+        assert!(
+            err.starts_with("config file test.toml: TOML parse error"),
+            "{err}"
+        );
+    }
+}

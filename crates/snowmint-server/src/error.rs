@@ -1,0 +1,96 @@
+//! The server's one error type, mapped once to an HTTP status and a gRPC code.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+
+/// Why a request was not served. Every variant's message names the problem.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApiError {
+    /// The request is malformed or out of range: the client's to fix.
+    #[error("{0}")]
+    BadRequest(String),
+    /// A bearer token is required and was missing or wrong.
+    #[error("missing or wrong bearer token: send `Authorization: Bearer <token>`")]
+    Unauthorized,
+    /// No such route.
+    #[error("no route for {method} {path}")]
+    NotFound {
+        /// The request's method.
+        method: String,
+        /// The request's path.
+        path: String,
+    },
+    /// The route exists but not for this method.
+    #[error("method {method} is not allowed on {path}; use GET")]
+    MethodNotAllowed {
+        /// The request's method.
+        method: String,
+        /// The request's path.
+        path: String,
+    },
+    /// The request is larger than the server accepts.
+    #[error("{0}")]
+    TooLarge(String),
+    /// The server may not issue ids right now (clock behind, lease lost, shutting down).
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+impl ApiError {
+    /// The HTTP status.
+    #[must_use]
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    /// The gRPC status code.
+    #[must_use]
+    pub fn code(&self) -> tonic::Code {
+        match self {
+            ApiError::BadRequest(_) => tonic::Code::InvalidArgument,
+            ApiError::Unauthorized => tonic::Code::Unauthenticated,
+            ApiError::NotFound { .. } => tonic::Code::NotFound,
+            ApiError::MethodNotAllowed { .. } => tonic::Code::Unimplemented,
+            ApiError::TooLarge(_) => tonic::Code::ResourceExhausted,
+            ApiError::Unavailable(_) => tonic::Code::Unavailable,
+        }
+    }
+}
+
+impl From<snowmint::Error> for ApiError {
+    /// Input errors are the client's (400); anything about the clock, the store or the
+    /// generator's life is the server's state (503), never a 500.
+    fn from(err: snowmint::Error) -> ApiError {
+        use snowmint::Error as E;
+        match err {
+            E::ClockBehind { .. }
+            | E::BehindTooFar { .. }
+            | E::Store { .. }
+            | E::Closed
+            | E::TimeOutOfRange { .. } => ApiError::Unavailable(err.to_string()),
+            _ => ApiError::BadRequest(err.to_string()),
+        }
+    }
+}
+
+impl From<ApiError> for tonic::Status {
+    fn from(err: ApiError) -> tonic::Status {
+        tonic::Status::new(err.code(), err.to_string())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({ "error": self.to_string() });
+        (self.status(), Json(body)).into_response()
+    }
+}

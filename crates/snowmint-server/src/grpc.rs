@@ -1,0 +1,237 @@
+//! The gRPC API, `snowmint.v1.IdService`, over the same [`AppState`] as HTTP.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use snowmint::{Decoded, Id, Layout};
+use subtle::ConstantTimeEq;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tonic::{Request, Response, Status};
+
+use crate::metrics::{RequestLabels, RouteLabels};
+use crate::{ApiError, AppState};
+
+/// Types generated from `proto/snowmint/v1/id.proto`, client and server.
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+pub mod proto {
+    tonic::include_proto!("snowmint.v1");
+}
+
+use proto::id_service_server::{IdService, IdServiceServer};
+use proto::{
+    DecodeRequest, DecodeResponse, Ids, NextBatchRequest, NextRequest, NextResponse, StreamRequest,
+};
+
+/// Ids per stream message when the client leaves `batch_size` at 0: one default tick.
+const DEFAULT_STREAM_BATCH: u64 = 4096;
+/// Stream messages buffered ahead of a slow reader.
+const STREAM_BUFFER: usize = 4;
+
+/// The service, holding the shared state.
+#[derive(Debug, Clone)]
+pub struct Service {
+    state: AppState,
+}
+
+impl Service {
+    /// The service over `state`.
+    #[must_use]
+    pub fn new(state: AppState) -> Service {
+        Service { state }
+    }
+
+    fn record(&self, method: &str, start: Instant, code: tonic::Code) {
+        let metrics = &self.state.metrics;
+        metrics
+            .latency
+            .get_or_create(&RouteLabels {
+                protocol: "grpc",
+                route: method.to_string(),
+            })
+            .observe(start.elapsed().as_secs_f64());
+        metrics
+            .requests
+            .get_or_create(&RequestLabels {
+                protocol: "grpc",
+                route: method.to_string(),
+                status: format!("{code:?}"),
+            })
+            .inc();
+    }
+
+    fn finish<T>(
+        &self,
+        method: &str,
+        start: Instant,
+        result: Result<T, ApiError>,
+    ) -> Result<Response<T>, Status> {
+        let code = result
+            .as_ref()
+            .map_or_else(ApiError::code, |_| tonic::Code::Ok);
+        self.record(method, start, code);
+        result.map(Response::new).map_err(Status::from)
+    }
+
+    fn count(&self, count: u64, what: &str) -> Result<u64, ApiError> {
+        let max = self.state.max_batch;
+        if (1..=max).contains(&count) {
+            Ok(count)
+        } else {
+            Err(ApiError::BadRequest(format!(
+                "{what} {count} is out of range 1..={max}"
+            )))
+        }
+    }
+}
+
+fn raw(ids: Vec<Id>) -> Ids {
+    Ids {
+        ids: ids.into_iter().map(Id::as_u64).collect(),
+    }
+}
+
+#[tonic::async_trait]
+impl IdService for Service {
+    async fn next(&self, _request: Request<NextRequest>) -> Result<Response<NextResponse>, Status> {
+        let start = Instant::now();
+        let result = self.state.source.next_id().map(|id| {
+            self.state.metrics.ids_issued.inc();
+            NextResponse { id: id.as_u64() }
+        });
+        self.finish("Next", start, result)
+    }
+
+    async fn next_batch(
+        &self,
+        request: Request<NextBatchRequest>,
+    ) -> Result<Response<Ids>, Status> {
+        let start = Instant::now();
+        let result = self
+            .count(u64::from(request.get_ref().count), "count")
+            .and_then(|count| {
+                let mut ids = Vec::with_capacity(count as usize);
+                self.state.source.fill(count, &mut ids)?;
+                self.state.metrics.ids_issued.inc_by(count);
+                Ok(raw(ids))
+            });
+        self.finish("NextBatch", start, result)
+    }
+
+    type StreamStream = ReceiverStream<Result<Ids, Status>>;
+
+    async fn stream(
+        &self,
+        request: Request<StreamRequest>,
+    ) -> Result<Response<Self::StreamStream>, Status> {
+        let start = Instant::now();
+        let StreamRequest { batch_size, total } = *request.get_ref();
+        let batch = match batch_size {
+            0 => Ok(DEFAULT_STREAM_BATCH.min(self.state.max_batch)),
+            n => self.count(u64::from(n), "batch_size"),
+        };
+        let batch = match batch {
+            Ok(batch) => batch,
+            Err(e) => return self.finish("Stream", start, Err(e)),
+        };
+        let (tx, rx) = mpsc::channel(STREAM_BUFFER);
+        let source = Arc::clone(&self.state.source);
+        let state = self.state.clone();
+        // The generator may park between ticks, so the producer runs on a blocking thread.
+        tokio::task::spawn_blocking(move || {
+            let mut sent = 0u64;
+            while total == 0 || sent < total {
+                let n = if total == 0 {
+                    batch
+                } else {
+                    batch.min(total - sent)
+                };
+                let mut ids = Vec::with_capacity(n as usize);
+                let message = source
+                    .fill(n, &mut ids)
+                    .map(|()| raw(ids))
+                    .map_err(Status::from);
+                let failed = message.is_err();
+                if tx.blocking_send(message).is_err() {
+                    break; // the client stopped reading
+                }
+                if failed {
+                    break;
+                }
+                state.metrics.ids_issued.inc_by(n);
+                sent += n;
+            }
+        });
+        self.finish("Stream", start, Ok(ReceiverStream::new(rx)))
+    }
+
+    async fn decode(
+        &self,
+        request: Request<DecodeRequest>,
+    ) -> Result<Response<DecodeResponse>, Status> {
+        let start = Instant::now();
+        let DecodeRequest { id, layout } = request.into_inner();
+        let result = (|| {
+            let layout = if layout.is_empty() {
+                *self.state.layout()
+            } else {
+                Layout::by_name(&layout)?
+            };
+            let (id, _) = Id::parse_any(&id)?;
+            let d = Decoded::new(&layout, id)?;
+            Ok(DecodeResponse {
+                id: d.id.as_u64(),
+                unix_ms: d.unix_ms,
+                time: d.time,
+                datacenter: d.datacenter,
+                worker: d.worker,
+                sequence: d.sequence,
+            })
+        })()
+        .map_err(|e: snowmint::Error| ApiError::from(e));
+        self.finish("Decode", start, result)
+    }
+}
+
+/// Requires `authorization: Bearer <token>` on every call when a token is configured,
+/// compared in constant time.
+fn authorize(
+    token: Option<Arc<str>>,
+) -> impl FnMut(Request<()>) -> Result<Request<()>, Status> + Clone {
+    move |request: Request<()>| {
+        let Some(token) = &token else {
+            return Ok(request);
+        };
+        let given = request
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        match given {
+            Some(given) if bool::from(given.as_bytes().ct_eq(token.as_bytes())) => Ok(request),
+            _ => Err(ApiError::Unauthorized.into()),
+        }
+    }
+}
+
+/// Serves the gRPC API on `listener` until `shutdown` resolves, letting calls in flight
+/// finish.
+///
+/// # Errors
+///
+/// The transport failed.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), std::io::Error> {
+    let token = state.auth_token.as_deref().map(Arc::from);
+    let service = IdServiceServer::with_interceptor(Service::new(state), authorize(token));
+    tonic::transport::Server::builder()
+        .add_service(service)
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .await
+        .map_err(std::io::Error::other)
+}

@@ -1,0 +1,95 @@
+//! `GET /v1/decode/{id}` and `GET /v1/layout`: what an id and this server are made of.
+
+use axum::Json;
+use axum::extract::{Path, RawQuery, State};
+use serde::Serialize;
+use snowmint::{Decoded, Id, Layout, UnixMs};
+
+use super::query::Params;
+use crate::{ApiError, AppState};
+
+/// `GET /v1/decode/{id}[?layout=PRESET]`: the id in any encoding, taken apart with the
+/// server's layout or a preset; the keys of `snowmint parse --json`.
+pub async fn decode(
+    State(state): State<AppState>,
+    Path(text): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Decoded>, ApiError> {
+    let params = Params::parse(raw.as_deref(), &["layout"])?;
+    let layout = match params.get("layout") {
+        None => *state.layout(),
+        Some(name) => Layout::by_name(name)?,
+    };
+    let (id, _) = Id::parse_any(&text)?;
+    Ok(Json(Decoded::new(&layout, id)?))
+}
+
+/// The answer of `GET /v1/layout`.
+#[derive(Debug, Serialize)]
+pub struct LayoutInfo {
+    /// The layout's name.
+    pub layout: &'static str,
+    /// Bits of each field.
+    pub bits: Bits,
+    /// Milliseconds per tick.
+    pub tick_ms: u64,
+    /// The epoch, ms since the Unix epoch.
+    pub epoch_ms: u64,
+    /// The epoch, RFC 3339.
+    pub epoch: String,
+    /// This server's datacenter id.
+    pub datacenter: u64,
+    /// This server's worker id.
+    pub worker: u64,
+    /// Ids per second one worker id can issue.
+    pub ids_per_second: u64,
+    /// Distinct (datacenter, worker) pairs.
+    pub worker_ids: u64,
+    /// When the time field runs out, ms since the Unix epoch.
+    pub runs_out_ms: u64,
+    /// When the time field runs out, RFC 3339.
+    pub runs_out: String,
+}
+
+/// Bit widths, as JSON.
+#[derive(Debug, Serialize)]
+pub struct Bits {
+    /// Timestamp bits.
+    pub timestamp: u8,
+    /// Datacenter bits.
+    pub datacenter: u8,
+    /// Worker bits.
+    pub worker: u8,
+    /// Sequence bits.
+    pub sequence: u8,
+}
+
+/// `GET /v1/layout`: the server's layout, identity and capacity.
+pub async fn layout(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<LayoutInfo>, ApiError> {
+    Params::parse(raw.as_deref(), &[])?;
+    let generator = state.source.generator();
+    let layout = generator.layout();
+    let bits = layout.bits();
+    let capacity = layout.capacity();
+    Ok(Json(LayoutInfo {
+        layout: layout.name(),
+        bits: Bits {
+            timestamp: bits.timestamp,
+            datacenter: bits.datacenter,
+            worker: bits.worker,
+            sequence: bits.sequence,
+        },
+        tick_ms: layout.tick_ms(),
+        epoch_ms: layout.epoch_ms(),
+        epoch: UnixMs(layout.epoch_ms()).to_string(),
+        datacenter: generator.datacenter(),
+        worker: generator.worker(),
+        ids_per_second: capacity.ids_per_second,
+        worker_ids: capacity.worker_ids,
+        runs_out_ms: capacity.runs_out_ms,
+        runs_out: UnixMs(capacity.runs_out_ms).to_string(),
+    }))
+}

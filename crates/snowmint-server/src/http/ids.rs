@@ -1,0 +1,104 @@
+//! `GET /v1/id` and `GET /v1/ids`: the ids themselves.
+
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use super::json;
+use super::query::{Format, Params};
+use crate::{ApiError, AppState};
+
+/// Batches up to one default tick are served on the request's own thread; larger ones may
+/// wait for several ticks, so they move to the blocking pool.
+const INLINE_BATCH: u64 = 4096;
+
+/// `GET /v1/id[?format=dec|hex|base32|base62|int]`: `{"id":"..."}`.
+pub async fn one(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    let params = Params::parse(raw.as_deref(), &["format"])?;
+    let format = Format::from_params(&params)?;
+    let id = state.source.next_id()?;
+    state.metrics.ids_issued.inc();
+    let mut body = String::with_capacity(32);
+    body.push_str("{\"id\":");
+    format.push_json(id, &mut body);
+    body.push('}');
+    Ok(json(StatusCode::OK, body))
+}
+
+/// `GET /v1/ids?count=N[&format=...]`: `{"ids":[...]}`, or one id per line with
+/// `Accept: text/plain`.
+pub async fn many(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    let params = Params::parse(raw.as_deref(), &["count", "format"])?;
+    let format = Format::from_params(&params)?;
+    let max = state.max_batch;
+    let count = match params.get("count") {
+        None => {
+            return Err(ApiError::BadRequest(format!(
+                "query parameter \"count\" is required: 1..={max}"
+            )));
+        }
+        Some(text) => text
+            .parse::<u64>()
+            .ok()
+            .filter(|n| (1..=max).contains(n))
+            .ok_or_else(|| {
+                ApiError::BadRequest(format!(
+                    "count {text:?} is out of range: expected a whole number 1..={max}"
+                ))
+            })?,
+    };
+    let plain = wants_plain_text(&headers);
+    let source = std::sync::Arc::clone(&state.source);
+    let ids = if count <= INLINE_BATCH {
+        let mut ids = Vec::with_capacity(count as usize);
+        source.fill(count, &mut ids)?;
+        ids
+    } else {
+        tokio::task::spawn_blocking(move || {
+            let mut ids = Vec::with_capacity(count as usize);
+            source.fill(count, &mut ids).map(|()| ids)
+        })
+        .await
+        .map_err(|e| ApiError::Unavailable(format!("batch was interrupted: {e}")))??
+    };
+    state.metrics.ids_issued.inc_by(count);
+    if plain {
+        let mut body = String::with_capacity(ids.len() * 20);
+        for id in ids {
+            format.push_text(id, &mut body);
+            body.push('\n');
+        }
+        return Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response());
+    }
+    let mut body = String::with_capacity(ids.len() * 22 + 10);
+    body.push_str("{\"ids\":[");
+    for (i, id) in ids.into_iter().enumerate() {
+        if i > 0 {
+            body.push(',');
+        }
+        format.push_json(id, &mut body);
+    }
+    body.push_str("]}");
+    Ok(json(StatusCode::OK, body))
+}
+
+/// Whether the client prefers plain text to JSON (`Accept: text/plain`).
+fn wants_plain_text(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| {
+            accept
+                .split(',')
+                .map(|part| part.split(';').next().unwrap_or("").trim())
+                .find(|m| *m == "text/plain" || *m == "application/json")
+                == Some("text/plain")
+        })
+}

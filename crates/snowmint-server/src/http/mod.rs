@@ -1,0 +1,142 @@
+//! The HTTP/JSON API: routes, and the layers every request passes through (size limits,
+//! bearer token, metrics, JSON errors).
+
+mod decode;
+mod health;
+mod ids;
+mod query;
+
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use subtle::ConstantTimeEq;
+use tower_http::limit::RequestBodyLimitLayer;
+
+use crate::metrics::{RequestLabels, RouteLabels};
+use crate::{ApiError, AppState};
+
+/// The longest request target (path and query) accepted, in bytes.
+pub const MAX_URI_BYTES: usize = 8 * 1024;
+/// The largest request body accepted: no endpoint reads a body, so a small bound.
+pub const MAX_BODY_BYTES: usize = 16 * 1024;
+
+/// Routes that answer without a token: probes must work without secrets.
+const OPEN_ROUTES: [&str; 2] = ["/healthz", "/readyz"];
+
+/// The HTTP API over `state`, ready to serve or to call in tests without a socket.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo(state: snowmint_server::AppState) {
+/// let app = snowmint_server::router(state);
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// axum::serve(listener, app).await.unwrap();
+/// # }
+/// ```
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/v1/id", get(ids::one))
+        .route("/v1/ids", get(ids::many))
+        .route("/v1/decode/{id}", get(decode::decode))
+        .route("/v1/layout", get(decode::layout))
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .route("/metrics", get(health::metrics))
+        .route("/openapi.json", get(health::openapi))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(state.clone(), authorize))
+        .layer(middleware::from_fn_with_state(state.clone(), record))
+        .layer(middleware::from_fn(bound_uri))
+        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+        .with_state(state)
+}
+
+async fn not_found(method: Method, uri: Uri) -> ApiError {
+    ApiError::NotFound {
+        method: method.to_string(),
+        path: uri.path().to_string(),
+    }
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::MethodNotAllowed {
+        method: method.to_string(),
+        path: uri.path().to_string(),
+    }
+}
+
+/// Refuses request targets longer than [`MAX_URI_BYTES`] before any parsing.
+async fn bound_uri(request: Request, next: Next) -> Response {
+    let len = request
+        .uri()
+        .path_and_query()
+        .map_or(0, |pq| pq.as_str().len());
+    if len > MAX_URI_BYTES {
+        return ApiError::TooLarge(format!(
+            "request target is {len} bytes, more than the {MAX_URI_BYTES} this server accepts"
+        ))
+        .into_response();
+    }
+    next.run(request).await
+}
+
+/// Requires the bearer token, when one is configured, on every route but the probes.
+async fn authorize(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if let Some(token) = &state.auth_token
+        && !OPEN_ROUTES.contains(&request.uri().path())
+        && !bearer_matches(request.headers(), token)
+    {
+        return ApiError::Unauthorized.into_response();
+    }
+    next.run(request).await
+}
+
+/// Compares in constant time, so the answer's timing does not leak the token.
+fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|given| bool::from(given.as_bytes().ct_eq(token.as_bytes())))
+}
+
+/// Counts each request by route and status, and times it.
+async fn record(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
+    let start = Instant::now();
+    let response = next.run(request).await;
+    let status = response.status();
+    state
+        .metrics
+        .latency
+        .get_or_create(&RouteLabels {
+            protocol: "http",
+            route: route.clone(),
+        })
+        .observe(start.elapsed().as_secs_f64());
+    state
+        .metrics
+        .requests
+        .get_or_create(&RequestLabels {
+            protocol: "http",
+            route,
+            status: status.as_u16().to_string(),
+        })
+        .inc();
+    response
+}
+
+/// A JSON body with the right content type, built without a serializer on hot paths.
+fn json(status: StatusCode, body: String) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}

@@ -1,0 +1,95 @@
+//! Query strings, parsed strictly: an unknown or repeated parameter is an error that names
+//! it, so a typo never silently falls back to a default.
+
+use snowmint::Encoding;
+
+use crate::ApiError;
+
+/// The parameters of one request, checked against what the route accepts.
+pub struct Params(Vec<(String, String)>);
+
+impl Params {
+    /// Parses `raw`, accepting only the names in `allowed`.
+    pub fn parse(raw: Option<&str>, allowed: &[&str]) -> Result<Params, ApiError> {
+        let pairs: Vec<(String, String)> = form_urlencoded::parse(raw.unwrap_or("").as_bytes())
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        for (i, (name, _)) in pairs.iter().enumerate() {
+            if !allowed.contains(&name.as_str()) {
+                let expected = if allowed.is_empty() {
+                    "this route takes none".to_string()
+                } else {
+                    format!("expected {}", allowed.join(", "))
+                };
+                return Err(ApiError::BadRequest(format!(
+                    "unknown query parameter {name:?}: {expected}"
+                )));
+            }
+            if pairs[..i].iter().any(|(n, _)| n == name) {
+                return Err(ApiError::BadRequest(format!(
+                    "query parameter {name:?} is given more than once"
+                )));
+            }
+        }
+        Ok(Params(pairs))
+    }
+
+    /// The value of `name`, if given.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// How an id is written in a response: an encoding, or a bare JSON number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// A JSON string in this encoding.
+    Text(Encoding),
+    /// A JSON number (exact only up to 2^53 in JavaScript).
+    Int,
+}
+
+impl Format {
+    /// Reads `?format=`, decimal when absent.
+    pub fn from_params(params: &Params) -> Result<Format, ApiError> {
+        match params.get("format") {
+            None => Ok(Format::Text(Encoding::Decimal)),
+            Some("int") => Ok(Format::Int),
+            Some(text) => match text.to_ascii_lowercase().as_str() {
+                "dec" | "decimal" => Ok(Format::Text(Encoding::Decimal)),
+                "hex" => Ok(Format::Text(Encoding::Hex)),
+                "base32" => Ok(Format::Text(Encoding::Base32)),
+                "base62" => Ok(Format::Text(Encoding::Base62)),
+                _ => Err(ApiError::BadRequest(format!(
+                    "unknown format {text:?}: expected dec, hex, base32, base62 or int"
+                ))),
+            },
+        }
+    }
+
+    /// Appends one id to `out`: quoted unless it is an int.
+    pub fn push_json(self, id: snowmint::Id, out: &mut String) {
+        let mut buf = [0u8; 20];
+        match self {
+            Format::Int => out.push_str(id.encode(Encoding::Decimal, &mut buf)),
+            Format::Text(encoding) => {
+                out.push('"');
+                out.push_str(id.encode(encoding, &mut buf));
+                out.push('"');
+            }
+        }
+    }
+
+    /// Appends one id to `out` as plain text.
+    pub fn push_text(self, id: snowmint::Id, out: &mut String) {
+        let mut buf = [0u8; 20];
+        let encoding = match self {
+            Format::Int => Encoding::Decimal,
+            Format::Text(encoding) => encoding,
+        };
+        out.push_str(id.encode(encoding, &mut buf));
+    }
+}

@@ -1,0 +1,23 @@
+//! The snowmint ID service: HTTP/JSON and gRPC over one generator, with metrics, health
+//! probes, restart safety and graceful shutdown.
+//!
+//! [`router`] builds the HTTP API over an [`AppState`] (tests call it without a socket);
+//! [`run`] serves it and the gRPC API on listeners until a shutdown signal; [`serve`] does
+//! everything from a validated [`Config`].
+#![warn(missing_docs)]
+
+mod config;
+mod error;
+pub mod grpc;
+mod http;
+mod metrics;
+pub mod openapi;
+mod server;
+mod state;
+
+pub use config::{Config, ConfigError, RestartBehind, Settings, parse_epoch};
+pub use error::ApiError;
+pub use http::{MAX_BODY_BYTES, MAX_URI_BYTES, router};
+pub use metrics::Metrics;
+pub use server::{ServeError, build_source, run, serve};
+pub use state::{AppState, IdSource};

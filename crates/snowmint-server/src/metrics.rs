@@ -1,0 +1,176 @@
+//! Prometheus metrics, all named `snowmint_*`.
+//!
+//! Request counts and latencies are recorded as requests pass; the generator's own counts,
+//! its identity and the time left in the layout are read at each scrape.
+
+use std::sync::Arc;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use crate::state::IdSource;
+
+/// Labels of a request count.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct RequestLabels {
+    /// `http` or `grpc`.
+    pub protocol: &'static str,
+    /// The route template (`/v1/decode/{id}`) or the gRPC method.
+    pub route: String,
+    /// The HTTP status or the gRPC code.
+    pub status: String,
+}
+
+/// Labels of a latency histogram.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct RouteLabels {
+    /// `http` or `grpc`.
+    pub protocol: &'static str,
+    /// The route template or the gRPC method.
+    pub route: String,
+}
+
+/// The server's metrics.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    /// Ids handed out, over every protocol.
+    pub ids_issued: Counter,
+    /// Requests by protocol, route and status.
+    pub requests: Family<RequestLabels, Counter>,
+    /// Request latency by protocol and route.
+    pub latency: Family<RouteLabels, Histogram>,
+}
+
+fn latency_histogram() -> Histogram {
+    // 10 us to ~2.6 s in 4x steps: covers an in-memory id and a batch of a million.
+    Histogram::new(exponential_buckets(0.000_01, 4.0, 10))
+}
+
+impl Metrics {
+    /// Metrics for a server issuing from `source`.
+    #[must_use]
+    pub fn new(source: Arc<IdSource>) -> Metrics {
+        let mut registry = Registry::with_prefix("snowmint");
+        let ids_issued = Counter::default();
+        registry.register(
+            "ids_issued",
+            "Ids handed out to clients",
+            ids_issued.clone(),
+        );
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "requests",
+            "Requests by protocol, route and status",
+            requests.clone(),
+        );
+        let latency = Family::<RouteLabels, Histogram>::new_with_constructor(
+            latency_histogram as fn() -> Histogram,
+        );
+        registry.register(
+            "request_duration_seconds",
+            "Request latency by protocol and route",
+            latency.clone(),
+        );
+        registry.register_collector(Box::new(GeneratorCollector(source)));
+        Metrics {
+            registry,
+            ids_issued,
+            requests,
+            latency,
+        }
+    }
+
+    /// The OpenMetrics text of every metric.
+    #[must_use]
+    pub fn render(&self) -> String {
+        let mut out = String::with_capacity(8 * 1024);
+        // Writing to a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}
+
+/// Reads the generator's state at each scrape.
+#[derive(Debug)]
+struct GeneratorCollector(Arc<IdSource>);
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct WorkerLabels {
+    layout: &'static str,
+    datacenter: u64,
+    worker: u64,
+}
+
+impl Collector for GeneratorCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let source = &self.0;
+        let generator = source.generator();
+        let stats = generator.stats();
+        let counters = [
+            (
+                "clock_rollbacks",
+                "Times the clock was found behind the newest id issued",
+                stats.clock_rollbacks,
+            ),
+            (
+                "tick_waits",
+                "Times a caller parked until a later tick",
+                stats.tick_waits,
+            ),
+            (
+                "high_water_mark_writes",
+                "High-water marks written to the state file",
+                stats.reservations,
+            ),
+        ];
+        for (name, help, value) in counters {
+            let metric = ConstCounter::new(value);
+            metric.encode(encoder.encode_descriptor(name, help, None, metric.metric_type())?)?;
+        }
+        let layout = generator.layout();
+        let info = ConstGauge::new(1i64);
+        let labels = WorkerLabels {
+            layout: layout.name(),
+            datacenter: generator.datacenter(),
+            worker: generator.worker(),
+        };
+        let mut family = encoder.encode_descriptor(
+            "worker_info",
+            "The layout, datacenter and worker this process issues for",
+            None,
+            info.metric_type(),
+        )?;
+        info.encode(family.encode_family(&labels)?)?;
+        let now_ms = snowmint::Clock::now_ms(generator.clock());
+        let gauges = [
+            ("datacenter", "Datacenter id", generator.datacenter() as f64),
+            ("worker", "Worker id", generator.worker() as f64),
+            (
+                "time_field_remaining_seconds",
+                "Seconds until the layout's time field runs out",
+                layout.capacity().runs_out_ms.saturating_sub(now_ms) as f64 / 1000.0,
+            ),
+            (
+                "clock_lag_seconds",
+                "How far the clock is behind the next id's time (after a restart behind the high-water mark)",
+                generator.clock_lag_ms() as f64 / 1000.0,
+            ),
+            (
+                "ready",
+                "1 while the process may issue ids",
+                f64::from(u8::from(source.readiness().is_ok())),
+            ),
+        ];
+        for (name, help, value) in gauges {
+            let metric = ConstGauge::new(value);
+            metric.encode(encoder.encode_descriptor(name, help, None, metric.metric_type())?)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,204 @@
+//! Start-up and shutdown: from a validated config to listening sockets, and back to a
+//! persisted high-water mark.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use snowmint::{Clock, Generator, SystemClock};
+use snowmint_lease::FileStore;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use crate::{AppState, Config, IdSource, RestartBehind};
+
+/// Why the server could not start or stop cleanly.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// A listener could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: std::net::SocketAddr,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The high-water-mark file could not be opened or read.
+    #[error("state directory {dir}: {message}")]
+    State {
+        /// The directory.
+        dir: std::path::PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// The generator refused the configuration or the stored mark.
+    #[error("{0}")]
+    Generator(#[from] snowmint::Error),
+    /// Started behind the high-water mark with `restart_behind = "fail"`.
+    #[error(
+        "clock is {lag_ms} ms behind the high-water mark in {dir}: ids up to then may have been issued before the restart; fix the clock or use restart_behind = \"wait\""
+    )]
+    Behind {
+        /// How far behind.
+        lag_ms: u64,
+        /// The state directory.
+        dir: std::path::PathBuf,
+    },
+    /// Serving failed.
+    #[error("server failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The clock the server runs on. `SNOWMINT_TEST_CLOCK_OFFSET_MS` shifts it, so tests can
+/// restart a real process with its clock set back; nothing else should set it.
+fn server_clock() -> SystemClock {
+    let offset = std::env::var("SNOWMINT_TEST_CLOCK_OFFSET_MS")
+        .ok()
+        .and_then(|v| v.parse::<i64>().ok())
+        .unwrap_or(0);
+    SystemClock::new().with_offset_ms(offset)
+}
+
+/// Builds the generator for `config`, with its high-water mark in the state directory.
+///
+/// # Errors
+///
+/// The state directory cannot be used, the generator refuses the configuration, or the
+/// clock is behind the stored mark and `restart_behind` is `fail`.
+pub fn build_source(config: &Config) -> Result<Arc<IdSource>, ServeError> {
+    let state_error = |message: String| ServeError::State {
+        dir: config.state_dir.clone(),
+        message,
+    };
+    let store = FileStore::for_generator(
+        &config.state_dir,
+        &config.layout,
+        config.datacenter,
+        config.worker,
+    )
+    .map_err(|e| state_error(e.to_string()))?;
+    let generator: Generator<SystemClock> = Generator::builder(config.layout)
+        .datacenter(config.datacenter)
+        .worker(config.worker)
+        .clock(server_clock())
+        .rollback(config.rollback)
+        .overflow(config.overflow)
+        .sequence_start(config.sequence_start)
+        .reserve_ahead(config.reserve_ahead)
+        .store(Arc::new(store))
+        .build()?;
+    let lag_ms = generator.clock_lag_ms();
+    if lag_ms > config.layout.tick_ms() {
+        if config.restart_behind == RestartBehind::Fail {
+            return Err(ServeError::Behind {
+                lag_ms,
+                dir: config.state_dir.clone(),
+            });
+        }
+        tracing::warn!(
+            lag_ms,
+            "clock is behind the high-water mark of an earlier run; not ready until it passes"
+        );
+    }
+    Ok(Arc::new(IdSource::new(generator)))
+}
+
+/// Serves `config` until `shutdown` resolves, then drains and persists the mark.
+///
+/// # Errors
+///
+/// See [`build_source`] and [`run`]; binding a listener can fail too.
+pub async fn serve(
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let source = build_source(&config)?;
+    let http = TcpListener::bind(config.http_addr)
+        .await
+        .map_err(|source| ServeError::Bind {
+            addr: config.http_addr,
+            source,
+        })?;
+    let grpc = match config.grpc_addr {
+        Some(addr) => Some(
+            TcpListener::bind(addr)
+                .await
+                .map_err(|source| ServeError::Bind { addr, source })?,
+        ),
+        None => None,
+    };
+    let state = AppState::new(source, config.max_batch, config.auth_token.clone());
+    run(http, grpc, state, config.shutdown_grace, shutdown).await
+}
+
+/// Serves the HTTP API on `http` and, if given, the gRPC API on `grpc`, until `shutdown`
+/// resolves. Then it stops accepting, turns `/readyz` to 503, lets requests in flight
+/// finish for up to `grace`, and shuts the generator down so its mark is persisted.
+///
+/// # Errors
+///
+/// A listener fails, or the mark cannot be persisted (the higher mark is kept; safe).
+pub async fn run(
+    http: TcpListener,
+    grpc: Option<TcpListener>,
+    state: AppState,
+    grace: Duration,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let http_addr = http.local_addr()?;
+    let grpc_addr = grpc.as_ref().map(TcpListener::local_addr).transpose()?;
+    tracing::info!(
+        http = %http_addr,
+        grpc = %grpc_addr.map_or_else(|| "off".to_string(), |a| a.to_string()),
+        datacenter = state.source.generator().datacenter(),
+        worker = state.source.generator().worker(),
+        layout = state.layout().name(),
+        "listening"
+    );
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let signal = |mut rx: watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|stop| *stop).await;
+    };
+    let source = Arc::clone(&state.source);
+    let http_task = tokio::spawn({
+        let app = crate::router(state.clone());
+        let stopped = signal(stop_rx.clone());
+        async move { axum::serve(http, app).with_graceful_shutdown(stopped).await }
+    });
+    let grpc_task = grpc.map(|listener| {
+        let stopped = signal(stop_rx.clone());
+        tokio::spawn(crate::grpc::serve(listener, state.clone(), stopped))
+    });
+    shutdown.await;
+    tracing::info!(grace_ms = grace.as_millis() as u64, "shutting down");
+    source.drain();
+    let _ = stop_tx.send(true);
+    let drained = tokio::time::timeout(grace, async {
+        let http = http_task.await;
+        let grpc = match grpc_task {
+            Some(task) => Some(task.await),
+            None => None,
+        };
+        (http, grpc)
+    })
+    .await;
+    match drained {
+        Ok((http, grpc)) => {
+            if let Ok(Err(e)) = http {
+                tracing::warn!(error = %e, "http server ended with an error");
+            }
+            if let Some(Ok(Err(e))) = grpc {
+                tracing::warn!(error = %e, "grpc server ended with an error");
+            }
+        }
+        Err(_) => {
+            tracing::warn!("requests still in flight after the grace period; stopping anyway")
+        }
+    }
+    // After the last id: lower the mark to what was issued, so a restart need not wait.
+    source.generator().shutdown()?;
+    let now = source.generator().clock().now_ms();
+    tracing::info!(at = %snowmint::UnixMs(now), "stopped; high-water mark persisted");
+    Ok(())
+}

@@ -1,0 +1,326 @@
+//! The HTTP API, called through the router without a socket: every endpoint, and bad input
+//! for each.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use http_body_util::BodyExt;
+use serde_json::Value;
+use snowmint::{Id, Layout};
+use snowmint_server::{AppState, Config, Settings, build_source, router};
+use tower::ServiceExt;
+
+struct Server {
+    state: AppState,
+    _dir: tempfile::TempDir,
+}
+
+fn server(extra: &str) -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = format!(
+        "state_dir = {:?}\ndatacenter = 2\nworker = 5\n{extra}",
+        dir.path()
+    );
+    let config =
+        Config::try_from(Settings::from_toml(&toml, "test.toml".as_ref()).unwrap()).unwrap();
+    let source = build_source(&config).unwrap();
+    Server {
+        state: AppState::new(source, config.max_batch, config.auth_token.clone()),
+        _dir: dir,
+    }
+}
+
+struct Answer {
+    status: StatusCode,
+    content_type: String,
+    body: String,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+
+    fn error(&self) -> String {
+        assert!(
+            self.content_type.starts_with("application/json"),
+            "{}",
+            self.content_type
+        );
+        self.json()["error"]
+            .as_str()
+            .expect("error message")
+            .to_string()
+    }
+}
+
+async fn call(server: &Server, method: &str, uri: &str, headers: &[(&str, &str)]) -> Answer {
+    let mut request = Request::builder().method(method).uri(uri);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = router(server.state.clone())
+        .oneshot(request.body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let status = response.status();
+    let content_type = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    Answer {
+        status,
+        content_type,
+        body: String::from_utf8(bytes.to_vec()).unwrap(),
+    }
+}
+
+async fn get(server: &Server, uri: &str) -> Answer {
+    call(server, "GET", uri, &[]).await
+}
+
+fn now_ms() -> u64 {
+    snowmint::Clock::now_ms(&snowmint::WallClock)
+}
+
+#[tokio::test]
+async fn one_id_in_every_format() {
+    let s = server("");
+    let a = get(&s, "/v1/id").await;
+    assert_eq!(a.status, StatusCode::OK);
+    let id: Id = a.json()["id"].as_str().unwrap().parse().unwrap();
+    let parts = Layout::TWITTER.decode(id).unwrap();
+    assert_eq!((parts.datacenter, parts.worker), (2, 5));
+    assert!(parts.unix_ms.abs_diff(now_ms()) < 5_000);
+
+    let int = get(&s, "/v1/id?format=int").await.json()["id"]
+        .as_u64()
+        .unwrap();
+    assert!(int > id.as_u64());
+    for (format, encoding) in [
+        ("hex", snowmint::Encoding::Hex),
+        ("base32", snowmint::Encoding::Base32),
+        ("base62", snowmint::Encoding::Base62),
+        ("dec", snowmint::Encoding::Decimal),
+    ] {
+        let text = get(&s, &format!("/v1/id?format={format}")).await.json()["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let value = Id::parse_as(&text, encoding).unwrap();
+        assert!(value.as_u64() > int, "{format}");
+    }
+    let a = get(&s, "/v1/id?format=octal").await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        a.error(),
+        "unknown format \"octal\": expected dec, hex, base32, base62 or int"
+    );
+    let a = get(&s, "/v1/id?fromat=hex").await;
+    assert_eq!(
+        a.error(),
+        "unknown query parameter \"fromat\": expected format"
+    );
+}
+
+#[tokio::test]
+async fn many_ids_as_json_and_as_text() {
+    let s = server("max_batch = 20000");
+    let a = get(&s, "/v1/ids?count=10000").await;
+    assert_eq!(a.status, StatusCode::OK);
+    let ids: Vec<u64> = a.json()["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 10_000);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+
+    let a = call(
+        &s,
+        "GET",
+        "/v1/ids?count=3&format=hex",
+        &[("accept", "text/plain")],
+    )
+    .await;
+    assert!(a.content_type.starts_with("text/plain"));
+    let lines: Vec<&str> = a.body.lines().collect();
+    assert_eq!(lines.len(), 3);
+    assert!(lines.iter().all(|l| l.len() == 16));
+
+    for (query, message) in [
+        (
+            "count=0",
+            "count \"0\" is out of range: expected a whole number 1..=20000",
+        ),
+        (
+            "count=20001",
+            "count \"20001\" is out of range: expected a whole number 1..=20000",
+        ),
+        (
+            "count=abc",
+            "count \"abc\" is out of range: expected a whole number 1..=20000",
+        ),
+        (
+            "count=-1",
+            "count \"-1\" is out of range: expected a whole number 1..=20000",
+        ),
+        ("", "query parameter \"count\" is required: 1..=20000"),
+        (
+            "count=1&count=2",
+            "query parameter \"count\" is given more than once",
+        ),
+    ] {
+        let a = get(&s, &format!("/v1/ids?{query}")).await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{query}");
+        assert_eq!(a.error(), message, "{query}");
+    }
+}
+
+#[tokio::test]
+async fn decode_any_encoding_with_any_preset() {
+    let s = server("");
+    let a = get(&s, "/v1/decode/175928847299117063?layout=discord").await;
+    assert_eq!(a.status, StatusCode::OK);
+    assert_eq!(
+        a.body,
+        r#"{"id":"175928847299117063","unix_ms":1462015105796,"time":"2016-04-30T11:18:25.796Z","datacenter":0,"worker":1,"sequence":7}"#
+    );
+    // The same id in base32 and hex decodes the same.
+    let b32 = Id::from_u64(175_928_847_299_117_063).base32().to_string();
+    let a = get(&s, &format!("/v1/decode/{b32}?layout=discord")).await;
+    assert_eq!(a.json()["worker"], 1);
+    let a = get(&s, "/v1/decode/0x0271065ac1021007?layout=discord").await;
+    assert_eq!(a.json()["sequence"], 7, "{}", a.body);
+
+    for (path, status, message) in [
+        (
+            "/v1/decode/hello",
+            400,
+            "invalid character 'h' at position 0 in decimal id",
+        ),
+        (
+            "/v1/decode/99999999999999999999",
+            400,
+            "decimal id does not fit in 64 bits",
+        ),
+        (
+            "/v1/decode/18446744073709551615",
+            400,
+            "id 18446744073709551615 is out of range for this layout: its largest id is 9223372036854775807",
+        ),
+        (
+            "/v1/decode/1?layout=flickr",
+            400,
+            "unknown layout \"flickr\": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon",
+        ),
+        ("/v1/decode/", 404, "no route for GET /v1/decode/"),
+    ] {
+        let a = get(&s, path).await;
+        assert_eq!(a.status.as_u16(), status, "{path}");
+        assert_eq!(a.error(), message, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn layout_health_and_readiness() {
+    let s = server("");
+    let a = get(&s, "/v1/layout").await;
+    let v = a.json();
+    assert_eq!(v["layout"], "twitter");
+    assert_eq!(
+        (v["datacenter"].as_u64(), v["worker"].as_u64()),
+        (Some(2), Some(5))
+    );
+    assert_eq!(v["ids_per_second"], 4_096_000);
+    assert_eq!(v["worker_ids"], 1024);
+    assert_eq!(v["runs_out"], "2080-07-10T17:30:30.209Z");
+    assert_eq!(v["bits"]["sequence"], 12);
+    assert_eq!(get(&s, "/healthz").await.status, StatusCode::OK);
+    assert_eq!(get(&s, "/readyz").await.json()["status"], "ready");
+    s.state.source.drain();
+    let a = get(&s, "/readyz").await;
+    assert_eq!(a.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(a.error(), "shutting down");
+    let a = get(&s, "/v1/id").await;
+    assert_eq!(a.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(a.error(), "shutting down");
+}
+
+#[tokio::test]
+async fn metrics_count_ids_requests_and_the_generator() {
+    let s = server("");
+    get(&s, "/v1/ids?count=7").await;
+    get(&s, "/v1/id").await;
+    get(&s, "/v1/decode/x").await;
+    let a = get(&s, "/metrics").await;
+    assert_eq!(a.status, StatusCode::OK);
+    for needle in [
+        "snowmint_ids_issued_total 8",
+        "snowmint_requests_total{protocol=\"http\",route=\"/v1/decode/{id}\",status=\"400\"} 1",
+        "snowmint_request_duration_seconds_bucket{",
+        "snowmint_clock_rollbacks_total 0",
+        "snowmint_tick_waits_total",
+        "snowmint_high_water_mark_writes_total 1",
+        "snowmint_worker_info{layout=\"twitter\",datacenter=\"2\",worker=\"5\"} 1",
+        "snowmint_time_field_remaining_seconds",
+        "snowmint_ready 1",
+    ] {
+        assert!(a.body.contains(needle), "missing {needle} in\n{}", a.body);
+    }
+}
+
+#[tokio::test]
+async fn bearer_token_guards_everything_but_the_probes() {
+    let s = server("auth_token = \"s3cret\"");
+    for path in [
+        "/v1/id",
+        "/v1/ids?count=1",
+        "/v1/decode/1",
+        "/v1/layout",
+        "/metrics",
+        "/openapi.json",
+    ] {
+        let a = get(&s, path).await;
+        assert_eq!(a.status, StatusCode::UNAUTHORIZED, "{path}");
+        assert_eq!(
+            a.error(),
+            "missing or wrong bearer token: send `Authorization: Bearer <token>`"
+        );
+        let a = call(&s, "GET", path, &[("authorization", "Bearer wrong")]).await;
+        assert_eq!(a.status, StatusCode::UNAUTHORIZED, "{path}");
+        let a = call(&s, "GET", path, &[("authorization", "Bearer s3cret")]).await;
+        assert_eq!(a.status, StatusCode::OK, "{path}");
+    }
+    assert_eq!(get(&s, "/healthz").await.status, StatusCode::OK);
+    assert_eq!(get(&s, "/readyz").await.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn unknown_routes_methods_and_oversized_requests_get_json_errors() {
+    let s = server("");
+    let a = get(&s, "/v2/id").await;
+    assert_eq!(
+        (a.status, a.error()),
+        (StatusCode::NOT_FOUND, "no route for GET /v2/id".into())
+    );
+    let a = call(&s, "POST", "/v1/id", &[]).await;
+    assert_eq!(
+        (a.status, a.error()),
+        (
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method POST is not allowed on /v1/id; use GET".into()
+        )
+    );
+    let long = format!("/v1/decode/{}", "9".repeat(10_000));
+    let a = get(&s, &long).await;
+    assert_eq!(a.status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(
+        a.error(),
+        "request target is 10011 bytes, more than the 8192 this server accepts"
+    );
+    // The server keeps serving after all of it.
+    assert_eq!(get(&s, "/v1/id").await.status, StatusCode::OK);
+}
