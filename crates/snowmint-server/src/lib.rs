@@ -11,13 +11,12 @@ mod error;
 pub mod grpc;
 mod http;
 mod metrics;
-pub mod openapi;
 mod server;
 mod state;
 
 pub use config::{Config, ConfigError, RestartBehind, Settings, parse_epoch};
 pub use error::ApiError;
-pub use http::{MAX_BODY_BYTES, MAX_URI_BYTES, router};
+pub use http::{MAX_BODY_BYTES, MAX_URI_BYTES, openapi_document, router};
 pub use metrics::Metrics;
 pub use server::{ServeError, build_source, run, serve};
 pub use state::{AppState, IdSource};

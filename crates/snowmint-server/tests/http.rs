@@ -324,3 +324,37 @@ async fn unknown_routes_methods_and_oversized_requests_get_json_errors() {
     // The server keeps serving after all of it.
     assert_eq!(get(&s, "/v1/id").await.status, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn openapi_describes_exactly_the_routes_that_answer() {
+    let s = server("");
+    let a = get(&s, "/openapi.json").await;
+    assert_eq!(a.status, StatusCode::OK);
+    let doc = a.json();
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+    let paths: Vec<String> = doc["paths"].as_object().unwrap().keys().cloned().collect();
+    let expected = [
+        "/healthz",
+        "/metrics",
+        "/openapi.json",
+        "/readyz",
+        "/v1/decode/{id}",
+        "/v1/id",
+        "/v1/ids",
+        "/v1/layout",
+    ];
+    assert_eq!(paths, expected);
+    for path in paths {
+        let uri = path.replace("{id}", "1") + if path == "/v1/ids" { "?count=1" } else { "" };
+        let a = get(&s, &uri).await;
+        assert_eq!(a.status, StatusCode::OK, "{uri}: {}", a.body);
+        assert!(
+            doc["paths"][&path]["get"]["responses"]["200"].is_object(),
+            "{path}"
+        );
+    }
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
+}

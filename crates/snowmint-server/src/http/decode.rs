@@ -10,6 +10,22 @@ use crate::{ApiError, AppState};
 
 /// `GET /v1/decode/{id}[?layout=PRESET]`: the id in any encoding, taken apart with the
 /// server's layout or a preset; the keys of `snowmint parse --json`.
+#[utoipa::path(
+    get,
+    path = "/v1/decode/{id}",
+    tag = "ids",
+    summary = "Take an id apart",
+    params(
+        ("id" = String, Path, description = "The id: decimal, hex (0x...), Crockford base32 (13 chars) or base62 (11 chars)"),
+        ("layout" = Option<String>, Query, description = "twitter, discord, instagram, sonyflake, baidu, tsid or mastodon; default: the server's"),
+    ),
+    responses(
+        (status = 200, description = "The id's parts", body = super::schema::DecodedBody),
+        (status = 400, description = "Malformed or out-of-range id, or unknown layout", body = super::schema::ErrorBody),
+        (status = 401, description = "Missing or wrong bearer token", body = super::schema::ErrorBody),
+    ),
+    security((), ("bearer" = []))
+)]
 pub async fn decode(
     State(state): State<AppState>,
     Path(text): Path<String>,
@@ -25,7 +41,7 @@ pub async fn decode(
 }
 
 /// The answer of `GET /v1/layout`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct LayoutInfo {
     /// The layout's name.
     pub layout: &'static str,
@@ -52,7 +68,7 @@ pub struct LayoutInfo {
 }
 
 /// Bit widths, as JSON.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Bits {
     /// Timestamp bits.
     pub timestamp: u8,
@@ -65,6 +81,17 @@ pub struct Bits {
 }
 
 /// `GET /v1/layout`: the server's layout, identity and capacity.
+#[utoipa::path(
+    get,
+    path = "/v1/layout",
+    tag = "server",
+    summary = "This server's layout, datacenter, worker and capacity",
+    responses(
+        (status = 200, description = "The layout", body = LayoutInfo),
+        (status = 401, description = "Missing or wrong bearer token", body = super::schema::ErrorBody),
+    ),
+    security((), ("bearer" = []))
+)]
 pub async fn layout(
     State(state): State<AppState>,
     RawQuery(raw): RawQuery,

@@ -13,6 +13,20 @@ use crate::{ApiError, AppState};
 const INLINE_BATCH: u64 = 4096;
 
 /// `GET /v1/id[?format=dec|hex|base32|base62|int]`: `{"id":"..."}`.
+#[utoipa::path(
+    get,
+    path = "/v1/id",
+    tag = "ids",
+    summary = "One id",
+    params(("format" = Option<String>, Query, description = "dec (default), hex, base32, base62, or int for a JSON number")),
+    responses(
+        (status = 200, description = "The id; a string unless format=int", body = super::schema::IdBody),
+        (status = 400, description = "Unknown format or parameter", body = super::schema::ErrorBody),
+        (status = 401, description = "Missing or wrong bearer token", body = super::schema::ErrorBody),
+        (status = 503, description = "Not ready: clock behind the high-water mark, or shutting down", body = super::schema::ErrorBody),
+    ),
+    security((), ("bearer" = []))
+)]
 pub async fn one(
     State(state): State<AppState>,
     RawQuery(raw): RawQuery,
@@ -30,6 +44,26 @@ pub async fn one(
 
 /// `GET /v1/ids?count=N[&format=...]`: `{"ids":[...]}`, or one id per line with
 /// `Accept: text/plain`.
+#[utoipa::path(
+    get,
+    path = "/v1/ids",
+    tag = "ids",
+    summary = "Many unique, increasing ids",
+    params(
+        ("count" = u64, Query, description = "How many: 1 to the server's max_batch (default 100000)"),
+        ("format" = Option<String>, Query, description = "dec (default), hex, base32, base62 or int"),
+    ),
+    responses(
+        (status = 200, description = "The ids, increasing", content(
+            (super::schema::IdsBody = "application/json"),
+            (String = "text/plain", example = "7389021983019802624\n7389021983019802625\n"),
+        )),
+        (status = 400, description = "count missing or out of range, or an unknown parameter", body = super::schema::ErrorBody),
+        (status = 401, description = "Missing or wrong bearer token", body = super::schema::ErrorBody),
+        (status = 503, description = "Not ready", body = super::schema::ErrorBody),
+    ),
+    security((), ("bearer" = []))
+)]
 pub async fn many(
     State(state): State<AppState>,
     headers: HeaderMap,

@@ -5,6 +5,9 @@ mod decode;
 mod health;
 mod ids;
 mod query;
+mod schema;
+
+pub use schema::document as openapi_document;
 
 use std::time::Instant;
 

@@ -1,0 +1,107 @@
+//! The OpenAPI 3 description, generated from the handlers' annotations, and the shapes of
+//! the bodies it names.
+
+use serde::Serialize;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi, ToSchema};
+
+/// `{"id": "..."}`.
+#[derive(Serialize, ToSchema)]
+pub struct IdBody {
+    /// The id: a string in the chosen encoding, or a number with `format=int`.
+    #[schema(example = "7389021983019802624")]
+    pub id: String,
+}
+
+/// `{"ids": [...]}`.
+#[derive(Serialize, ToSchema)]
+pub struct IdsBody {
+    /// Strictly increasing ids, as strings in the chosen encoding (numbers with `format=int`).
+    pub ids: Vec<String>,
+}
+
+/// An id taken apart: the keys of `snowmint parse --json`.
+#[derive(Serialize, ToSchema)]
+pub struct DecodedBody {
+    /// The id, decimal.
+    #[schema(example = "175928847299117063")]
+    pub id: String,
+    /// Its time, ms since the Unix epoch.
+    #[schema(example = 1_462_015_105_796_u64)]
+    pub unix_ms: u64,
+    /// Its time, RFC 3339 UTC with milliseconds.
+    #[schema(example = "2016-04-30T11:18:25.796Z")]
+    pub time: String,
+    /// Datacenter field (Discord: process).
+    pub datacenter: u64,
+    /// Worker field (Discord: worker; Instagram: shard; Sonyflake: machine; TSID: node).
+    pub worker: u64,
+    /// Sequence field (Discord: increment; TSID: counter).
+    pub sequence: u64,
+}
+
+/// Every error: `{"error": "..."}`, naming the problem.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong.
+    #[schema(example = "count \"0\" is out of range: expected a whole number 1..=100000")]
+    pub error: String,
+}
+
+/// `{"status": "ok"}` or `{"status": "ready"}`.
+#[derive(Serialize, ToSchema)]
+pub struct StatusBody {
+    /// `ok` or `ready`.
+    pub status: String,
+}
+
+/// `{"status": "not ready", "error": "..."}`.
+#[derive(Serialize, ToSchema)]
+pub struct NotReadyBody {
+    /// `not ready`.
+    pub status: String,
+    /// Why.
+    pub error: String,
+}
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        if let Some(components) = openapi.components.as_mut() {
+            components.add_security_scheme(
+                "bearer",
+                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+            );
+        }
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "snowmint",
+        description = "Mints 64-bit, time-sorted, unique ids. Ids are JSON strings: JavaScript numbers lose precision above 2^53. When the server has a token, every route but /healthz and /readyz needs `Authorization: Bearer <token>`."
+    ),
+    paths(
+        super::ids::one,
+        super::ids::many,
+        super::decode::decode,
+        super::decode::layout,
+        super::health::healthz,
+        super::health::readyz,
+        super::health::metrics,
+        super::health::openapi,
+    ),
+    components(schemas(IdBody, IdsBody, DecodedBody, ErrorBody, StatusBody, NotReadyBody)),
+    modifiers(&BearerAuth)
+)]
+struct ApiDoc;
+
+/// The OpenAPI document as JSON text.
+#[must_use]
+pub fn document() -> String {
+    ApiDoc::openapi()
+        .to_pretty_json()
+        .unwrap_or_else(|e| format!("{{\"error\":\"openapi: {e}\"}}"))
+}
