@@ -1,1 +1,43 @@
-fn main() {}
+//! `snowmint`: mint, take apart and describe 64-bit Snowflake-style ids.
+//!
+//! Thin by design: each subcommand parses its flags, builds a validated config with
+//! `TryFrom`, and calls the libraries. Bad input exits with status 2, other failures 1.
+
+mod failure;
+mod generate;
+mod layout;
+mod layout_args;
+mod parse;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Mint, take apart and describe 64-bit, time-sorted ids in the style of Twitter's Snowflake.
+#[derive(Debug, Parser)]
+#[command(name = "snowmint", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    #[command(name = "gen")]
+    Gen(generate::GenArgs),
+    Parse(parse::ParseArgs),
+    Layout(layout::LayoutCmdArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Gen(args) => generate::run(args),
+        Command::Parse(args) => parse::run(args),
+        Command::Layout(args) => layout::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => failure.report(),
+    }
+}

@@ -1,0 +1,51 @@
+//! How the command fails: one line on stderr, and an exit status that says whose fault it
+//! was (2 for bad input, like clap's usage errors; 1 for everything else).
+
+use std::io::Write;
+use std::process::ExitCode;
+
+/// An error and the exit status it ends the process with.
+#[derive(Debug)]
+pub struct Failure {
+    status: u8,
+    error: anyhow::Error,
+}
+
+/// Exit status for input the user must fix (clap uses the same for usage errors).
+const BAD_INPUT: u8 = 2;
+/// Exit status for a failure while doing the work: I/O, the state file, the clock.
+const FAILED: u8 = 1;
+
+impl Failure {
+    /// Writes `error: <message>` (the whole chain of context on one line) to stderr and
+    /// returns the exit status.
+    pub fn report(self) -> ExitCode {
+        // Nothing better to do if stderr itself is gone.
+        let _ = writeln!(std::io::stderr(), "error: {:#}", self.error);
+        ExitCode::from(self.status)
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(error: anyhow::Error) -> Failure {
+        Failure {
+            status: FAILED,
+            error,
+        }
+    }
+}
+
+/// Marks an error as the user's to fix.
+pub trait BadInput<T> {
+    /// The error, as bad input.
+    fn bad_input(self) -> Result<T, Failure>;
+}
+
+impl<T> BadInput<T> for anyhow::Result<T> {
+    fn bad_input(self) -> Result<T, Failure> {
+        self.map_err(|error| Failure {
+            status: BAD_INPUT,
+            error,
+        })
+    }
+}

@@ -1,0 +1,138 @@
+//! Bad input: one line on stderr naming the problem, exit status 2, nothing on stdout, and
+//! nothing written to the state directory.
+
+mod common;
+
+use common::Snowmint;
+
+fn rejects(args: &[&str], expected: &str) {
+    let sm = Snowmint::new();
+    let out = sm.run(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "snowmint {args:?}: {stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "snowmint {args:?} printed {:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(
+        stderr.contains(expected),
+        "snowmint {args:?}: expected {expected:?} in {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let left: Vec<_> = std::fs::read_dir(sm.state_dir()).unwrap().collect();
+    assert!(left.is_empty(), "snowmint {args:?} wrote {left:?}");
+}
+
+#[test]
+fn unknown_preset() {
+    let expected = r#"unknown layout "flickr": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon"#;
+    rejects(&["gen", "--layout", "flickr"], expected);
+    rejects(&["parse", "1", "--layout", "flickr"], expected);
+    rejects(&["layout", "--layout", "flickr"], expected);
+}
+
+#[test]
+fn malformed_ids() {
+    rejects(
+        &["parse", "12x"],
+        r#"cannot parse "12x": invalid character 'x' at position 2 in decimal id"#,
+    );
+    rejects(
+        &["parse", ""],
+        r#"cannot parse "": empty input: expected an id"#,
+    );
+    rejects(
+        &["parse", "99999999999999999999"],
+        "decimal id does not fit in 64 bits",
+    );
+    rejects(
+        &["parse", "0xfffffffffffffffff"],
+        "hex id has 17 characters, more than the 16 a 64-bit id takes",
+    );
+    // One bad id among good ones: nothing is printed for the good ones either.
+    rejects(
+        &["parse", "1", "2", "zz!"],
+        r#"cannot parse "zz!": invalid character 'z' at position 0 in decimal id"#,
+    );
+}
+
+#[test]
+fn ids_out_of_the_layouts_range() {
+    rejects(
+        &["parse", "9223372036854775808"],
+        "cannot decode 9223372036854775808 with layout twitter: id 9223372036854775808 is out of range for this layout: its largest id is 9223372036854775807",
+    );
+    rejects(
+        &["parse", "ffffffffffffffff", "--layout", "sonyflake"],
+        "is out of range for this layout",
+    );
+}
+
+#[test]
+fn worker_or_datacenter_out_of_range() {
+    rejects(
+        &["gen", "--worker", "40"],
+        "worker id 40 is out of range 0..=31",
+    );
+    rejects(
+        &["gen", "--datacenter", "32"],
+        "datacenter id 32 is out of range 0..=31",
+    );
+    rejects(
+        &["gen", "--layout", "sonyflake", "--worker", "65536"],
+        "worker id 65536 is out of range 0..=65535",
+    );
+}
+
+#[test]
+fn epoch_in_the_future() {
+    rejects(
+        &["gen", "--epoch", "2999-01-01T00:00:00Z"],
+        "epoch 2999-01-01T00:00:00.000Z is in the future",
+    );
+    rejects(
+        &["parse", "1", "--epoch", "99999999999999"],
+        "epoch 5138-11-16T09:46:39.999Z is in the future",
+    );
+    rejects(
+        &["layout", "--epoch", "2999-01-01T00:00:00Z"],
+        "is in the future",
+    );
+}
+
+#[test]
+fn epoch_that_is_no_time() {
+    rejects(
+        &["gen", "--epoch", "soon"],
+        r#"epoch "soon" is neither milliseconds since the Unix epoch nor an RFC 3339 time"#,
+    );
+}
+
+#[test]
+fn decode_only_layout_for_gen() {
+    rejects(
+        &["gen", "--layout", "discord"],
+        "layout discord uses bit 63 and can decode ids but not generate them",
+    );
+    rejects(
+        &["gen", "--layout", "tsid", "-n", "5"],
+        "layout tsid uses bit 63",
+    );
+}
+
+#[test]
+fn usage_errors_from_clap_exit_2_too() {
+    for args in [
+        &["gen", "--format", "octal"][..],
+        &["gen", "-n", "-1"],
+        &["parse"],
+        &["frobnicate"],
+    ] {
+        let out = Snowmint::new().run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}

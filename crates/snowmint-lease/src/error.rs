@@ -1,0 +1,110 @@
+//! The one error type of this crate.
+
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Why a high-water-mark file or its directory could not be used. Every message names the
+/// path and the problem.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint_lease::FileStore;
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("w0.mark");
+/// std::fs::write(&path, "soon")?;
+/// let err = FileStore::open(&path)?.mark().unwrap_err();
+/// assert!(err.to_string().ends_with(r#"w0.mark is corrupt: found "soon", expected milliseconds since the Unix epoch"#));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file could not be opened or created.
+    #[error("cannot open {}: {source}", .path.display())]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// The lock could not be taken for a reason other than another holder.
+    #[error("cannot lock {}: {source}", .path.display())]
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// Another process (or another store in this one) held the lock for longer than the
+    /// store waits: it is issuing ids for this worker id.
+    #[error(
+        "{} is locked by another snowmint generator with this layout, datacenter and worker; gave up after {} ms",
+        .path.display(),
+        .waited.as_millis()
+    )]
+    Busy {
+        /// The lock file.
+        path: PathBuf,
+        /// How long the store waited.
+        waited: Duration,
+    },
+    /// The mark file could not be read.
+    #[error("cannot read {}: {source}", .path.display())]
+    Read {
+        /// The mark file.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// A new mark could not be written durably.
+    #[error("cannot write {}: {source}", .path.display())]
+    Write {
+        /// The file being written: the temporary file, the mark or its directory.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// The mark file holds something other than a millisecond count. It is never read as
+    /// zero: ids up to an unknown instant may have been issued.
+    #[error(
+        "mark file {} is corrupt: found {found}, expected milliseconds since the Unix epoch",
+        .path.display()
+    )]
+    Corrupt {
+        /// The mark file.
+        path: PathBuf,
+        /// What it holds, quoted and cut short, or "an empty file".
+        found: String,
+    },
+    /// The state directory could not be created.
+    #[error("cannot create state directory {}: {source}", .path.display())]
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// A state directory in the shared temporary directory belongs to another user, who
+    /// could then tamper with the marks.
+    #[error(
+        "state directory {} belongs to uid {owner}, not to uid {uid}; set SNOWMINT_STATE_DIR",
+        .path.display()
+    )]
+    NotOwned {
+        /// The directory.
+        path: PathBuf,
+        /// Its owner.
+        owner: u32,
+        /// The user running this process.
+        uid: u32,
+    },
+}
+
+impl From<Error> for snowmint::StoreError {
+    fn from(err: Error) -> snowmint::StoreError {
+        snowmint::StoreError::new(err.to_string())
+    }
+}

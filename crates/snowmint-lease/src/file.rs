@@ -1,0 +1,438 @@
+//! A high-water mark in a local file, and the lock that makes one store at a time its owner.
+//!
+//! # Files
+//!
+//! For a layout named `L` with epoch `E` (ms since the Unix epoch), datacenter `D` and
+//! worker `W`, the state directory holds ([`FileStore::path_in`]):
+//!
+//! | file                    | holds                                                         |
+//! |-------------------------|---------------------------------------------------------------|
+//! | `L-E-dcD-wW.mark`       | the mark: ms since the Unix epoch, in decimal, one line       |
+//! | `L-E-dcD-wW.mark.lock`  | nothing; its lock says who owns the worker id                 |
+//! | `L-E-dcD-wW.mark.tmp`   | a new mark on its way in (only while one is being written)    |
+//!
+//! e.g. `twitter-1288834974657-dc0-w0.mark` holding `1763780112345`. The layout and epoch
+//! are in the name so that two layouts never share a mark by accident; sharing one would
+//! only ever make a generator wait longer, never issue a duplicate, since a mark is an
+//! instant, not a tick.
+//!
+//! # Protocol
+//!
+//! A generator reads the mark once, when it is built, and issues nothing at or before it;
+//! then, before it issues past its reservation, it calls `reserve(until)` and waits for it.
+//! That is safe across restarts. Across two live processes it is not, by itself: both may
+//! read the same mark and then issue the same ticks. So ownership comes first:
+//!
+//! 1. **Claim.** [`FileStore::claim`] takes an exclusive lock ([`File::lock`], an `flock`)
+//!    on the lock file and keeps it until the store is dropped, that is, for the life of the
+//!    generator that holds it. A second claim, from another process or from this one (the
+//!    lock belongs to the open file, not the process), waits until the first store is
+//!    dropped, up to a bound ([`DEFAULT_LOCK_WAIT`]), then fails with [`Error::Busy`]. The
+//!    kernel drops the lock when the process dies, however it dies, so a crash never leaves
+//!    a stale owner behind. The lock file is never renamed or removed, so every process
+//!    locks the same inode.
+//! 2. **Load.** The owner reads the mark `M` ([`Store::load`]). Nobody else writes while the
+//!    owner lives, so `M` stays true and the generator's first tick is after `M`.
+//! 3. **Reserve.** `reserve(U)` writes `max(M, U)`: never lower. The write is atomic and
+//!    durable: the new mark goes into the `.tmp` file, which is fsynced, renamed over the
+//!    mark, and then the directory is fsynced; only then does `reserve` return, so the
+//!    generator never issues an id whose tick a crash could forget.
+//! 4. **Release.** On a clean shutdown, `release(R, I)` lowers the mark from `R` to `I`, the
+//!    end of the last tick actually issued, if the file still holds exactly `R`; so the next
+//!    run starts at once instead of waiting out the reservation. After a crash the mark
+//!    stays at the last reservation, and the next run waits until it has passed.
+//!
+//! Why it is enough: every id the owner issues lies after the `M` it loaded and at or
+//! before a mark it has durably written. The next owner can only claim once this one is
+//! gone, and then it loads either the released mark (the end of the last tick issued) or,
+//! after a crash, the last reservation; both are at or after every id issued, so the next
+//! owner's ids all come later. On one host, then, two generators with the same layout,
+//! datacenter and worker take turns rather than interleave: two `snowmint gen` started at
+//! once print disjoint ids, the second after the first has finished.
+//!
+//! Why not a provisional reservation at load instead of a lock held throughout: a process
+//! that claims the ticks up to `P` when it loads will, if it runs long enough, reserve past
+//! `P`, into the ticks the next process took when it loaded after `P`; and making that
+//! reservation fail would have two live processes share one worker id by turns, each
+//! failing and reclaiming. The lock says plainly that a worker id has one owner at a time.
+//!
+//! [`FileStore::open`] gives a shared store, which locks only around each read-modify-write
+//! (and so waits while an owner lives). It is for tools that look at or adjust a mark, and
+//! for callers who own the worker id some other way, such as a registry lease; a generator
+//! that is not the only one with its worker id must use a claimed store.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use snowmint::{Layout, Store, StoreError};
+
+use self::disk::{file_options, lock_within, sibling};
+use crate::Error;
+
+/// How long a store waits for another holder of the lock: longer than a `snowmint gen` of
+/// a million ids takes, shorter than a person waits before suspecting a hang.
+pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// A high-water mark in a file, implementing [`Store`]. See the [module](self) for the
+/// files and the protocol.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::Store;
+/// use snowmint_lease::FileStore;
+///
+/// let dir = tempfile::tempdir()?;
+/// let store = FileStore::claim(dir.path().join("w0.mark"))?;
+/// assert_eq!(store.load()?, None);
+/// store.reserve(1_000)?;
+/// store.reserve(500)?; // never lowers
+/// assert_eq!(store.load()?, Some(1_000));
+/// store.release(1_000, 900)?;
+/// assert_eq!(store.load()?, Some(900));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct FileStore {
+    mark: PathBuf,
+    tmp: PathBuf,
+    lock_path: PathBuf,
+    lock: File,
+    /// Holds the lock for its whole life (a claimed store), or only around each write.
+    owner: bool,
+    wait: Duration,
+    /// Serializes this store's own writes: an `flock` does not exclude the threads that
+    /// share one open file.
+    writing: Mutex<()>,
+}
+
+impl FileStore {
+    /// The name of the mark file for a layout, datacenter and worker:
+    /// `<layout name>-<epoch ms>-dc<datacenter>-w<worker>.mark`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Layout;
+    /// use snowmint_lease::FileStore;
+    ///
+    /// assert_eq!(FileStore::file_name(&Layout::TWITTER, 0, 3), "twitter-1288834974657-dc0-w3.mark");
+    /// ```
+    #[must_use]
+    pub fn file_name(layout: &Layout, datacenter: u64, worker: u64) -> String {
+        format!(
+            "{}-{}-dc{datacenter}-w{worker}.mark",
+            layout.name(),
+            layout.epoch_ms()
+        )
+    }
+
+    /// The mark file for a layout, datacenter and worker in `dir`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use snowmint::Layout;
+    /// use snowmint_lease::FileStore;
+    ///
+    /// let path = FileStore::path_in(Path::new("/var/lib/snowmint"), &Layout::SONYFLAKE, 0, 7);
+    /// assert_eq!(path, Path::new("/var/lib/snowmint/sonyflake-1409529600000-dc0-w7.mark"));
+    /// ```
+    #[must_use]
+    pub fn path_in(dir: &Path, layout: &Layout, datacenter: u64, worker: u64) -> PathBuf {
+        dir.join(Self::file_name(layout, datacenter, worker))
+    }
+
+    /// Creates `dir` if need be ([`ensure_state_dir`](crate::ensure_state_dir)) and claims
+    /// the mark for a layout, datacenter and worker in it: what a generator should use.
+    ///
+    /// # Errors
+    ///
+    /// As [`ensure_state_dir`](crate::ensure_state_dir) and [`FileStore::claim`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Layout;
+    /// use snowmint_lease::FileStore;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let store = FileStore::for_generator(&dir.path().join("state"), &Layout::TWITTER, 1, 2)?;
+    /// assert!(store.path().ends_with("state/twitter-1288834974657-dc1-w2.mark"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn for_generator(
+        dir: &Path,
+        layout: &Layout,
+        datacenter: u64,
+        worker: u64,
+    ) -> Result<FileStore, Error> {
+        crate::ensure_state_dir(dir)?;
+        Self::claim(Self::path_in(dir, layout, datacenter, worker))
+    }
+
+    /// Claims the mark at `path`: locks its lock file until the store is dropped, waiting
+    /// up to [`DEFAULT_LOCK_WAIT`] for another owner to finish. The directory must exist.
+    ///
+    /// # Errors
+    ///
+    /// The lock file cannot be opened or locked, or another owner kept it past the wait.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_lease::FileStore;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let store = FileStore::claim(dir.path().join("w0.mark"))?;
+    /// assert!(store.is_owner());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn claim(path: impl Into<PathBuf>) -> Result<FileStore, Error> {
+        Self::claim_within(path, DEFAULT_LOCK_WAIT)
+    }
+
+    /// [`FileStore::claim`], waiting at most `wait` for another owner.
+    ///
+    /// # Errors
+    ///
+    /// As [`FileStore::claim`]; [`Error::Busy`] when the wait ran out.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use snowmint_lease::{Error, FileStore};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("w0.mark");
+    /// let first = FileStore::claim(&path)?;
+    /// let second = FileStore::claim_within(&path, Duration::from_millis(10));
+    /// assert!(matches!(second, Err(Error::Busy { .. })));
+    /// drop(first);
+    /// assert!(FileStore::claim_within(&path, Duration::ZERO).is_ok());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn claim_within(path: impl Into<PathBuf>, wait: Duration) -> Result<FileStore, Error> {
+        let store = Self::new(path.into(), true, wait)?;
+        lock_within(&store.lock, &store.lock_path, wait)?;
+        Ok(store)
+    }
+
+    /// A shared store for the mark at `path`: it locks only around each write, waiting up to
+    /// [`DEFAULT_LOCK_WAIT`] (so a live owner holds its writes off). For tools, and for
+    /// callers who own the worker id by other means.
+    ///
+    /// # Errors
+    ///
+    /// The lock file cannot be opened (its directory must exist).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_lease::FileStore;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let store = FileStore::open(dir.path().join("w0.mark"))?;
+    /// assert!(!store.is_owner());
+    /// assert_eq!(store.raise(42)?, 42);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open(path: impl Into<PathBuf>) -> Result<FileStore, Error> {
+        Self::open_within(path, DEFAULT_LOCK_WAIT)
+    }
+
+    /// [`FileStore::open`], whose writes wait at most `wait` for the lock.
+    ///
+    /// # Errors
+    ///
+    /// As [`FileStore::open`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use snowmint_lease::FileStore;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("w0.mark");
+    /// let _owner = FileStore::claim(&path)?;
+    /// let shared = FileStore::open_within(&path, Duration::from_millis(10))?;
+    /// assert!(shared.raise(42).unwrap_err().to_string().contains("is locked by another snowmint generator"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open_within(path: impl Into<PathBuf>, wait: Duration) -> Result<FileStore, Error> {
+        Self::new(path.into(), false, wait)
+    }
+
+    fn new(mark: PathBuf, owner: bool, wait: Duration) -> Result<FileStore, Error> {
+        let lock_path = sibling(&mark, ".lock");
+        let lock = file_options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .map_err(|source| Error::Open {
+                path: lock_path.clone(),
+                source,
+            })?;
+        Ok(FileStore {
+            tmp: sibling(&mark, ".tmp"),
+            mark,
+            lock_path,
+            lock,
+            owner,
+            wait,
+            writing: Mutex::new(()),
+        })
+    }
+
+    /// The mark file.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.mark
+    }
+
+    /// Whether this store holds the lock for its whole life ([`FileStore::claim`]).
+    #[must_use]
+    pub fn is_owner(&self) -> bool {
+        self.owner
+    }
+
+    /// The mark, or `None` if no mark file exists yet. Needs no lock: a mark is replaced by
+    /// a rename, so a reader sees the old file or the new one, whole.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read, or holds anything but a millisecond count
+    /// ([`Error::Corrupt`]): an unreadable mark is never taken for zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_lease::FileStore;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("w0.mark");
+    /// std::fs::write(&path, "1763780112345\n")?;
+    /// assert_eq!(FileStore::open(&path)?.mark()?, Some(1_763_780_112_345));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn mark(&self) -> Result<Option<u64>, Error> {
+        disk::read_mark(&self.mark)
+    }
+
+    /// Raises the mark to `until_ms` unless it is already there or higher, durably, and
+    /// returns the mark now recorded.
+    ///
+    /// # Errors
+    ///
+    /// The lock, the read or the write failed; the mark is then unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_lease::FileStore;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let store = FileStore::claim(dir.path().join("w0.mark"))?;
+    /// assert_eq!(store.raise(2_000)?, 2_000);
+    /// assert_eq!(store.raise(1_000)?, 2_000);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn raise(&self, until_ms: u64) -> Result<u64, Error> {
+        let _exclusive = self.exclusive()?;
+        match self.mark()? {
+            Some(mark) if mark >= until_ms => Ok(mark),
+            _ => {
+                self.write(until_ms)?;
+                Ok(until_ms)
+            }
+        }
+    }
+
+    /// Lowers the mark from `reserved_ms` to `issued_ms` if the file still holds exactly
+    /// `reserved_ms` (nobody reserved after it) and `issued_ms` is lower; returns whether it
+    /// did.
+    ///
+    /// # Errors
+    ///
+    /// The lock, the read or the write failed; the mark is then unchanged, which is safe.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_lease::FileStore;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let store = FileStore::claim(dir.path().join("w0.mark"))?;
+    /// store.raise(2_000)?;
+    /// assert!(!store.lower(1_999, 1_500)?); // the file holds 2000, not 1999
+    /// assert!(store.lower(2_000, 1_500)?);
+    /// assert_eq!(store.mark()?, Some(1_500));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn lower(&self, reserved_ms: u64, issued_ms: u64) -> Result<bool, Error> {
+        let _exclusive = self.exclusive()?;
+        if issued_ms >= reserved_ms || self.mark()? != Some(reserved_ms) {
+            return Ok(false);
+        }
+        self.write(issued_ms)?;
+        Ok(true)
+    }
+
+    /// Excludes every other writer until the guard drops.
+    fn exclusive(&self) -> Result<Exclusive<'_>, Error> {
+        let serial = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
+        if !self.owner {
+            lock_within(&self.lock, &self.lock_path, self.wait)?;
+        }
+        Ok(Exclusive {
+            store: self,
+            _serial: serial,
+        })
+    }
+
+    fn write(&self, mark_ms: u64) -> Result<(), Error> {
+        disk::replace(&self.mark, &self.tmp, format!("{mark_ms}\n").as_bytes())
+    }
+}
+
+/// A held write lock: the store's mutex, and for a shared store its file lock too.
+struct Exclusive<'a> {
+    store: &'a FileStore,
+    _serial: MutexGuard<'a, ()>,
+}
+
+impl Drop for Exclusive<'_> {
+    fn drop(&mut self) {
+        if !self.store.owner {
+            // Closing the file would drop the lock anyway; failing here only delays that.
+            let _ = self.store.lock.unlock();
+        }
+    }
+}
+
+impl Store for FileStore {
+    fn load(&self) -> Result<Option<u64>, StoreError> {
+        Ok(self.mark()?)
+    }
+
+    fn reserve(&self, until_ms: u64) -> Result<(), StoreError> {
+        self.raise(until_ms)?;
+        Ok(())
+    }
+
+    fn release(&self, reserved_ms: u64, issued_ms: u64) -> Result<(), StoreError> {
+        self.lower(reserved_ms, issued_ms)?;
+        Ok(())
+    }
+}
+
+mod disk;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,135 @@
+//! The file-system steps of a [`FileStore`](super::FileStore): a lock taken within a bound,
+//! a mark read strictly, and a file replaced atomically and durably.
+
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::Error;
+
+/// The longest pause between two attempts at a busy lock: short enough to notice a release
+/// promptly, long enough not to keep a core busy.
+const MAX_LOCK_PAUSE: Duration = Duration::from_millis(20);
+
+/// How much of a corrupt mark file an error quotes: enough to recognise, one line.
+const QUOTED_BYTES: usize = 40;
+
+/// Takes `file`'s exclusive lock, retrying with growing pauses (never spinning) for up to
+/// `wait`.
+pub(super) fn lock_within(file: &File, path: &Path, wait: Duration) -> Result<(), Error> {
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::Error(source)) => {
+                return Err(Error::Lock {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        }
+        let waited = start.elapsed();
+        if waited >= wait {
+            return Err(Error::Busy {
+                path: path.to_path_buf(),
+                waited,
+            });
+        }
+        std::thread::sleep(pause.min(wait - waited));
+        pause = (pause * 2).min(MAX_LOCK_PAUSE);
+    }
+}
+
+/// The mark at `path`, `None` if there is no file.
+pub(super) fn read_mark(path: &Path) -> Result<Option<u64>, Error> {
+    let bytes = match fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(Error::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    parse_mark(&bytes)
+        .map(Some)
+        .map_err(|found| Error::Corrupt {
+            path: path.to_path_buf(),
+            found,
+        })
+}
+
+/// Reads a mark, or says what was found instead.
+fn parse_mark(bytes: &[u8]) -> Result<u64, String> {
+    let digits = bytes.trim_ascii();
+    if digits.is_empty() {
+        return Err(if bytes.is_empty() {
+            "an empty file".to_string()
+        } else {
+            format!("only white space {}", quote(bytes))
+        });
+    }
+    if !digits.iter().all(u8::is_ascii_digit) {
+        return Err(quote(bytes));
+    }
+    std::str::from_utf8(digits)
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .ok_or_else(|| format!("{}, which does not fit in 64 bits", quote(digits)))
+}
+
+/// The start of `bytes`, quoted with escapes, and how much was left out.
+fn quote(bytes: &[u8]) -> String {
+    let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(QUOTED_BYTES)]);
+    match bytes.len().checked_sub(QUOTED_BYTES) {
+        Some(rest) if rest > 0 => format!("{shown:?} and {rest} more bytes"),
+        _ => format!("{shown:?}"),
+    }
+}
+
+/// Replaces `path` with `content` atomically and durably: write `tmp`, fsync it, rename it
+/// over `path`, fsync the directory (without which the rename itself may not survive a
+/// crash). Callers hold the lock, so one fixed `tmp` name is enough.
+pub(super) fn replace(path: &Path, tmp: &Path, content: &[u8]) -> Result<(), Error> {
+    let failed = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Write { path, source }
+    };
+    let mut file = file_options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(tmp)
+        .map_err(failed(tmp))?;
+    file.write_all(content)
+        .and_then(|()| file.sync_all())
+        .map_err(failed(tmp))?;
+    drop(file);
+    fs::rename(tmp, path).map_err(failed(path))?;
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(failed(dir))
+}
+
+/// `path` with `suffix` appended to its file name: `w0.mark` and `.lock` give `w0.mark.lock`.
+pub(super) fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// Options for the files a store creates: readable and writable by the owner only.
+pub(super) fn file_options() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
+}
