@@ -8,6 +8,7 @@ mod generate;
 mod layout;
 mod layout_args;
 mod parse;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -27,6 +28,7 @@ enum Command {
     Gen(generate::GenArgs),
     Parse(parse::ParseArgs),
     Layout(layout::LayoutCmdArgs),
+    Serve(Box<serve::ServeArgs>),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +37,7 @@ fn main() -> ExitCode {
         Command::Gen(args) => generate::run(args),
         Command::Parse(args) => parse::run(args),
         Command::Layout(args) => layout::run(args),
+        Command::Serve(args) => serve::run(*args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use snowmint::{Generator, Id, IdRange, Layout, SystemClock};
+use snowmint::{Generator, Id, Layout, SystemClock};
 
 use crate::ApiError;
 use crate::metrics::Metrics;
@@ -65,25 +65,17 @@ impl IdSource {
         Ok(self.generator.next_id()?)
     }
 
-    /// Up to `n` consecutive ids of one tick, or 503 with the reason.
-    ///
-    /// # Errors
-    ///
-    /// Not ready, or the generator refused.
-    pub fn next_batch(&self, n: u64) -> Result<IdRange, ApiError> {
-        self.readiness().map_err(ApiError::Unavailable)?;
-        Ok(self.generator.next_batch(n)?)
-    }
-
-    /// Fills `out` with exactly `n` ids, batch by batch.
+    /// Fills `out` with exactly `n` ids, batch by batch. Readiness is checked once, at the
+    /// start: a request that began before shutdown is finished, not cut off.
     ///
     /// # Errors
     ///
     /// As [`IdSource::next_batch`]; ids already taken are dropped, never reissued.
     pub fn fill(&self, n: u64, out: &mut Vec<Id>) -> Result<(), ApiError> {
+        self.readiness().map_err(ApiError::Unavailable)?;
         let mut left = n;
         while left > 0 {
-            let batch = self.next_batch(left)?;
+            let batch = self.generator.next_batch(left)?;
             out.extend(batch.iter());
             left -= batch.len();
         }
