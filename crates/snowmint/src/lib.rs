@@ -42,3 +42,8 @@ pub use layout::{Bits, Capacity, Field, Layout, Names, Parts};
 pub use policy::{IdRange, OverflowPolicy, Poll, RollbackPolicy, SequenceStart};
 pub use store::{MemoryStore, Store, StoreError};
 pub use time::UnixMs;
+
+/// The README's Rust examples, run as doctests so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
