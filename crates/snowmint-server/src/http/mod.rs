@@ -4,6 +4,7 @@
 mod decode;
 mod health;
 mod ids;
+mod page;
 mod query;
 mod schema;
 
@@ -28,8 +29,9 @@ pub const MAX_URI_BYTES: usize = 8 * 1024;
 /// The largest request body accepted: no endpoint reads a body, so a small bound.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
 
-/// Routes that answer without a token: probes must work without secrets.
-const OPEN_ROUTES: [&str; 2] = ["/healthz", "/readyz"];
+/// Routes that answer without a token: probes must work without secrets, and the page
+/// asks for the token itself before it calls the API.
+const OPEN_ROUTES: [&str; 3] = ["/", "/healthz", "/readyz"];
 
 /// The HTTP API over `state`, ready to serve or to call in tests without a socket.
 ///
@@ -44,6 +46,7 @@ const OPEN_ROUTES: [&str; 2] = ["/healthz", "/readyz"];
 /// ```
 pub fn router(state: AppState) -> Router {
     Router::new()
+        .route("/", get(page::index))
         .route("/v1/id", get(ids::one))
         .route("/v1/ids", get(ids::many))
         .route("/v1/decode/{id}", get(decode::decode))
