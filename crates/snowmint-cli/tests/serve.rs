@@ -48,9 +48,12 @@ fn command(state: &Path, offset_ms: i64, extra: &[&str]) -> Command {
 
 /// Starts the server and reads the address it logs as it binds.
 fn start(state: &Path, offset_ms: i64, extra: &[&str]) -> Serve {
-    let mut child = command(state, offset_ms, extra)
-        .spawn()
-        .expect("spawn snowmint serve");
+    spawn_logged(command(state, offset_ms, extra))
+}
+
+/// Spawns `cmd` and reads the address it logs as it binds.
+fn spawn_logged(mut cmd: Command) -> Serve {
+    let mut child = cmd.spawn().expect("spawn snowmint serve");
     let stderr = child.stderr.take().unwrap();
     let (tx, rx) = mpsc::channel();
     // Owned by the guard at once, so a failing test still kills it.
@@ -192,4 +195,62 @@ fn restart_with_the_clock_set_back_never_repeats_an_id() {
     }
     let after = ids(&later.get("/v1/ids?count=5000").1);
     assert!(after[0] > highest, "{} <= {highest}", after[0]);
+}
+
+#[test]
+fn flags_override_the_environment_which_overrides_the_file() {
+    let state = tempfile::tempdir().unwrap();
+    let file = state.path().join("snowmint.toml");
+    std::fs::write(&file, "worker = 3\ndatacenter = 1\n").unwrap();
+    let config = file.to_str().unwrap();
+    let worker_of = |serve: &Serve| {
+        let (_, body) = serve.get("/v1/layout");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        (
+            v["datacenter"].as_u64().unwrap(),
+            v["worker"].as_u64().unwrap(),
+        )
+    };
+    assert_eq!(
+        worker_of(&start(state.path(), 0, &["--config", config])),
+        (1, 3)
+    );
+    let mut cmd = command(state.path(), 0, &["--config", config]);
+    cmd.env("SNOWMINT_WORKER", "4");
+    let from_env = spawn_logged(cmd);
+    assert_eq!(worker_of(&from_env), (1, 4));
+    drop(from_env);
+    let mut cmd = command(state.path(), 0, &["--config", config, "--worker", "5"]);
+    cmd.env("SNOWMINT_WORKER", "4");
+    assert_eq!(worker_of(&spawn_logged(cmd)), (1, 5));
+}
+
+#[test]
+fn a_broken_config_is_refused_with_the_key_named() {
+    let state = tempfile::tempdir().unwrap();
+    let file = state.path().join("bad.toml");
+    std::fs::write(&file, "worker = 99\n").unwrap();
+    let out = command(state.path(), 0, &["--config", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "error: config key `worker`: \"99\" is out of range 0..=31 for layout twitter"
+    );
+    let out = command(state.path(), 0, &["--config", "/nonexistent/snowmint.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .starts_with("error: cannot read config file /nonexistent/snowmint.toml:")
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_snowmint"))
+        .args(["serve", "--http-addr", "nowhere", "--state-dir"])
+        .arg(state.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("config key `http_addr`: \"nowhere\""));
 }
