@@ -76,6 +76,7 @@ impl From<snowmint::Error> for ApiError {
             | E::BehindTooFar { .. }
             | E::Store { .. }
             | E::Closed
+            | E::Fenced { .. }
             | E::TimeOutOfRange { .. } => ApiError::Unavailable(err.to_string()),
             _ => ApiError::BadRequest(err.to_string()),
         }

@@ -120,6 +120,12 @@ pub enum Error {
         /// What the store said.
         message: String,
     },
+    /// The generator's worker-id lease is not confirmed for now: it issues nothing until
+    /// the lease is renewed.
+    Fenced {
+        /// The instant up to which the lease was confirmed, in ms since the Unix epoch.
+        until_ms: u64,
+    },
     /// The generator was shut down and issues no more ids.
     Closed,
 }
@@ -200,6 +206,11 @@ impl fmt::Display for Error {
             Self::Store { message } => {
                 write!(f, "high-water mark could not be recorded: {message}")
             }
+            Self::Fenced { until_ms } => write!(
+                f,
+                "worker id lease was confirmed only until {}: no ids until it is renewed",
+                UnixMs(*until_ms)
+            ),
             Self::Closed => f.write_str("generator is shut down and issues no more ids"),
         }
     }

@@ -87,6 +87,8 @@ pub struct Generator<C: Clock = SystemClock> {
     seen: Padded<AtomicU64>,
     /// Ids with a tick at or below this may be issued (the store's reservation).
     reserved: AtomicU64,
+    /// Ids may be issued while the clock's tick is at or below this (a lease's validity).
+    fence: AtomicU64,
     seq_bits: u32,
     seq_mask: u64,
     timestamp_shift: u32,
@@ -297,6 +299,7 @@ impl<C: Clock> Builder<C> {
             state: Padded(AtomicU64::new(floor << seq_bits)),
             seen: Padded(AtomicU64::new(seen)),
             reserved: AtomicU64::new(if self.store.is_some() { 0 } else { u64::MAX }),
+            fence: AtomicU64::new(u64::MAX),
             seq_bits,
             seq_mask: layout.max_sequence(),
             timestamp_shift: u32::from(timestamp_shift),
@@ -354,7 +357,10 @@ impl<C: Clock> Generator<C> {
     pub fn next_id(&self) -> Result<Id, Error> {
         let now = self.now_tick();
         let slot = self.state.0.fetch_add(1, SeqCst);
-        if slot >> self.seq_bits == now && now <= self.reserved.load(SeqCst) {
+        if slot >> self.seq_bits == now
+            && now <= self.reserved.load(SeqCst)
+            && now <= self.fence.load(SeqCst)
+        {
             return Ok(self.compose(slot));
         }
         self.next_id_slow(slot, now)
@@ -563,9 +569,15 @@ impl<C: Clock> Generator<C> {
         self.saw(tick);
     }
 
-    /// Makes sure the store covers `slot`'s tick, then composes its id.
+    /// Makes sure the fence and the store cover `slot`, then composes its id.
     #[inline]
     fn issue(&self, slot: u64) -> Result<Id, Error> {
+        let fence = self.fence.load(SeqCst);
+        if self.now_tick() > fence {
+            return Err(Error::Fenced {
+                until_ms: self.layout.unix_ms_at(fence.saturating_add(1)),
+            });
+        }
         let tick = slot >> self.seq_bits;
         if tick > self.reserved.load(SeqCst) {
             self.reserve(tick)?;
@@ -636,6 +648,38 @@ impl<C: Clock> Generator<C> {
             .map_err(|e| Error::Store {
                 message: e.to_string(),
             })
+    }
+
+    /// Lets the generator issue ids only while its clock reads before `unix_ms`: the
+    /// instant a worker-id lease could expire, less a safety margin. Renewals move it
+    /// forward; when they stop, issuing stops at that instant, not when the failure is
+    /// noticed. `u64::MAX` lifts the fence. Whole ticks only: a tick that would end after
+    /// `unix_ms` is not issued.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use snowmint::{Error, Generator, Layout, ManualClock};
+    ///
+    /// let clock = Arc::new(ManualClock::new(1_800_000_000_000));
+    /// let g = Generator::builder(Layout::TWITTER).clock(Arc::clone(&clock)).build()?;
+    /// g.set_valid_until_ms(1_800_000_000_100);
+    /// assert!(g.next_id().is_ok());
+    /// clock.advance(100);
+    /// assert_eq!(g.next_id(), Err(Error::Fenced { until_ms: 1_800_000_000_100 }));
+    /// g.set_valid_until_ms(1_800_000_005_000); // renewed
+    /// assert!(g.next_id().is_ok());
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn set_valid_until_ms(&self, unix_ms: u64) {
+        let fence = if unix_ms == u64::MAX {
+            u64::MAX
+        } else {
+            // The last tick that ends at or before `unix_ms`.
+            (unix_ms.saturating_sub(self.epoch_ms) / self.tick_ms).saturating_sub(1)
+        };
+        self.fence.store(fence, SeqCst);
     }
 
     #[inline]

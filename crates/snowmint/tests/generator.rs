@@ -492,3 +492,26 @@ fn batches_and_single_ids_interleave_without_repeats() {
             .all(|id| Layout::SONYFLAKE.decode(*id).unwrap().worker == 9)
     );
 }
+
+#[test]
+fn a_fence_stops_every_way_of_issuing_at_its_instant() {
+    let clock = Arc::new(ManualClock::new(T));
+    let g = manual(Layout::SONYFLAKE, &clock).build().unwrap();
+    g.set_valid_until_ms(T + 50);
+    assert!(matches!(g.try_next_id().unwrap(), Poll::Ready(_)));
+    assert!(g.next_batch(10).is_ok());
+    // 10 ms ticks: the tick [T+40, T+50) is the last one that ends by the deadline.
+    clock.set(T + 49);
+    assert!(g.next_id().is_ok());
+    clock.set(T + 50);
+    let fenced = Error::Fenced { until_ms: T + 50 };
+    assert_eq!(g.next_id(), Err(fenced.clone()));
+    assert_eq!(g.try_next_id(), Err(fenced.clone()));
+    assert_eq!(g.next_batch(10), Err(fenced));
+    assert_eq!(
+        g.next_id().unwrap_err().to_string(),
+        "worker id lease was confirmed only until 2026-11-22T00:00:00.050Z: no ids until it is renewed"
+    );
+    g.set_valid_until_ms(u64::MAX);
+    assert!(g.next_id().is_ok());
+}
