@@ -422,9 +422,9 @@ impl Store for FileStore {
         Ok(self.mark()?)
     }
 
-    fn reserve(&self, until_ms: u64) -> Result<(), StoreError> {
+    fn reserve(&self, until_ms: u64) -> Result<u64, StoreError> {
         self.raise(until_ms)?;
-        Ok(())
+        Ok(until_ms)
     }
 
     fn release(&self, reserved_ms: u64, issued_ms: u64) -> Result<(), StoreError> {

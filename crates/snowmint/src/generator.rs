@@ -598,11 +598,25 @@ impl<C: Clock> Generator<C> {
             return Ok(());
         }
         let until = tick.saturating_add(self.ahead_ticks).min(self.max_tick);
-        store
+        let granted_ms = store
             .reserve(self.tick_end_ms(until))
             .map_err(|e| Error::Store {
                 message: e.to_string(),
             })?;
+        // The last tick that ends within the grant.
+        let granted = ((granted_ms.saturating_add(1)).saturating_sub(self.epoch_ms) / self.tick_ms)
+            .checked_sub(1);
+        let until = match granted {
+            Some(granted) if granted >= tick => until.min(granted),
+            _ => {
+                return Err(Error::Store {
+                    message: format!(
+                        "it vouches only for ids up to {}, before the id being issued",
+                        crate::UnixMs(granted_ms)
+                    ),
+                });
+            }
+        };
         self.counters.reservations.fetch_add(1, SeqCst);
         self.reserved.store(until, SeqCst);
         Ok(())

@@ -43,7 +43,7 @@ impl std::error::Error for StoreError {}
 /// use snowmint::{MemoryStore, Store};
 ///
 /// let store = MemoryStore::new();
-/// store.reserve(1_000)?;
+/// assert_eq!(store.reserve(1_000)?, 1_000);
 /// assert_eq!(store.load()?, Some(1_000));
 /// # Ok::<(), snowmint::StoreError>(())
 /// ```
@@ -55,13 +55,15 @@ pub trait Store: Send + Sync {
     /// The mark could not be read; the generator refuses to start rather than guess.
     fn load(&self) -> Result<Option<u64>, StoreError>;
 
-    /// Durably records that ids up to `until_ms` may be issued. Must not return `Ok` before
-    /// the mark would survive a crash. Never lowers the mark.
+    /// Durably records that ids up to `until_ms` may be issued, and returns how far it
+    /// granted: `until_ms`, or less if the store can vouch for less (a registry that has
+    /// confirmed a shorter mark). The generator issues nothing past the grant. Must not
+    /// return before the mark would survive a crash. Never lowers the mark.
     ///
     /// # Errors
     ///
     /// The mark could not be recorded; the generator then issues nothing past the old one.
-    fn reserve(&self, until_ms: u64) -> Result<(), StoreError>;
+    fn reserve(&self, until_ms: u64) -> Result<u64, StoreError>;
 
     /// Called once on a clean shutdown: the generator reserved up to `reserved_ms` but issued
     /// ids only up to `issued_ms`. A store may lower its mark to `issued_ms` if it still
@@ -101,10 +103,10 @@ impl Store for MemoryStore {
         Ok(*self.mark())
     }
 
-    fn reserve(&self, until_ms: u64) -> Result<(), StoreError> {
+    fn reserve(&self, until_ms: u64) -> Result<u64, StoreError> {
         let mut mark = self.mark();
         *mark = Some(mark.map_or(until_ms, |m| m.max(until_ms)));
-        Ok(())
+        Ok(until_ms)
     }
 
     fn release(&self, reserved_ms: u64, issued_ms: u64) -> Result<(), StoreError> {
@@ -121,7 +123,7 @@ impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
         (**self).load()
     }
 
-    fn reserve(&self, until_ms: u64) -> Result<(), StoreError> {
+    fn reserve(&self, until_ms: u64) -> Result<u64, StoreError> {
         (**self).reserve(until_ms)
     }
 

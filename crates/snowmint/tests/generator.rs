@@ -424,7 +424,7 @@ impl Store for FlakyStore {
         self.inner.load()
     }
 
-    fn reserve(&self, until_ms: u64) -> Result<(), StoreError> {
+    fn reserve(&self, until_ms: u64) -> Result<u64, StoreError> {
         if self.broken.load(Ordering::SeqCst) {
             return Err(StoreError::new("disk full"));
         }
@@ -514,4 +514,43 @@ fn a_fence_stops_every_way_of_issuing_at_its_instant() {
     );
     g.set_valid_until_ms(u64::MAX);
     assert!(g.next_id().is_ok());
+}
+
+/// Grants reservations only up to a limit it is told, as a registry that has confirmed a
+/// mark only so far does.
+struct CappedStore {
+    cap: std::sync::atomic::AtomicU64,
+}
+
+impl Store for CappedStore {
+    fn load(&self) -> Result<Option<u64>, StoreError> {
+        Ok(None)
+    }
+
+    fn reserve(&self, until_ms: u64) -> Result<u64, StoreError> {
+        Ok(until_ms.min(self.cap.load(Ordering::SeqCst)))
+    }
+}
+
+#[test]
+fn a_partial_grant_is_issued_up_to_and_no_further() {
+    let store = Arc::new(CappedStore {
+        cap: std::sync::atomic::AtomicU64::new(T + 199),
+    });
+    let clock = Arc::new(ManualClock::new(T));
+    let g = manual(Layout::TWITTER, &clock)
+        .store(store.clone())
+        .build()
+        .unwrap();
+    assert!(g.next_id().is_ok());
+    clock.set(T + 199);
+    assert!(g.next_id().is_ok(), "the last granted tick");
+    clock.set(T + 200);
+    assert_eq!(
+        g.next_id().unwrap_err().to_string(),
+        "high-water mark could not be recorded: it vouches only for ids up to 2026-11-22T00:00:00.199Z, before the id being issued"
+    );
+    store.cap.store(T + 5_000, Ordering::SeqCst);
+    assert!(g.next_id().is_ok());
+    assert_eq!(g.stats().reservations, 2);
 }
