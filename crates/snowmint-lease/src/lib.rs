@@ -1,9 +1,13 @@
 //! Worker-id ownership and restart safety for snowmint generators.
 //!
-//! [`FileStore`] keeps a generator's high-water mark in a small file, one per layout,
-//! datacenter and worker, and holds a lock on it for as long as the generator lives, so
-//! two processes on one host never issue ids for the same worker id at once. See the
-//! [`file`](mod@file) module for the files and the protocol.
+//! - [`FileStore`] keeps a generator's high-water mark in a small file, one per layout,
+//!   datacenter and worker, and holds a lock on it for as long as the generator lives, so
+//!   two processes on one host never issue ids for the same worker id at once. See the
+//!   [`file`](mod@file) module for the files and the protocol.
+//! - A [`Registry`] leases worker ids to a fleet: fixed ([`StaticRegistry`],
+//!   [`HostnameRegistry`]), a directory of locked files ([`FileRegistry`]), or the
+//!   coordination systems operators already run. A [`Keeper`] acquires and renews a lease
+//!   in the background and publishes until when it is certainly valid.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -23,10 +27,32 @@
 //! ```
 #![warn(missing_docs)]
 
+mod backend;
 mod dir;
 mod error;
 pub mod file;
+mod keeper;
+mod registry;
 
+pub use backend::{
+    EtcdRegistry, FileRegistry, HostnameRegistry, PostgresRegistry, RedisRegistry, StaticRegistry,
+    registry_from_url,
+};
 pub use dir::{STATE_DIR_ENV, default_state_dir, ensure_state_dir};
 pub use error::Error;
 pub use file::{DEFAULT_LOCK_WAIT, FileStore};
+pub use keeper::{Held, Keeper, LeaseCounters, LeaseSettings, LeaseStatus};
+pub use registry::{Claim, Lease, LeaseError, Registry};
+
+/// This machine's host name, or `localhost` if it cannot be read.
+#[must_use]
+pub fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname writes at most that much.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return "localhost".into();
+    }
+    let len = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..len]).into_owned()
+}

@@ -1,0 +1,153 @@
+//! Worker ids shared by processes on one host through a directory of locked files: no
+//! server needed. A worker id is held while its file is locked; the kernel drops the lock
+//! when the process dies, so a crash frees the id at once. The file holds the id's
+//! high-water mark, kept across holders.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use crate::registry::{Claim, Lease, LeaseError, Registry};
+use crate::{Error, FileStore, ensure_state_dir};
+
+/// A directory of `<namespace>-dc<D>-w<W>.worker` files, one per worker id.
+#[derive(Debug)]
+pub struct FileRegistry {
+    dir: PathBuf,
+    /// The files this process holds, by (datacenter, worker).
+    held: Mutex<HashMap<(u64, u64), FileStore>>,
+}
+
+impl FileRegistry {
+    /// A registry in `dir` (created on first use, mode 0700).
+    #[must_use]
+    pub fn new(dir: PathBuf) -> FileRegistry {
+        FileRegistry {
+            dir,
+            held: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn path(&self, claim: &Claim, worker: u64) -> PathBuf {
+        self.dir.join(format!(
+            "{}-dc{}-w{worker}.worker",
+            claim.namespace, claim.datacenter
+        ))
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<(u64, u64), FileStore>> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn unavailable(err: &Error) -> LeaseError {
+    LeaseError::Unavailable {
+        backend: "file",
+        message: err.to_string(),
+    }
+}
+
+#[async_trait::async_trait]
+impl Registry for FileRegistry {
+    fn backend(&self) -> &'static str {
+        "file"
+    }
+
+    fn expires(&self) -> bool {
+        false
+    }
+
+    async fn acquire(&self, claim: &Claim) -> Result<Lease, LeaseError> {
+        ensure_state_dir(&self.dir).map_err(|e| unavailable(&e))?;
+        for worker in 0..claim.workers {
+            let store = match FileStore::claim_within(self.path(claim, worker), Duration::ZERO) {
+                Ok(store) => store,
+                Err(Error::Busy { .. }) => continue,
+                Err(err) => return Err(unavailable(&err)),
+            };
+            let high_water_ms = store.mark().map_err(|e| unavailable(&e))?;
+            self.held().insert((claim.datacenter, worker), store);
+            return Ok(Lease {
+                datacenter: claim.datacenter,
+                worker,
+                high_water_ms,
+                token: 0,
+            });
+        }
+        Err(LeaseError::Exhausted {
+            datacenter: claim.datacenter,
+            workers: claim.workers,
+        })
+    }
+
+    async fn renew(
+        &self,
+        _claim: &Claim,
+        lease: &Lease,
+        high_water_ms: u64,
+    ) -> Result<(), LeaseError> {
+        let held = self.held();
+        let store =
+            held.get(&(lease.datacenter, lease.worker))
+                .ok_or_else(|| LeaseError::Lost {
+                    datacenter: lease.datacenter,
+                    worker: lease.worker,
+                    reason: "this process no longer holds its file".into(),
+                })?;
+        store.raise(high_water_ms).map_err(|e| unavailable(&e))?;
+        Ok(())
+    }
+
+    async fn release(
+        &self,
+        _claim: &Claim,
+        lease: &Lease,
+        high_water_ms: u64,
+    ) -> Result<(), LeaseError> {
+        let Some(store) = self.held().remove(&(lease.datacenter, lease.worker)) else {
+            return Ok(());
+        };
+        // Set the mark to the last id issued: nothing past it was, so a successor need not
+        // wait out the reservation.
+        if let Some(mark) = store.mark().map_err(|e| unavailable(&e))? {
+            if mark > high_water_ms {
+                store
+                    .lower(mark, high_water_ms)
+                    .map_err(|e| unavailable(&e))?;
+            } else {
+                store.raise(high_water_ms).map_err(|e| unavailable(&e))?;
+            }
+        } else {
+            store.raise(high_water_ms).map_err(|e| unavailable(&e))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn distinct_workers_then_exhaustion_then_reuse_with_the_mark() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = FileRegistry::new(dir.path().to_path_buf());
+        let claim = Claim::new("twitter-1", 3, 8, "host", Duration::from_secs(10));
+        let mut leases = Vec::new();
+        for _ in 0..8 {
+            leases.push(registry.acquire(&claim).await.unwrap());
+        }
+        let mut workers: Vec<u64> = leases.iter().map(|l| l.worker).collect();
+        workers.dedup();
+        assert_eq!(workers, (0..8).collect::<Vec<_>>());
+        assert_eq!(
+            registry.acquire(&claim).await.unwrap_err().to_string(),
+            "all 8 worker ids of datacenter 3 are held; retrying"
+        );
+        registry.renew(&claim, &leases[5], 5_000).await.unwrap();
+        registry.release(&claim, &leases[5], 4_000).await.unwrap();
+        let again = registry.acquire(&claim).await.unwrap();
+        assert_eq!((again.worker, again.high_water_ms), (5, Some(4_000)));
+    }
+}

@@ -1,0 +1,69 @@
+//! The registries, and the `--lease` URL that picks one.
+
+mod etcd;
+mod file;
+mod fixed;
+mod postgres;
+mod redis;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use etcd::EtcdRegistry;
+pub use file::FileRegistry;
+pub use fixed::{HostnameRegistry, StaticRegistry};
+pub use postgres::PostgresRegistry;
+pub use redis::RedisRegistry;
+
+use crate::registry::{LeaseError, Registry};
+
+/// Picks a registry from a lease URL: `static:W`, `hostname`, `file:DIR`, `redis://...`,
+/// `etcd://host:port` or `postgres://...`.
+///
+/// # Errors
+///
+/// An unknown scheme or a malformed URL, named in the message. Network backends do not
+/// connect here; their first acquisition does.
+///
+/// # Examples
+///
+/// ```
+/// let registry = snowmint_lease::registry_from_url("static:7")?;
+/// assert_eq!(registry.backend(), "static");
+/// let err = snowmint_lease::registry_from_url("zookeeper://h:2181").unwrap_err();
+/// assert!(err.to_string().starts_with("unknown lease URL \"zookeeper://h:2181\""));
+/// # Ok::<(), snowmint_lease::LeaseError>(())
+/// ```
+pub fn registry_from_url(url: &str) -> Result<Arc<dyn Registry>, LeaseError> {
+    if let Some(worker) = url.strip_prefix("static:") {
+        let worker = worker.parse().map_err(|_| {
+            LeaseError::Invalid(format!(
+                "lease URL {url:?}: the worker id after static: must be a whole number"
+            ))
+        })?;
+        return Ok(Arc::new(StaticRegistry::new(worker)));
+    }
+    if url == "hostname" {
+        return Ok(Arc::new(HostnameRegistry::from_system()?));
+    }
+    if let Some(dir) = url.strip_prefix("file:") {
+        if dir.is_empty() {
+            return Err(LeaseError::Invalid(format!(
+                "lease URL {url:?}: give a directory after file:"
+            )));
+        }
+        return Ok(Arc::new(FileRegistry::new(PathBuf::from(dir))));
+    }
+    if url.starts_with("redis://") {
+        return Ok(Arc::new(RedisRegistry::from_url(url)?));
+    }
+    if url.starts_with("etcd://") {
+        return Ok(Arc::new(EtcdRegistry::from_url(url)?));
+    }
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        return Ok(Arc::new(PostgresRegistry::from_url(url)?));
+    }
+    Err(LeaseError::Invalid(format!(
+        "unknown lease URL {url:?}: expected static:W, hostname, file:DIR, redis://HOST:PORT, etcd://HOST:PORT or postgres://..."
+    )))
+}

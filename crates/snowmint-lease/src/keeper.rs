@@ -1,0 +1,353 @@
+//! Keeping a lease: acquire with backoff, renew in the background, publish how long it is
+//! certainly valid, and give it back on shutdown.
+//!
+//! Validity is counted from when a renewal was *sent*: `sent + ttl - safety_margin`. The
+//! registry cannot have expired the lease before that, whatever the network delay, as long
+//! as the two clocks run at nearly the same rate (the margin covers the difference). When
+//! renewals fail the published instant stops moving, and a generator fenced by it stops
+//! issuing at that instant, not when the failure is noticed.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use snowmint::Clock;
+use tokio::sync::{oneshot, watch};
+use tokio::task::JoinHandle;
+
+use crate::registry::{Claim, Lease, LeaseError, Registry};
+
+/// How leases are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseSettings {
+    /// How long a lease lasts in the registry without renewal (default 10 s).
+    pub ttl: Duration,
+    /// How often it is renewed (default: a third of the TTL, so two renewals can fail
+    /// before the lease is at risk).
+    pub renew_every: Duration,
+    /// Subtracted from the TTL when deciding until when ids may be issued: covers a
+    /// registry clock that runs faster than ours (default 1 s, i.e. 10 % of the TTL).
+    pub safety_margin: Duration,
+}
+
+impl Default for LeaseSettings {
+    fn default() -> LeaseSettings {
+        LeaseSettings {
+            ttl: Duration::from_secs(10),
+            renew_every: Duration::from_millis(3_333),
+            safety_margin: Duration::from_secs(1),
+        }
+    }
+}
+
+impl LeaseSettings {
+    /// Checks that renewals come well before the lease could lapse.
+    ///
+    /// # Errors
+    ///
+    /// A margin not below the TTL, or renewals no more often than the TTL less the margin.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use snowmint_lease::LeaseSettings;
+    ///
+    /// let bad = LeaseSettings { renew_every: Duration::from_secs(9), ..LeaseSettings::default() };
+    /// assert_eq!(
+    ///     bad.validate().unwrap_err().to_string(),
+    ///     "lease renewal every 9000 ms must be shorter than the TTL (10000 ms) less the safety margin (1000 ms)"
+    /// );
+    /// ```
+    pub fn validate(&self) -> Result<(), LeaseError> {
+        let (ttl, every, margin) = (ms(self.ttl), ms(self.renew_every), ms(self.safety_margin));
+        if ttl < 1_000 {
+            return Err(LeaseError::Invalid(format!(
+                "lease TTL {ttl} ms is shorter than 1000 ms"
+            )));
+        }
+        if margin >= ttl {
+            return Err(LeaseError::Invalid(format!(
+                "lease safety margin {margin} ms must be shorter than the TTL ({ttl} ms)"
+            )));
+        }
+        if every == 0 || every >= ttl - margin {
+            return Err(LeaseError::Invalid(format!(
+                "lease renewal every {every} ms must be shorter than the TTL ({ttl} ms) less the safety margin ({margin} ms)"
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A lease this process holds, and how far it is confirmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    /// The lease.
+    pub lease: Lease,
+    /// Counts acquisitions: a new number means a new lease (perhaps another worker id).
+    pub acquisition: u64,
+    /// Ids may be issued while the clock reads before this (ms since the Unix epoch);
+    /// `u64::MAX` for backends whose leases do not expire.
+    pub valid_until_ms: u64,
+    /// The registry has recorded a high-water mark at least this far (ms since the Unix
+    /// epoch): ids may be issued up to it.
+    pub confirmed_high_water_ms: u64,
+    /// The last renewal error, if the latest renewal failed.
+    pub last_error: Option<String>,
+}
+
+/// Where the keeper is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeaseStatus {
+    /// Looking for a worker id.
+    Acquiring {
+        /// Failed attempts so far.
+        attempts: u64,
+        /// Why the last attempt failed.
+        last_error: Option<String>,
+    },
+    /// Holding one.
+    Held(Held),
+    /// Released on shutdown.
+    Released,
+}
+
+/// Counts for metrics.
+#[derive(Debug, Default)]
+pub struct LeaseCounters {
+    /// Renewals confirmed.
+    pub renewals: AtomicU64,
+    /// Renewals that failed.
+    pub renew_failures: AtomicU64,
+    /// Acquisitions that failed, of any cause.
+    pub acquire_failures: AtomicU64,
+    /// Acquisitions that found every worker id held.
+    pub exhausted: AtomicU64,
+}
+
+/// Owns the background task that keeps a lease. Dropping it stops the task without
+/// releasing (as a crash would); [`Keeper::release`] gives the worker id back.
+#[derive(Debug)]
+pub struct Keeper {
+    status: watch::Receiver<LeaseStatus>,
+    stop: Option<oneshot::Sender<StopReply>>,
+    task: JoinHandle<()>,
+    registry: Arc<dyn Registry>,
+    counters: Arc<LeaseCounters>,
+}
+
+/// The first wait after a failed acquisition; it doubles up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+/// The longest wait between acquisitions.
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// How soon a failed renewal is retried (or the renewal interval, if shorter).
+const RETRY_RENEW: Duration = Duration::from_millis(500);
+
+impl Keeper {
+    /// Starts keeping a lease for `claim` on the current tokio runtime. Time is read from
+    /// `clock`, the same clock the generator uses, so the fence and the ids agree.
+    #[must_use]
+    pub fn start(
+        registry: Arc<dyn Registry>,
+        claim: Claim,
+        settings: LeaseSettings,
+        clock: Arc<dyn Clock>,
+    ) -> Keeper {
+        let (status_tx, status) = watch::channel(LeaseStatus::Acquiring {
+            attempts: 0,
+            last_error: None,
+        });
+        let (stop_tx, stop_rx) = oneshot::channel();
+        let counters = Arc::new(LeaseCounters::default());
+        let task = tokio::spawn(keep(
+            Arc::clone(&registry),
+            claim,
+            settings,
+            clock,
+            status_tx,
+            stop_rx,
+            Arc::clone(&counters),
+        ));
+        Keeper {
+            status,
+            stop: Some(stop_tx),
+            task,
+            registry,
+            counters,
+        }
+    }
+
+    /// Watches the status.
+    #[must_use]
+    pub fn status(&self) -> watch::Receiver<LeaseStatus> {
+        self.status.clone()
+    }
+
+    /// The backend's name.
+    #[must_use]
+    pub fn backend(&self) -> &'static str {
+        self.registry.backend()
+    }
+
+    /// Counts for metrics.
+    #[must_use]
+    pub fn counters(&self) -> &LeaseCounters {
+        &self.counters
+    }
+
+    /// Stops renewing and gives the worker id back, setting its high-water mark to
+    /// `issued_until_ms`: call it after the last id was issued.
+    ///
+    /// # Errors
+    ///
+    /// The registry could not be reached; the lease then expires by itself after its TTL.
+    pub async fn release(mut self, issued_until_ms: u64) -> Result<(), LeaseError> {
+        let Some(stop) = self.stop.take() else {
+            return Ok(());
+        };
+        let (tx, rx) = oneshot::channel();
+        if stop.send(tx).is_err() {
+            return Ok(());
+        }
+        let Ok((claim, lease)) = rx.await else {
+            return Ok(());
+        };
+        match lease {
+            Some(lease) => self.registry.release(&claim, &lease, issued_until_ms).await,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Keeper {
+    fn drop(&mut self) {
+        if self.stop.is_some() {
+            self.task.abort();
+        }
+    }
+}
+
+/// Where the task answers a stop: the claim and the lease it held, if any.
+type StopReply = oneshot::Sender<(Claim, Option<Lease>)>;
+type StopRequest = oneshot::Receiver<StopReply>;
+
+async fn keep(
+    registry: Arc<dyn Registry>,
+    claim: Claim,
+    settings: LeaseSettings,
+    clock: Arc<dyn Clock>,
+    status: watch::Sender<LeaseStatus>,
+    mut stop: StopRequest,
+    counters: Arc<LeaseCounters>,
+) {
+    let ttl = ms(settings.ttl);
+    let margin = ms(settings.safety_margin);
+    let expires = registry.expires();
+    let mut acquisition = 0;
+    let mut current: Option<Lease> = None;
+    loop {
+        // Acquire, with backoff.
+        let mut attempts = 0;
+        let mut backoff = FIRST_BACKOFF;
+        let lease = loop {
+            if let Some(lease) = current.take() {
+                break lease;
+            }
+            match registry.acquire(&claim).await {
+                Ok(lease) => break lease,
+                Err(err) => {
+                    attempts += 1;
+                    counters.acquire_failures.fetch_add(1, Ordering::Relaxed);
+                    if matches!(err, LeaseError::Exhausted { .. }) {
+                        counters.exhausted.fetch_add(1, Ordering::Relaxed);
+                    }
+                    tracing::warn!(error = %err, attempts, "cannot acquire a worker id");
+                    status.send_replace(LeaseStatus::Acquiring {
+                        attempts,
+                        last_error: Some(err.to_string()),
+                    });
+                    tokio::select! {
+                        () = tokio::time::sleep(backoff) => {}
+                        reply = &mut stop => {
+                            if let Ok(reply) = reply {
+                                let _ = reply.send((claim.clone(), None));
+                            }
+                            status.send_replace(LeaseStatus::Released);
+                            return;
+                        }
+                    }
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                }
+            }
+        };
+        acquisition += 1;
+        tracing::info!(
+            backend = registry.backend(),
+            datacenter = lease.datacenter,
+            worker = lease.worker,
+            "acquired worker id"
+        );
+        let mut held = Held {
+            lease: lease.clone(),
+            acquisition,
+            valid_until_ms: 0,
+            confirmed_high_water_ms: 0,
+            last_error: None,
+        };
+        let mut wait = Duration::ZERO;
+        // Renew at once (recording a high-water mark ahead), then every `renew_every`.
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                reply = &mut stop => {
+                    if let Ok(reply) = reply {
+                        let _ = reply.send((claim.clone(), Some(lease.clone())));
+                    }
+                    status.send_replace(LeaseStatus::Released);
+                    return;
+                }
+            }
+            let sent = clock.now_ms();
+            match registry.renew(&claim, &lease, sent + ttl).await {
+                Ok(()) => {
+                    counters.renewals.fetch_add(1, Ordering::Relaxed);
+                    held.valid_until_ms = if expires {
+                        sent + ttl - margin
+                    } else {
+                        u64::MAX
+                    };
+                    held.confirmed_high_water_ms = sent + ttl;
+                    held.last_error = None;
+                    status.send_replace(LeaseStatus::Held(held.clone()));
+                    wait = settings.renew_every;
+                }
+                Err(LeaseError::Lost { .. }) | Err(LeaseError::Invalid(_)) if expires => {
+                    counters.renew_failures.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(worker = lease.worker, "lease lost; acquiring again");
+                    status.send_replace(LeaseStatus::Acquiring {
+                        attempts: 0,
+                        last_error: Some(format!(
+                            "lease on datacenter {} worker {} was lost",
+                            lease.datacenter, lease.worker
+                        )),
+                    });
+                    break;
+                }
+                Err(err) => {
+                    counters.renew_failures.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(error = %err, "cannot renew the lease");
+                    // The fence stays where the last confirmed renewal put it.
+                    held.last_error = Some(err.to_string());
+                    status.send_replace(LeaseStatus::Held(held.clone()));
+                    wait = RETRY_RENEW.min(settings.renew_every);
+                }
+            }
+        }
+        current = None;
+    }
+}

@@ -1,0 +1,158 @@
+//! Worker-id leases: the one trait every coordination backend implements.
+//!
+//! A [`Registry`] hands a process one (datacenter, worker) pair at a time, keeps it while the
+//! process renews it, and takes it back. Beside each pair it keeps the high-water mark: the
+//! instant up to which ids may have been issued with that pair, raised ahead of issuing and
+//! kept when the lease ends, so a successor starts after it.
+
+use std::fmt;
+use std::time::Duration;
+
+/// What a process asks a registry for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// Names the layout and epoch, so registries shared by layouts never mix their workers.
+    pub namespace: String,
+    /// The datacenter whose worker ids are wanted.
+    pub datacenter: u64,
+    /// How many worker ids the datacenter has (`2^worker_bits`); ids are `0..workers`.
+    pub workers: u64,
+    /// A stable name for the instance (host name by default): it gets its old worker back
+    /// when that worker is free.
+    pub identity: String,
+    /// Unique to this process and this acquisition; a lease is held by a holder.
+    pub holder: String,
+    /// How long a lease lasts without renewal.
+    pub ttl: Duration,
+}
+
+impl Claim {
+    /// A claim with a fresh holder name: `identity`, the process id and a random suffix.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use snowmint_lease::Claim;
+    ///
+    /// let claim = Claim::new("twitter-1288834974657", 0, 32, "web-7", Duration::from_secs(10));
+    /// assert!(claim.holder.starts_with("web-7/"));
+    /// ```
+    #[must_use]
+    pub fn new(
+        namespace: &str,
+        datacenter: u64,
+        workers: u64,
+        identity: &str,
+        ttl: Duration,
+    ) -> Claim {
+        use std::hash::{BuildHasher, RandomState};
+        let nonce = RandomState::new().hash_one(std::time::SystemTime::now()) & 0xffff_ffff;
+        Claim {
+            namespace: namespace.to_string(),
+            datacenter,
+            workers,
+            identity: identity.to_string(),
+            holder: format!("{identity}/{}/{nonce:08x}", std::process::id()),
+            ttl,
+        }
+    }
+}
+
+/// A worker id held by this process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// The datacenter id.
+    pub datacenter: u64,
+    /// The worker id.
+    pub worker: u64,
+    /// The high-water mark recorded for the pair when it was acquired, in ms since the Unix
+    /// epoch: issue nothing at or before it.
+    pub high_water_ms: Option<u64>,
+    /// A backend's own handle on the lease (etcd's lease id); 0 when it has none.
+    pub token: i64,
+}
+
+/// Why a registry could not give, keep or take back a lease.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LeaseError {
+    /// Every worker id of the datacenter is held.
+    #[error("all {workers} worker ids of datacenter {datacenter} are held; retrying")]
+    Exhausted {
+        /// The datacenter.
+        datacenter: u64,
+        /// How many worker ids it has.
+        workers: u64,
+    },
+    /// The lease ended (expired, or taken over after expiring): stop issuing with it.
+    #[error("lease on datacenter {datacenter} worker {worker} is lost: {reason}")]
+    Lost {
+        /// The datacenter.
+        datacenter: u64,
+        /// The worker.
+        worker: u64,
+        /// What the registry said.
+        reason: String,
+    },
+    /// The registry could not be reached or answered with an error.
+    #[error("{backend} registry is unavailable: {message}")]
+    Unavailable {
+        /// Which backend.
+        backend: &'static str,
+        /// What went wrong.
+        message: String,
+    },
+    /// The lease URL or settings are wrong.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A coordination system that leases worker ids. Every call is one atomic step in the
+/// backend: no read-then-write outside a transaction or script.
+#[async_trait::async_trait]
+pub trait Registry: Send + Sync + fmt::Debug {
+    /// The backend's name: `static`, `hostname`, `file`, `redis`, `etcd` or `postgres`.
+    fn backend(&self) -> &'static str;
+
+    /// Whether leases expire unless renewed. Backends that hold a worker id for the life of
+    /// the process (static, hostname, file) say `false`, and are never fenced.
+    fn expires(&self) -> bool {
+        true
+    }
+
+    /// Takes a free worker id: the claim's old one if it is free, otherwise any free or
+    /// expired one, and never one outside `0..workers`.
+    ///
+    /// # Errors
+    ///
+    /// [`LeaseError::Exhausted`] when all are held; [`LeaseError::Unavailable`] when the
+    /// registry cannot be reached.
+    async fn acquire(&self, claim: &Claim) -> Result<Lease, LeaseError>;
+
+    /// Extends the lease by the claim's TTL and raises the pair's high-water mark to at least
+    /// `high_water_ms`, in one step, only if the claim still holds the lease.
+    ///
+    /// # Errors
+    ///
+    /// [`LeaseError::Lost`] if the lease is no longer held; [`LeaseError::Unavailable`].
+    async fn renew(
+        &self,
+        claim: &Claim,
+        lease: &Lease,
+        high_water_ms: u64,
+    ) -> Result<(), LeaseError>;
+
+    /// Gives the worker id back at once, raising its high-water mark to at least
+    /// `high_water_ms` first, so a successor starts after the last id issued.
+    ///
+    /// # Errors
+    ///
+    /// [`LeaseError::Unavailable`]; a lease already lost is not an error.
+    async fn release(
+        &self,
+        claim: &Claim,
+        lease: &Lease,
+        high_water_ms: u64,
+    ) -> Result<(), LeaseError>;
+}
