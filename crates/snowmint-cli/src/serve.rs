@@ -72,6 +72,22 @@ pub struct ServeArgs {
     /// How far ahead the high-water mark is reserved, in ms (default: 1000)
     #[arg(long, env = "SNOWMINT_RESERVE_AHEAD_MS", value_name = "MS")]
     reserve_ahead_ms: Option<u64>,
+    /// Where the worker id comes from: static:W, hostname, file:DIR, redis://HOST:PORT,
+    /// etcd://HOST:PORT or postgres://USER@HOST:PORT/DB (default: static: the --worker value)
+    #[arg(long, env = "SNOWMINT_LEASE", value_name = "URL")]
+    lease: Option<String>,
+    /// This instance's name in the registry; it gets its old worker id back when free (default: the host name)
+    #[arg(long, env = "SNOWMINT_IDENTITY", value_name = "NAME")]
+    identity: Option<String>,
+    /// Lease TTL in ms (default: 10000)
+    #[arg(long, env = "SNOWMINT_LEASE_TTL_MS", value_name = "MS")]
+    lease_ttl_ms: Option<u64>,
+    /// Lease renewal interval in ms (default: a third of the TTL)
+    #[arg(long, env = "SNOWMINT_LEASE_RENEW_MS", value_name = "MS")]
+    lease_renew_ms: Option<u64>,
+    /// Safety margin for clock skew, taken off the TTL, in ms (default: a tenth of the TTL)
+    #[arg(long, env = "SNOWMINT_LEASE_MARGIN_MS", value_name = "MS")]
+    lease_margin_ms: Option<u64>,
 }
 
 impl ServeArgs {
@@ -94,6 +110,11 @@ impl ServeArgs {
             overflow_lead_ms: self.overflow_lead_ms,
             sequence_start: self.sequence_start,
             reserve_ahead_ms: self.reserve_ahead_ms,
+            lease: self.lease,
+            identity: self.identity,
+            lease_ttl_ms: self.lease_ttl_ms,
+            lease_renew_ms: self.lease_renew_ms,
+            lease_margin_ms: self.lease_margin_ms,
         };
         (self.config, settings)
     }

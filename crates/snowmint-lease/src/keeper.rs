@@ -321,7 +321,9 @@ async fn keep(
                     } else {
                         u64::MAX
                     };
-                    held.confirmed_high_water_ms = sent + ttl;
+                    // A registry that keeps no expiring lease vouches for any mark: the
+                    // local state file is what records it.
+                    held.confirmed_high_water_ms = if expires { sent + ttl } else { u64::MAX };
                     held.last_error = None;
                     status.send_replace(LeaseStatus::Held(held.clone()));
                     wait = settings.renew_every;

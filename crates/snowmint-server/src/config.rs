@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use snowmint::{Layout, OverflowPolicy, RollbackPolicy, SequenceStart};
+use snowmint_lease::LeaseSettings;
 
 /// A configuration key that could not be used, or a file that could not be read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -89,6 +90,19 @@ pub struct Settings {
     pub sequence_start: Option<String>,
     /// How far ahead the high-water mark is reserved, in ms (default 1000).
     pub reserve_ahead_ms: Option<u64>,
+    /// Where the worker id comes from: `static:W`, `hostname`, `file:DIR`, `redis://...`,
+    /// `etcd://host:port` or `postgres://...` (default: `static:` the `worker` key).
+    pub lease: Option<String>,
+    /// The instance's name in the registry, which gets its old worker id back when free
+    /// (default: the host name).
+    pub identity: Option<String>,
+    /// Lease TTL in ms (default 10000).
+    pub lease_ttl_ms: Option<u64>,
+    /// Lease renewal interval in ms (default: a third of the TTL).
+    pub lease_renew_ms: Option<u64>,
+    /// Safety margin for clock skew, subtracted from the TTL, in ms (default: a tenth of
+    /// the TTL).
+    pub lease_margin_ms: Option<u64>,
 }
 
 impl Settings {
@@ -157,6 +171,11 @@ impl Settings {
             overflow_lead_ms: over.overflow_lead_ms.or(self.overflow_lead_ms),
             sequence_start: over.sequence_start.or(self.sequence_start),
             reserve_ahead_ms: over.reserve_ahead_ms.or(self.reserve_ahead_ms),
+            lease: over.lease.or(self.lease),
+            identity: over.identity.or(self.identity),
+            lease_ttl_ms: over.lease_ttl_ms.or(self.lease_ttl_ms),
+            lease_renew_ms: over.lease_renew_ms.or(self.lease_renew_ms),
+            lease_margin_ms: over.lease_margin_ms.or(self.lease_margin_ms),
         }
     }
 }
@@ -201,6 +220,12 @@ pub struct Config {
     pub sequence_start: SequenceStart,
     /// Reservation window of the high-water mark.
     pub reserve_ahead: Duration,
+    /// The lease URL.
+    pub lease: String,
+    /// The instance's name in the registry.
+    pub identity: String,
+    /// How leases are kept.
+    pub lease_settings: LeaseSettings,
 }
 
 /// The largest batch a request may ask for: a million ids is 20 MB of JSON.
@@ -287,7 +312,34 @@ impl TryFrom<Settings> for Config {
                 ),
             ));
         }
-        let worker = s.worker.unwrap_or(0);
+        let lease = match (&s.lease, s.worker) {
+            (None, worker) => format!("static:{}", worker.unwrap_or(0)),
+            (Some(url), Some(worker)) if !url.starts_with("static:") => {
+                return Err(invalid(
+                    "worker",
+                    worker,
+                    format!(
+                        "conflicts with lease {url:?}, which chooses the worker id; drop one of them"
+                    ),
+                ));
+            }
+            (Some(url), _) => {
+                snowmint_lease::registry_from_url(url)
+                    .map_err(|e| invalid("lease", url, rule_after_value(&e.to_string(), url)))?;
+                url.clone()
+            }
+        };
+        let worker = match lease.strip_prefix("static:").map(str::parse::<u64>) {
+            Some(Ok(w)) if s.worker.is_some_and(|given| given != w) => {
+                return Err(invalid(
+                    "worker",
+                    s.worker.unwrap_or(0),
+                    format!("conflicts with lease {lease:?}"),
+                ));
+            }
+            Some(Ok(w)) => w,
+            _ => 0,
+        };
         if worker > layout.max_worker() {
             return Err(invalid(
                 "worker",
@@ -358,6 +410,23 @@ impl TryFrom<Settings> for Config {
                 format!("must be at least one tick ({} ms)", layout.tick_ms()),
             ));
         }
+        let ttl_ms = s.lease_ttl_ms.unwrap_or(10_000);
+        let lease_settings = LeaseSettings {
+            ttl: Duration::from_millis(ttl_ms),
+            renew_every: Duration::from_millis(s.lease_renew_ms.unwrap_or(ttl_ms / 3)),
+            safety_margin: Duration::from_millis(s.lease_margin_ms.unwrap_or(ttl_ms / 10)),
+        };
+        lease_settings
+            .validate()
+            .map_err(|e| invalid("lease_ttl_ms", ttl_ms, e.to_string()))?;
+        let identity = s.identity.unwrap_or_else(snowmint_lease::hostname);
+        if identity.is_empty() || identity.len() > 200 {
+            return Err(invalid(
+                "identity",
+                &identity,
+                "must be 1 to 200 characters",
+            ));
+        }
         if let Some(token) = &s.auth_token
             && token.trim().is_empty()
         {
@@ -380,8 +449,19 @@ impl TryFrom<Settings> for Config {
             overflow,
             sequence_start,
             reserve_ahead: Duration::from_millis(reserve_ahead_ms),
+            lease,
+            identity,
+            lease_settings,
         })
     }
+}
+
+/// The part of a message after the value it names, so it is not said twice.
+fn rule_after_value(message: &str, value: &str) -> String {
+    message.split_once(&format!("{value:?}")).map_or_else(
+        || message.to_string(),
+        |(_, rest)| rest.trim_start_matches(':').trim().to_string(),
+    )
 }
 
 #[cfg(test)]

@@ -12,11 +12,13 @@ pub mod grpc;
 mod http;
 mod metrics;
 mod server;
+mod source;
 mod state;
 
 pub use config::{Config, ConfigError, RestartBehind, Settings, parse_epoch};
 pub use error::ApiError;
 pub use http::{MAX_BODY_BYTES, MAX_URI_BYTES, openapi_document, router};
 pub use metrics::Metrics;
-pub use server::{ServeError, build_source, run, serve};
-pub use state::{AppState, IdSource};
+pub use server::{ServeError, run, serve};
+pub use source::{IdSource, LeaseStore, Slot};
+pub use state::AppState;

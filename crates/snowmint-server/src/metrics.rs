@@ -13,7 +13,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-use crate::state::IdSource;
+use crate::IdSource;
 
 /// Labels of a request count.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
@@ -107,11 +107,32 @@ struct WorkerLabels {
     worker: u64,
 }
 
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct LeaseLabels {
+    backend: &'static str,
+    state: &'static str,
+}
+
 impl Collector for GeneratorCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        use std::sync::atomic::Ordering::Relaxed;
         let source = &self.0;
-        let generator = source.generator();
-        let stats = generator.stats();
+        let slot = source.slot();
+        let stats = slot
+            .as_ref()
+            .map(|s| s.generator().stats())
+            .unwrap_or_default();
+        let lease = source
+            .with_keeper(|k| {
+                let c = k.counters();
+                [
+                    c.renewals.load(Relaxed),
+                    c.renew_failures.load(Relaxed),
+                    c.acquire_failures.load(Relaxed),
+                    c.exhausted.load(Relaxed),
+                ]
+            })
+            .unwrap_or_default();
         let counters = [
             (
                 "clock_rollbacks",
@@ -128,38 +149,71 @@ impl Collector for GeneratorCollector {
                 "High-water marks written to the state file",
                 stats.reservations,
             ),
+            (
+                "lease_renewals",
+                "Worker-id lease renewals confirmed",
+                lease[0],
+            ),
+            (
+                "lease_renewal_failures",
+                "Worker-id lease renewals that failed",
+                lease[1],
+            ),
+            (
+                "lease_acquire_failures",
+                "Worker-id acquisitions that failed",
+                lease[2],
+            ),
+            (
+                "lease_exhausted",
+                "Acquisitions that found every worker id held",
+                lease[3],
+            ),
         ];
         for (name, help, value) in counters {
             let metric = ConstCounter::new(value);
             metric.encode(encoder.encode_descriptor(name, help, None, metric.metric_type())?)?;
         }
-        let layout = generator.layout();
-        let info = ConstGauge::new(1i64);
-        let labels = WorkerLabels {
-            layout: layout.name(),
-            datacenter: generator.datacenter(),
-            worker: generator.worker(),
+        let status = source.lease_status();
+        let (state, valid_until_ms) = match &status {
+            snowmint_lease::LeaseStatus::Held(h) => ("held", Some(h.valid_until_ms)),
+            snowmint_lease::LeaseStatus::Acquiring { .. } => ("acquiring", None),
+            snowmint_lease::LeaseStatus::Released => ("released", None),
         };
+        let info = ConstGauge::new(1i64);
         let mut family = encoder.encode_descriptor(
-            "worker_info",
-            "The layout, datacenter and worker this process issues for",
+            "lease_info",
+            "The lease backend and whether a worker id is held",
             None,
             info.metric_type(),
         )?;
-        info.encode(family.encode_family(&labels)?)?;
-        let now_ms = snowmint::Clock::now_ms(generator.clock());
-        let gauges = [
-            ("datacenter", "Datacenter id", generator.datacenter() as f64),
-            ("worker", "Worker id", generator.worker() as f64),
+        info.encode(family.encode_family(&LeaseLabels {
+            backend: source.backend(),
+            state,
+        })?)?;
+        let layout = source.layout();
+        let now_ms = snowmint::Clock::now_ms(source.clock());
+        if let Some(slot) = &slot {
+            let generator = slot.generator();
+            let info = ConstGauge::new(1i64);
+            let labels = WorkerLabels {
+                layout: layout.name(),
+                datacenter: generator.datacenter(),
+                worker: generator.worker(),
+            };
+            let mut family = encoder.encode_descriptor(
+                "worker_info",
+                "The layout, datacenter and worker this process issues for",
+                None,
+                info.metric_type(),
+            )?;
+            info.encode(family.encode_family(&labels)?)?;
+        }
+        let mut gauges = vec![
             (
                 "time_field_remaining_seconds",
                 "Seconds until the layout's time field runs out",
                 layout.capacity().runs_out_ms.saturating_sub(now_ms) as f64 / 1000.0,
-            ),
-            (
-                "clock_lag_seconds",
-                "How far the clock is behind the next id's time (after a restart behind the high-water mark)",
-                generator.clock_lag_ms() as f64 / 1000.0,
             ),
             (
                 "ready",
@@ -167,6 +221,23 @@ impl Collector for GeneratorCollector {
                 f64::from(u8::from(source.readiness().is_ok())),
             ),
         ];
+        if let Some(slot) = &slot {
+            let generator = slot.generator();
+            gauges.push(("datacenter", "Datacenter id", generator.datacenter() as f64));
+            gauges.push(("worker", "Worker id", generator.worker() as f64));
+            gauges.push((
+                "clock_lag_seconds",
+                "How far the clock is behind the next id's time (after a restart behind the high-water mark)",
+                generator.clock_lag_ms() as f64 / 1000.0,
+            ));
+        }
+        if let Some(until) = valid_until_ms.filter(|ms| *ms != u64::MAX) {
+            gauges.push((
+                "lease_valid_seconds",
+                "Seconds the worker-id lease is certainly valid for (negative: expired)",
+                (until as f64 - now_ms as f64) / 1000.0,
+            ));
+        }
         for (name, help, value) in gauges {
             let metric = ConstGauge::new(value);
             metric.encode(encoder.encode_descriptor(name, help, None, metric.metric_type())?)?;

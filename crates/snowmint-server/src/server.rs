@@ -5,12 +5,11 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use snowmint::{Clock, Generator, SystemClock};
-use snowmint_lease::FileStore;
+use snowmint::Clock;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::{AppState, Config, IdSource, RestartBehind};
+use crate::{AppState, Config, IdSource};
 
 /// Why the server could not start or stop cleanly.
 #[derive(Debug, thiserror::Error)]
@@ -45,75 +44,24 @@ pub enum ServeError {
         /// The state directory.
         dir: std::path::PathBuf,
     },
+    /// The worker-id lease could not be set up or given back.
+    #[error("worker id lease: {0}")]
+    Lease(String),
     /// Serving failed.
     #[error("server failed: {0}")]
     Io(#[from] std::io::Error),
-}
-
-/// The clock the server runs on. `SNOWMINT_TEST_CLOCK_OFFSET_MS` shifts it, so tests can
-/// restart a real process with its clock set back; nothing else should set it.
-fn server_clock() -> SystemClock {
-    let offset = std::env::var("SNOWMINT_TEST_CLOCK_OFFSET_MS")
-        .ok()
-        .and_then(|v| v.parse::<i64>().ok())
-        .unwrap_or(0);
-    SystemClock::new().with_offset_ms(offset)
-}
-
-/// Builds the generator for `config`, with its high-water mark in the state directory.
-///
-/// # Errors
-///
-/// The state directory cannot be used, the generator refuses the configuration, or the
-/// clock is behind the stored mark and `restart_behind` is `fail`.
-pub fn build_source(config: &Config) -> Result<Arc<IdSource>, ServeError> {
-    let state_error = |message: String| ServeError::State {
-        dir: config.state_dir.clone(),
-        message,
-    };
-    let store = FileStore::for_generator(
-        &config.state_dir,
-        &config.layout,
-        config.datacenter,
-        config.worker,
-    )
-    .map_err(|e| state_error(e.to_string()))?;
-    let generator: Generator<SystemClock> = Generator::builder(config.layout)
-        .datacenter(config.datacenter)
-        .worker(config.worker)
-        .clock(server_clock())
-        .rollback(config.rollback)
-        .overflow(config.overflow)
-        .sequence_start(config.sequence_start)
-        .reserve_ahead(config.reserve_ahead)
-        .store(Arc::new(store))
-        .build()?;
-    let lag_ms = generator.clock_lag_ms();
-    if lag_ms > config.layout.tick_ms() {
-        if config.restart_behind == RestartBehind::Fail {
-            return Err(ServeError::Behind {
-                lag_ms,
-                dir: config.state_dir.clone(),
-            });
-        }
-        tracing::warn!(
-            lag_ms,
-            "clock is behind the high-water mark of an earlier run; not ready until it passes"
-        );
-    }
-    Ok(Arc::new(IdSource::new(generator)))
 }
 
 /// Serves `config` until `shutdown` resolves, then drains and persists the mark.
 ///
 /// # Errors
 ///
-/// See [`build_source`] and [`run`]; binding a listener can fail too.
+/// See [`IdSource::start`] and [`run`]; binding a listener can fail too.
 pub async fn serve(
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    let source = build_source(&config)?;
+    let source = IdSource::start(&config).await?;
     let http = TcpListener::bind(config.http_addr)
         .await
         .map_err(|source| ServeError::Bind {
@@ -151,8 +99,9 @@ pub async fn run(
     tracing::info!(
         http = %http_addr,
         grpc = %grpc_addr.map_or_else(|| "off".to_string(), |a| a.to_string()),
-        datacenter = state.source.generator().datacenter(),
-        worker = state.source.generator().worker(),
+        datacenter = state.source.slot().map(|s| s.generator().datacenter()),
+        worker = state.source.slot().map(|s| s.generator().worker()),
+        lease = state.source.backend(),
         layout = state.layout().name(),
         "listening"
     );
@@ -196,9 +145,16 @@ pub async fn run(
             tracing::warn!("requests still in flight after the grace period; stopping anyway")
         }
     }
-    // After the last id: lower the mark to what was issued, so a restart need not wait.
-    source.generator().shutdown()?;
-    let now = source.generator().clock().now_ms();
+    // After the last id: lower the mark to what was issued and give the worker id back,
+    // so a restart or a successor need not wait.
+    source.shutdown().await?;
+    let now = source.clock().now_ms();
     tracing::info!(at = %snowmint::UnixMs(now), "stopped; high-water mark persisted");
     Ok(())
+}
+
+impl From<snowmint_lease::LeaseError> for ServeError {
+    fn from(err: snowmint_lease::LeaseError) -> ServeError {
+        ServeError::Lease(err.to_string())
+    }
 }

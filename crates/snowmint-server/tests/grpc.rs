@@ -5,7 +5,7 @@ use std::time::Duration;
 use snowmint::{Id, Layout};
 use snowmint_server::grpc::proto::id_service_client::IdServiceClient;
 use snowmint_server::grpc::proto::{DecodeRequest, NextBatchRequest, NextRequest, StreamRequest};
-use snowmint_server::{AppState, Config, Settings, build_source, run};
+use snowmint_server::{AppState, Config, IdSource, Settings, run};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tonic::transport::Channel;
@@ -41,7 +41,7 @@ async fn start(extra: &str) -> Running {
     );
     let config = Config::try_from(Settings::from_toml(&toml, "t.toml".as_ref()).unwrap()).unwrap();
     let state = AppState::new(
-        build_source(&config).unwrap(),
+        IdSource::start(&config).await.unwrap(),
         config.max_batch,
         config.auth_token.clone(),
     );

@@ -6,7 +6,7 @@ use axum::http::{Request, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use snowmint::{Id, Layout};
-use snowmint_server::{AppState, Config, Settings, build_source, router};
+use snowmint_server::{AppState, Config, IdSource, Settings, router};
 use tower::ServiceExt;
 
 struct Server {
@@ -14,7 +14,7 @@ struct Server {
     _dir: tempfile::TempDir,
 }
 
-fn server(extra: &str) -> Server {
+async fn server(extra: &str) -> Server {
     let dir = tempfile::tempdir().unwrap();
     let toml = format!(
         "state_dir = {:?}\ndatacenter = 2\nworker = 5\n{extra}",
@@ -22,7 +22,7 @@ fn server(extra: &str) -> Server {
     );
     let config =
         Config::try_from(Settings::from_toml(&toml, "test.toml".as_ref()).unwrap()).unwrap();
-    let source = build_source(&config).unwrap();
+    let source = IdSource::start(&config).await.unwrap();
     Server {
         state: AppState::new(source, config.max_batch, config.auth_token.clone()),
         _dir: dir,
@@ -86,7 +86,7 @@ fn now_ms() -> u64 {
 
 #[tokio::test]
 async fn one_id_in_every_format() {
-    let s = server("");
+    let s = server("").await;
     let a = get(&s, "/v1/id").await;
     assert_eq!(a.status, StatusCode::OK);
     let id: Id = a.json()["id"].as_str().unwrap().parse().unwrap();
@@ -126,7 +126,7 @@ async fn one_id_in_every_format() {
 
 #[tokio::test]
 async fn many_ids_as_json_and_as_text() {
-    let s = server("max_batch = 20000");
+    let s = server("max_batch = 20000").await;
     let a = get(&s, "/v1/ids?count=10000").await;
     assert_eq!(a.status, StatusCode::OK);
     let ids: Vec<u64> = a.json()["ids"]
@@ -181,7 +181,7 @@ async fn many_ids_as_json_and_as_text() {
 
 #[tokio::test]
 async fn decode_any_encoding_with_any_preset() {
-    let s = server("");
+    let s = server("").await;
     let a = get(&s, "/v1/decode/175928847299117063?layout=discord").await;
     assert_eq!(a.status, StatusCode::OK);
     assert_eq!(
@@ -226,7 +226,7 @@ async fn decode_any_encoding_with_any_preset() {
 
 #[tokio::test]
 async fn layout_health_and_readiness() {
-    let s = server("");
+    let s = server("").await;
     let a = get(&s, "/v1/layout").await;
     let v = a.json();
     assert_eq!(v["layout"], "twitter");
@@ -251,7 +251,7 @@ async fn layout_health_and_readiness() {
 
 #[tokio::test]
 async fn metrics_count_ids_requests_and_the_generator() {
-    let s = server("");
+    let s = server("").await;
     get(&s, "/v1/ids?count=7").await;
     get(&s, "/v1/id").await;
     get(&s, "/v1/decode/x").await;
@@ -274,7 +274,7 @@ async fn metrics_count_ids_requests_and_the_generator() {
 
 #[tokio::test]
 async fn bearer_token_guards_everything_but_the_probes() {
-    let s = server("auth_token = \"s3cret\"");
+    let s = server("auth_token = \"s3cret\"").await;
     for path in [
         "/v1/id",
         "/v1/ids?count=1",
@@ -300,7 +300,7 @@ async fn bearer_token_guards_everything_but_the_probes() {
 
 #[tokio::test]
 async fn unknown_routes_methods_and_oversized_requests_get_json_errors() {
-    let s = server("");
+    let s = server("").await;
     let a = get(&s, "/v2/id").await;
     assert_eq!(
         (a.status, a.error()),
@@ -327,7 +327,7 @@ async fn unknown_routes_methods_and_oversized_requests_get_json_errors() {
 
 #[tokio::test]
 async fn openapi_describes_exactly_the_routes_that_answer() {
-    let s = server("");
+    let s = server("").await;
     let a = get(&s, "/openapi.json").await;
     assert_eq!(a.status, StatusCode::OK);
     let doc = a.json();

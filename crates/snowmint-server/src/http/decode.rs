@@ -53,10 +53,12 @@ pub struct LayoutInfo {
     pub epoch_ms: u64,
     /// The epoch, RFC 3339.
     pub epoch: String,
-    /// This server's datacenter id.
-    pub datacenter: u64,
-    /// This server's worker id.
-    pub worker: u64,
+    /// This server's datacenter id (null while it holds no worker id).
+    pub datacenter: Option<u64>,
+    /// This server's worker id (null while it holds no worker id).
+    pub worker: Option<u64>,
+    /// The worker-id lease.
+    pub lease: LeaseInfo,
     /// Ids per second one worker id can issue.
     pub ids_per_second: u64,
     /// Distinct (datacenter, worker) pairs.
@@ -65,6 +67,23 @@ pub struct LayoutInfo {
     pub runs_out_ms: u64,
     /// When the time field runs out, RFC 3339.
     pub runs_out: String,
+}
+
+/// The worker-id lease, as JSON.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct LeaseInfo {
+    /// `static`, `hostname`, `file`, `redis`, `etcd` or `postgres`.
+    pub backend: &'static str,
+    /// `held`, `acquiring` or `released`.
+    pub state: &'static str,
+    /// Ids may be issued until then (RFC 3339), null for leases that do not expire.
+    pub valid_until: Option<String>,
+    /// Renewals confirmed.
+    pub renewals: u64,
+    /// Renewals and acquisitions that failed.
+    pub failures: u64,
+    /// The last error, if any.
+    pub error: Option<String>,
 }
 
 /// Bit widths, as JSON.
@@ -97,8 +116,9 @@ pub async fn layout(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<LayoutInfo>, ApiError> {
     Params::parse(raw.as_deref(), &[])?;
-    let generator = state.source.generator();
-    let layout = generator.layout();
+    let source = &state.source;
+    let slot = source.slot();
+    let layout = source.layout();
     let bits = layout.bits();
     let capacity = layout.capacity();
     Ok(Json(LayoutInfo {
@@ -112,11 +132,43 @@ pub async fn layout(
         tick_ms: layout.tick_ms(),
         epoch_ms: layout.epoch_ms(),
         epoch: UnixMs(layout.epoch_ms()).to_string(),
-        datacenter: generator.datacenter(),
-        worker: generator.worker(),
+        datacenter: slot.as_ref().map(|s| s.generator().datacenter()),
+        worker: slot.as_ref().map(|s| s.generator().worker()),
+        lease: lease_info(source),
         ids_per_second: capacity.ids_per_second,
         worker_ids: capacity.worker_ids,
         runs_out_ms: capacity.runs_out_ms,
         runs_out: UnixMs(capacity.runs_out_ms).to_string(),
     }))
+}
+
+fn lease_info(source: &crate::IdSource) -> LeaseInfo {
+    use snowmint_lease::LeaseStatus;
+    use std::sync::atomic::Ordering::Relaxed;
+    let (renewals, failures) = source
+        .with_keeper(|k| {
+            let c = k.counters();
+            (
+                c.renewals.load(Relaxed),
+                c.renew_failures.load(Relaxed) + c.acquire_failures.load(Relaxed),
+            )
+        })
+        .unwrap_or((0, 0));
+    let (state, valid_until, error) = match source.lease_status() {
+        LeaseStatus::Held(held) => (
+            "held",
+            (held.valid_until_ms != u64::MAX).then(|| UnixMs(held.valid_until_ms).to_string()),
+            held.last_error,
+        ),
+        LeaseStatus::Acquiring { last_error, .. } => ("acquiring", None, last_error),
+        LeaseStatus::Released => ("released", None, None),
+    };
+    LeaseInfo {
+        backend: source.backend(),
+        state,
+        valid_until,
+        renewals,
+        failures,
+        error,
+    }
 }

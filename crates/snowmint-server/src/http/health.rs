@@ -22,7 +22,7 @@ pub async fn healthz() -> Response {
     ))]
 pub async fn readyz(State(state): State<AppState>) -> Response {
     match state.source.readiness() {
-        Ok(()) => json(StatusCode::OK, r#"{"status":"ready"}"#.into()),
+        Ok(_) => json(StatusCode::OK, r#"{"status":"ready"}"#.into()),
         Err(reason) => {
             let body = serde_json::json!({ "status": "not ready", "error": reason });
             json(StatusCode::SERVICE_UNAVAILABLE, body.to_string())

@@ -1,0 +1,407 @@
+//! Where ids come from: a generator for the worker id the lease holds, swapped when the
+//! lease changes, fenced by how long the lease is certainly valid.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use arc_swap::ArcSwapOption;
+use snowmint::{Clock, Generator, Id, Layout, Store, StoreError, SystemClock};
+use snowmint_lease::{Claim, FileStore, Held, Keeper, LeaseStatus};
+use tokio::sync::watch;
+
+use crate::{ApiError, Config, RestartBehind, ServeError};
+
+/// The high-water mark of a leased generator: granted only as far as the registry has
+/// confirmed, and recorded in the local state file too.
+#[derive(Debug)]
+pub struct LeaseStore {
+    confirmed_ms: AtomicU64,
+    issued_ms: AtomicU64,
+    local: FileStore,
+}
+
+impl Store for LeaseStore {
+    fn load(&self) -> Result<Option<u64>, StoreError> {
+        self.local.load()
+    }
+
+    fn reserve(&self, until_ms: u64) -> Result<u64, StoreError> {
+        let granted = until_ms.min(self.confirmed_ms.load(Ordering::Acquire));
+        self.local.reserve(granted)
+    }
+
+    fn release(&self, reserved_ms: u64, issued_ms: u64) -> Result<(), StoreError> {
+        self.issued_ms.fetch_max(issued_ms, Ordering::AcqRel);
+        self.local.release(reserved_ms, issued_ms)
+    }
+}
+
+/// A generator for one lease.
+#[derive(Debug)]
+pub struct Slot {
+    generator: Generator<SystemClock>,
+    store: Arc<LeaseStore>,
+    acquisition: u64,
+}
+
+impl Slot {
+    /// The generator.
+    #[must_use]
+    pub fn generator(&self) -> &Generator<SystemClock> {
+        &self.generator
+    }
+}
+
+/// The generator of the current lease, and whether it may issue ids now.
+#[derive(Debug)]
+pub struct IdSource {
+    config: Config,
+    clock: SystemClock,
+    slot: ArcSwapOption<Slot>,
+    /// Why there is no slot (acquiring, or a slot that could not be built).
+    problem: Mutex<Option<String>>,
+    draining: AtomicBool,
+    keeper: Mutex<Option<Keeper>>,
+    backend: &'static str,
+    status: watch::Receiver<LeaseStatus>,
+}
+
+/// The clock the server runs on. `SNOWMINT_TEST_CLOCK_OFFSET_MS` shifts it, so tests can
+/// restart a real process with its clock set back; nothing else should set it.
+fn server_clock() -> SystemClock {
+    let offset = std::env::var("SNOWMINT_TEST_CLOCK_OFFSET_MS")
+        .ok()
+        .and_then(|v| v.parse::<i64>().ok())
+        .unwrap_or(0);
+    SystemClock::new().with_offset_ms(offset)
+}
+
+/// How long start-up waits for a lease that does not expire (static, hostname, file):
+/// those answer at once, so a server with one is ready when it starts listening.
+const FIRST_LEASE_WAIT: Duration = Duration::from_secs(15);
+
+impl IdSource {
+    /// Starts keeping the configured lease and follows it with generators. Backends whose
+    /// leases do not expire are waited for, so the source is ready on return; the others
+    /// are acquired in the background while `/readyz` says why it is not ready yet.
+    ///
+    /// # Errors
+    ///
+    /// The lease URL is wrong, the first generator cannot be built, or the clock is behind
+    /// the high-water mark and `restart_behind` is `fail`.
+    pub async fn start(config: &Config) -> Result<Arc<IdSource>, ServeError> {
+        let registry = snowmint_lease::registry_from_url(&config.lease)?;
+        let layout = config.layout;
+        let claim = Claim::new(
+            &format!("{}-{}", layout.name(), layout.epoch_ms()),
+            config.datacenter,
+            layout.max_worker() + 1,
+            &config.identity,
+            config.lease_settings.ttl,
+        );
+        let clock = server_clock();
+        let keeper = Keeper::start(
+            Arc::clone(&registry),
+            claim,
+            config.lease_settings,
+            Arc::new(clock),
+        );
+        let source = Arc::new(IdSource {
+            config: config.clone(),
+            clock,
+            slot: ArcSwapOption::empty(),
+            problem: Mutex::new(Some("acquiring a worker id".into())),
+            draining: AtomicBool::new(false),
+            status: keeper.status(),
+            backend: registry.backend(),
+            keeper: Mutex::new(Some(keeper)),
+        });
+        let mut status = source.status.clone();
+        if !registry.expires() {
+            let held = tokio::time::timeout(
+                FIRST_LEASE_WAIT,
+                status.wait_for(|s| matches!(s, LeaseStatus::Held(_))),
+            )
+            .await
+            .map_err(|_| ServeError::Lease(source.lease_problem()))?
+            .map_err(|_| ServeError::Lease(source.lease_problem()))?
+            .clone();
+            if let LeaseStatus::Held(held) = held {
+                source.take(&held).await?;
+            }
+            if let Some(slot) = source.slot.load_full() {
+                let lag_ms = slot.generator.clock_lag_ms();
+                if lag_ms > layout.tick_ms() {
+                    if config.restart_behind == RestartBehind::Fail {
+                        return Err(ServeError::Behind {
+                            lag_ms,
+                            dir: config.state_dir.clone(),
+                        });
+                    }
+                    tracing::warn!(
+                        lag_ms,
+                        "clock is behind the high-water mark of an earlier run; not ready until it passes"
+                    );
+                }
+            }
+        }
+        tokio::spawn(Arc::clone(&source).follow(status));
+        Ok(source)
+    }
+
+    /// Follows the keeper: a new lease gets a new generator, a renewal moves the fence, a
+    /// lost lease retires the generator.
+    async fn follow(self: Arc<Self>, mut status: watch::Receiver<LeaseStatus>) {
+        loop {
+            let current = status.borrow_and_update().clone();
+            match current {
+                LeaseStatus::Held(held) => {
+                    let same = self
+                        .slot
+                        .load()
+                        .as_ref()
+                        .is_some_and(|s| s.acquisition == held.acquisition);
+                    if same {
+                        if let Some(slot) = self.slot.load_full() {
+                            slot.store
+                                .confirmed_ms
+                                .store(held.confirmed_high_water_ms, Ordering::Release);
+                            slot.generator.set_valid_until_ms(held.valid_until_ms);
+                        }
+                    } else if let Err(err) = self.take(&held).await {
+                        tracing::warn!(error = %err, "cannot start a generator for the new lease");
+                        self.set_problem(Some(err.to_string()));
+                    }
+                }
+                LeaseStatus::Acquiring { last_error, .. } => {
+                    self.retire();
+                    let why = last_error.map_or_else(
+                        || "acquiring a worker id".to_string(),
+                        |e| format!("acquiring a worker id: {e}"),
+                    );
+                    self.set_problem(Some(why));
+                }
+                LeaseStatus::Released => return,
+            }
+            if status.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Builds the generator for a newly acquired lease and swaps it in.
+    async fn take(&self, held: &Held) -> Result<(), ServeError> {
+        self.retire();
+        let config = self.config.clone();
+        let clock = self.clock;
+        let held = held.clone();
+        // Claiming the local state file may wait for a retired generator's last request.
+        let slot = tokio::task::spawn_blocking(move || build_slot(&config, clock, &held))
+            .await
+            .map_err(|e| ServeError::State {
+                dir: self.config.state_dir.clone(),
+                message: e.to_string(),
+            })??;
+        tracing::info!(
+            datacenter = slot.generator.datacenter(),
+            worker = slot.generator.worker(),
+            backend = self.backend,
+            "issuing ids"
+        );
+        self.slot.store(Some(Arc::new(slot)));
+        self.set_problem(None);
+        Ok(())
+    }
+
+    /// Takes the generator out of service, lowering its local mark to what it issued.
+    fn retire(&self) {
+        if let Some(old) = self.slot.swap(None) {
+            let _ = old.generator.shutdown();
+        }
+    }
+
+    fn set_problem(&self, problem: Option<String>) {
+        *self.problem.lock().unwrap_or_else(|e| e.into_inner()) = problem;
+    }
+
+    fn lease_problem(&self) -> String {
+        match &*self.status.borrow() {
+            LeaseStatus::Acquiring {
+                last_error: Some(e),
+                ..
+            } => format!("cannot acquire a worker id: {e}"),
+            _ => "no worker id yet".into(),
+        }
+    }
+
+    /// The current generator, if a lease is held.
+    #[must_use]
+    pub fn slot(&self) -> Option<Arc<Slot>> {
+        self.slot.load_full()
+    }
+
+    /// The layout.
+    #[must_use]
+    pub fn layout(&self) -> &Layout {
+        &self.config.layout
+    }
+
+    /// The lease backend's name.
+    #[must_use]
+    pub fn backend(&self) -> &'static str {
+        self.backend
+    }
+
+    /// The keeper's status.
+    #[must_use]
+    pub fn lease_status(&self) -> LeaseStatus {
+        self.status.borrow().clone()
+    }
+
+    /// Runs `f` with the lease keeper's counters, if it still runs.
+    pub fn with_keeper<T>(&self, f: impl FnOnce(&Keeper) -> T) -> Option<T> {
+        self.keeper
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(f)
+    }
+
+    /// The clock.
+    #[must_use]
+    pub fn clock(&self) -> &SystemClock {
+        &self.clock
+    }
+
+    /// `Ok` while ids may be issued; otherwise the reason, for `/readyz` and 503 answers.
+    ///
+    /// # Errors
+    ///
+    /// Shutting down, no worker id held, the lease not confirmed for now, or the clock
+    /// behind the high-water mark.
+    pub fn readiness(&self) -> Result<Arc<Slot>, String> {
+        if self.draining.load(Ordering::Acquire) {
+            return Err("shutting down".into());
+        }
+        let Some(slot) = self.slot.load_full() else {
+            let problem = self
+                .problem
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            return Err(problem.unwrap_or_else(|| "acquiring a worker id".into()));
+        };
+        if let LeaseStatus::Held(held) = &*self.status.borrow()
+            && self.clock.now_ms() >= held.valid_until_ms
+        {
+            let why = held
+                .last_error
+                .clone()
+                .unwrap_or_else(|| "no renewal confirmed".into());
+            return Err(format!(
+                "worker id lease ({} datacenter {} worker {}) is not confirmed for now: {why}",
+                self.backend, held.lease.datacenter, held.lease.worker
+            ));
+        }
+        let lag = slot.generator.clock_lag_ms();
+        // A lag of one tick is a spent sequence, not a clock behind its mark.
+        if lag > self.config.layout.tick_ms() {
+            return Err(format!(
+                "clock is {lag} ms behind the high-water mark left by an earlier holder of this worker id; ids resume when it passes"
+            ));
+        }
+        Ok(slot)
+    }
+
+    /// Marks the source as shutting down: `/readyz` turns 503 so balancers move away.
+    pub fn drain(&self) {
+        self.draining.store(true, Ordering::Release);
+    }
+
+    /// One id, or 503 with the reason.
+    ///
+    /// # Errors
+    ///
+    /// Not ready, or the generator refused (see [`ApiError`]).
+    pub fn next_id(&self) -> Result<Id, ApiError> {
+        let slot = self.readiness().map_err(ApiError::Unavailable)?;
+        Ok(slot.generator.next_id()?)
+    }
+
+    /// Fills `out` with exactly `n` ids, batch by batch. Readiness is checked once, at the
+    /// start: a request that began before shutdown is finished, not cut off.
+    ///
+    /// # Errors
+    ///
+    /// Not ready, or the generator refused; ids already taken are dropped, never reissued.
+    pub fn fill(&self, n: u64, out: &mut Vec<Id>) -> Result<(), ApiError> {
+        let slot = self.readiness().map_err(ApiError::Unavailable)?;
+        let mut left = n;
+        while left > 0 {
+            let batch = slot.generator.next_batch(left)?;
+            out.extend(batch.iter());
+            left -= batch.len();
+        }
+        Ok(())
+    }
+
+    /// After the last request: stops the generator (persisting its local mark) and gives
+    /// the worker id back with its high-water mark set to the last id issued.
+    ///
+    /// # Errors
+    ///
+    /// The local mark or the registry could not be written; the higher mark is kept.
+    pub async fn shutdown(&self) -> Result<(), ServeError> {
+        let slot = self.slot.swap(None);
+        let issued = match &slot {
+            Some(slot) => {
+                slot.generator.shutdown()?;
+                Some(slot.store.issued_ms.load(Ordering::Acquire))
+            }
+            None => None,
+        };
+        let keeper = self.keeper.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(keeper) = keeper {
+            // Nothing issued: the mark the lease came with stands.
+            let mark = issued
+                .filter(|ms| *ms > 0)
+                .unwrap_or_else(|| self.clock.now_ms());
+            keeper.release(mark).await?;
+        }
+        Ok(())
+    }
+}
+
+fn build_slot(config: &Config, clock: SystemClock, held: &Held) -> Result<Slot, ServeError> {
+    let (datacenter, worker) = (held.lease.datacenter, held.lease.worker);
+    let local = FileStore::for_generator(&config.state_dir, &config.layout, datacenter, worker)
+        .map_err(|e| ServeError::State {
+            dir: config.state_dir.clone(),
+            message: e.to_string(),
+        })?;
+    let store = Arc::new(LeaseStore {
+        confirmed_ms: AtomicU64::new(held.confirmed_high_water_ms),
+        issued_ms: AtomicU64::new(0),
+        local,
+    });
+    let mut builder = Generator::builder(config.layout)
+        .datacenter(datacenter)
+        .worker(worker)
+        .clock(clock)
+        .rollback(config.rollback)
+        .overflow(config.overflow)
+        .sequence_start(config.sequence_start)
+        .reserve_ahead(config.reserve_ahead)
+        .store(Arc::clone(&store) as Arc<dyn Store>);
+    if let Some(mark) = held.lease.high_water_ms {
+        builder = builder.after_ms(mark);
+    }
+    let generator = builder.build()?;
+    generator.set_valid_until_ms(held.valid_until_ms);
+    Ok(Slot {
+        generator,
+        store,
+        acquisition: held.acquisition,
+    })
+}
