@@ -249,15 +249,27 @@ async fn keep(
     let margin = ms(settings.safety_margin);
     let expires = registry.expires();
     let mut acquisition = 0;
-    let mut current: Option<Lease> = None;
+    // Grows while leases are lost or refused, and resets once a renewal is confirmed, so a
+    // registry that keeps taking leases back is not hammered.
+    let mut backoff = FIRST_BACKOFF;
+    let mut lost = false;
     loop {
+        if lost {
+            tokio::select! {
+                () = tokio::time::sleep(backoff) => {}
+                reply = &mut stop => {
+                    if let Ok(reply) = reply {
+                        let _ = reply.send((claim.clone(), None));
+                    }
+                    status.send_replace(LeaseStatus::Released);
+                    return;
+                }
+            }
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+        }
         // Acquire, with backoff.
         let mut attempts = 0;
-        let mut backoff = FIRST_BACKOFF;
         let lease = loop {
-            if let Some(lease) = current.take() {
-                break lease;
-            }
             match registry.acquire(&claim).await {
                 Ok(lease) => break lease,
                 Err(err) => {
@@ -327,6 +339,7 @@ async fn keep(
                     held.last_error = None;
                     status.send_replace(LeaseStatus::Held(held.clone()));
                     wait = settings.renew_every;
+                    backoff = FIRST_BACKOFF;
                 }
                 Err(LeaseError::Lost { .. }) | Err(LeaseError::Invalid(_)) if expires => {
                     counters.renew_failures.fetch_add(1, Ordering::Relaxed);
@@ -338,6 +351,7 @@ async fn keep(
                             lease.datacenter, lease.worker
                         )),
                     });
+                    lost = true;
                     break;
                 }
                 Err(err) => {
@@ -350,6 +364,108 @@ async fn keep(
                 }
             }
         }
-        current = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use snowmint::ManualClock;
+
+    use super::*;
+
+    /// A registry whose answers the test sets: the keeper's logic, not a backend, is what
+    /// these tests try (the backends run against real servers in `tests/`).
+    #[derive(Debug, Default)]
+    struct Scripted {
+        renew: Mutex<Option<LeaseError>>,
+        next_worker: AtomicU64,
+        released: Mutex<Vec<(u64, u64)>>,
+    }
+
+    #[async_trait::async_trait]
+    impl Registry for Scripted {
+        fn backend(&self) -> &'static str {
+            "scripted"
+        }
+
+        async fn acquire(&self, claim: &Claim) -> Result<Lease, LeaseError> {
+            Ok(Lease {
+                datacenter: claim.datacenter,
+                worker: self.next_worker.fetch_add(1, Ordering::SeqCst),
+                high_water_ms: Some(42),
+                token: 0,
+            })
+        }
+
+        async fn renew(&self, _: &Claim, _: &Lease, _: u64) -> Result<(), LeaseError> {
+            let mut next = self.renew.lock().unwrap();
+            match next.clone() {
+                // A loss happens once; the next lease renews.
+                Some(err @ LeaseError::Lost { .. }) => {
+                    *next = None;
+                    Err(err)
+                }
+                Some(err) => Err(err),
+                None => Ok(()),
+            }
+        }
+
+        async fn release(&self, _: &Claim, lease: &Lease, high_water_ms: u64) -> Result<(), LeaseError> {
+            self.released.lock().unwrap().push((lease.worker, high_water_ms));
+            Ok(())
+        }
+    }
+
+    async fn next_held(status: &mut watch::Receiver<LeaseStatus>) -> Held {
+        loop {
+            status.changed().await.unwrap();
+            if let LeaseStatus::Held(held) = status.borrow_and_update().clone() {
+                return held;
+            }
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn renewals_move_the_fence_failures_freeze_it_and_loss_reacquires() {
+        let registry = Arc::new(Scripted::default());
+        let clock = Arc::new(ManualClock::new(1_000_000));
+        let claim = Claim::new("ns", 0, 32, "host", Duration::from_secs(10));
+        let keeper = Keeper::start(registry.clone(), claim, LeaseSettings::default(), clock.clone());
+        let mut status = keeper.status();
+
+        let held = next_held(&mut status).await;
+        assert_eq!((held.lease.worker, held.acquisition), (0, 1));
+        assert_eq!(held.valid_until_ms, 1_000_000 + 10_000 - 1_000);
+        assert_eq!(held.confirmed_high_water_ms, 1_000_000 + 10_000);
+
+        clock.advance(3_333);
+        let held = next_held(&mut status).await;
+        assert_eq!(held.valid_until_ms, 1_003_333 + 9_000);
+
+        *registry.renew.lock().unwrap() = Some(LeaseError::Unavailable {
+            backend: "scripted",
+            message: "connection refused".into(),
+        });
+        clock.advance(3_333);
+        let held = next_held(&mut status).await;
+        assert_eq!(held.valid_until_ms, 1_003_333 + 9_000, "a failed renewal does not move the fence");
+        assert_eq!(
+            held.last_error.as_deref(),
+            Some("scripted registry is unavailable: connection refused")
+        );
+
+        *registry.renew.lock().unwrap() = Some(LeaseError::Lost {
+            datacenter: 0,
+            worker: 0,
+            reason: "taken over".into(),
+        });
+        let held = next_held(&mut status).await;
+        assert_eq!((held.lease.worker, held.acquisition), (1, 2), "a new lease after the loss");
+        assert!(keeper.counters().renew_failures.load(Ordering::SeqCst) >= 2);
+
+        keeper.release(1_234).await.unwrap();
+        assert_eq!(*registry.released.lock().unwrap(), [(1, 1_234)]);
     }
 }

@@ -1,0 +1,414 @@
+//! A real PostgreSQL server in a fresh cluster of its own, run as the `postgres` user
+//! when the tests run as root, because PostgreSQL refuses to run as root.
+
+use std::ffi::CString;
+use std::fs;
+use std::io::{Read, Write};
+use std::os::unix::fs::chown;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tempfile::TempDir;
+
+use crate::net::{self, free_port};
+use crate::process::{self, Daemon};
+use crate::program::{self, Missing};
+
+/// The superuser `initdb` creates, and the user of [`Postgres::url`].
+const SUPERUSER: &str = "postgres";
+/// The database every cluster starts with.
+const DATABASE: &str = "postgres";
+/// Where Debian installs each major version's programs, side by side and off `PATH`.
+const DEBIAN_VERSIONS: &str = "/usr/lib/postgresql";
+/// Who may connect: anyone on the server's private socket directory or on 127.0.0.1,
+/// without a password. The server listens nowhere else.
+const PG_HBA: &str = "local all all trust\nhost all all 127.0.0.1/32 trust\n";
+
+/// A PostgreSQL server with a cluster of its own on a free loopback port, stopped when
+/// dropped.
+///
+/// The cluster is made by `initdb` in a temporary directory that outlives restarts and is
+/// removed on drop. It trusts connections from 127.0.0.1, so [`url`](Self::url) needs no
+/// password. Durability is off (`-F`, no fsync): a restart, even after SIGKILL of the
+/// server, keeps every committed row, since the kernel still holds the files; only a
+/// machine crash would lose them.
+///
+/// When the tests run as root, `initdb` and `postgres` run as the `postgres` user (Debian's
+/// `postgresql` package creates it), which owns the temporary directory.
+///
+/// `initdb` makes most of a start's second or so, so the methods' examples are compiled
+/// but not run; this one and [`start`](Self::start)'s run, and `tests/services.rs` runs
+/// every method.
+///
+/// ```
+/// use std::net::TcpStream;
+/// use snowmint_testkit::Postgres;
+///
+/// let mut postgres = Postgres::start();
+/// assert_eq!(
+///     postgres.url(),
+///     format!("postgres://postgres@127.0.0.1:{}/postgres", postgres.port())
+/// );
+/// postgres.kill();
+/// postgres.restart(); // crash recovery, same port, same cluster
+/// TcpStream::connect(("127.0.0.1", postgres.port()))?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub struct Postgres {
+    // Declared before `dir`, so the server stops before its directory is removed.
+    daemon: Daemon,
+    port: u16,
+    dir: TempDir,
+}
+
+/// The user and group the server runs as.
+#[derive(Debug, Clone, Copy)]
+struct Account {
+    uid: u32,
+    gid: u32,
+}
+
+impl Postgres {
+    /// Makes a cluster with `initdb`, starts `postgres` on it, and waits until it accepts
+    /// a session as the superuser.
+    ///
+    /// # Panics
+    ///
+    /// If PostgreSQL (Debian's `postgresql` package) is not installed, if the tests run as
+    /// root and there is no `postgres` user, if `initdb` fails, or if the server does not
+    /// accept a session within 30 seconds; the message quotes the end of its log.
+    ///
+    /// ```
+    /// use std::net::TcpStream;
+    ///
+    /// let postgres = snowmint_testkit::Postgres::start();
+    /// TcpStream::connect(("127.0.0.1", postgres.port()))?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn start() -> Postgres {
+        let bin = match bin_dir() {
+            Ok(bin) => bin,
+            Err(missing) => panic!("{missing}"),
+        };
+        let account = run_as();
+        process::start_on_free_port(|| Postgres::new(&bin, account), |pg| &mut pg.daemon)
+    }
+
+    fn new(bin: &Path, account: Option<Account>) -> Postgres {
+        let port = free_port();
+        let dir = crate::scratch_dir("postgres");
+        if let Some(Account { uid, gid }) = account {
+            chown(dir.path(), Some(uid), Some(gid)).unwrap_or_else(|err| {
+                panic!(
+                    "cannot give {} to the postgres user: {err}",
+                    dir.path().display()
+                )
+            });
+        }
+        let data = dir.path().join("data");
+        initdb(bin, &data, dir.path(), account);
+        let hba = data.join("pg_hba.conf");
+        fs::write(&hba, PG_HBA)
+            .unwrap_or_else(|err| panic!("cannot write {}: {err}", hba.display()));
+
+        let program = bin.join("postgres");
+        let sockets = dir.path().to_path_buf();
+        let command = move || {
+            let mut command = Command::new(&program);
+            command
+                .arg("-D")
+                .arg(&data)
+                .args(["-p", &port.to_string()])
+                .args(["-c", "listen_addresses=127.0.0.1"])
+                // Its Unix socket goes in the private directory, not /var/run/postgresql.
+                .arg("-k")
+                .arg(&sockets)
+                // No fsync: see the type's documentation.
+                .arg("-F");
+            as_account(&mut command, account, &sockets);
+            command
+        };
+        let daemon = Daemon::new(
+            "postgres",
+            port,
+            dir.path().join("postgres.log"),
+            // SIGINT is the fast shutdown: it ends open sessions. SIGTERM would wait for
+            // every client to disconnect.
+            libc::SIGINT,
+            Box::new(command),
+            Box::new(move || accepts_sessions(port)),
+        );
+        Postgres { daemon, port, dir }
+    }
+
+    /// The port the server listens on, on 127.0.0.1; the same across restarts.
+    ///
+    /// ```no_run
+    /// let postgres = snowmint_testkit::Postgres::start();
+    /// assert!(postgres.url().contains(&format!("@127.0.0.1:{}/", postgres.port())));
+    /// ```
+    #[must_use]
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The superuser's name, `postgres`, who connects without a password.
+    ///
+    /// ```no_run
+    /// let postgres = snowmint_testkit::Postgres::start();
+    /// assert!(postgres.url().starts_with(&format!("postgres://{}@", postgres.user())));
+    /// ```
+    #[must_use]
+    pub fn user(&self) -> &'static str {
+        SUPERUSER
+    }
+
+    /// The server as a `postgres://` URL for the superuser and the `postgres` database,
+    /// the form `snowmint serve --lease` and `tokio-postgres` take.
+    ///
+    /// ```no_run
+    /// let postgres = snowmint_testkit::Postgres::start();
+    /// assert_eq!(
+    ///     postgres.url(),
+    ///     format!("postgres://postgres@127.0.0.1:{}/postgres", postgres.port())
+    /// );
+    /// ```
+    #[must_use]
+    pub fn url(&self) -> String {
+        format!("postgres://{SUPERUSER}@127.0.0.1:{}/{DATABASE}", self.port)
+    }
+
+    /// The temporary directory holding the cluster (`data/`), the server's socket and its
+    /// log (`postgres.log`); removed when the guard drops.
+    ///
+    /// ```no_run
+    /// let postgres = snowmint_testkit::Postgres::start();
+    /// assert!(postgres.dir().join("data/PG_VERSION").is_file());
+    /// ```
+    #[must_use]
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The server's (postmaster's) process id, or `None` while it is stopped; for tests
+    /// that signal it themselves (SIGSTOP, to freeze it).
+    ///
+    /// ```no_run
+    /// let mut postgres = snowmint_testkit::Postgres::start();
+    /// assert!(postgres.pid().is_some());
+    /// postgres.stop();
+    /// assert_eq!(postgres.pid(), None);
+    /// ```
+    #[must_use]
+    pub fn pid(&self) -> Option<u32> {
+        self.daemon.pid()
+    }
+
+    /// Shuts the server down with SIGINT (PostgreSQL's fast shutdown, which ends open
+    /// sessions), or SIGKILL if it takes over five seconds, and waits for it to exit. Its
+    /// port and cluster stay reserved for [`restart`](Self::restart). Does nothing when it
+    /// is not running.
+    ///
+    /// ```no_run
+    /// use std::net::TcpStream;
+    ///
+    /// let mut postgres = snowmint_testkit::Postgres::start();
+    /// postgres.stop();
+    /// assert!(TcpStream::connect(("127.0.0.1", postgres.port())).is_err());
+    /// ```
+    pub fn stop(&mut self) {
+        self.daemon.stop();
+    }
+
+    /// Stops the server if it runs, then starts it again on the same port with the same
+    /// cluster, and waits until it accepts a session.
+    ///
+    /// # Panics
+    ///
+    /// As [`start`](Self::start).
+    ///
+    /// ```no_run
+    /// use std::net::TcpStream;
+    ///
+    /// let mut postgres = snowmint_testkit::Postgres::start();
+    /// postgres.restart();
+    /// TcpStream::connect(("127.0.0.1", postgres.port()))?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn restart(&mut self) {
+        self.daemon.restart();
+    }
+
+    /// Kills the server (the postmaster) with SIGKILL, as a crash would, and waits for it
+    /// to exit; its backends notice and exit on their own. [`restart`](Self::restart)
+    /// recovers the cluster with every committed row.
+    ///
+    /// ```no_run
+    /// let mut postgres = snowmint_testkit::Postgres::start();
+    /// postgres.kill();
+    /// assert_eq!(postgres.pid(), None);
+    /// ```
+    pub fn kill(&mut self) {
+        self.daemon.kill();
+    }
+}
+
+/// The directory holding `initdb` and `postgres`: the newest of Debian's versions, or
+/// the one on `PATH` elsewhere.
+fn bin_dir() -> Result<PathBuf, Missing> {
+    let newest = fs::read_dir(DEBIAN_VERSIONS)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let major: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let bin = entry.path().join("bin");
+            let complete = ["initdb", "postgres"]
+                .iter()
+                .all(|p| program::is_executable(&bin.join(p)));
+            complete.then_some((major, bin))
+        })
+        .max_by_key(|(major, _)| *major);
+    if let Some((_, bin)) = newest {
+        return Ok(bin);
+    }
+    program::search_path("initdb")
+        .and_then(|initdb| Some(initdb.parent()?.to_path_buf()))
+        .ok_or(Missing {
+            program: "initdb",
+            package: "postgresql",
+        })
+}
+
+/// Who runs `initdb` and `postgres`: the `postgres` user when the tests run as root,
+/// since PostgreSQL refuses to run as root; otherwise the tests' own user.
+#[track_caller]
+fn run_as() -> Option<Account> {
+    // SAFETY: geteuid(2) has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    let Some(account) = lookup(SUPERUSER) else {
+        panic!(
+            "the tests run as root and PostgreSQL refuses to, but there is no {SUPERUSER} user \
+             to run it as; Debian's postgresql package creates it (scripts/setup installs it)"
+        )
+    };
+    Some(account)
+}
+
+/// The user and primary group of the account `name`.
+fn lookup(name: &str) -> Option<Account> {
+    /// Room for the strings of one passwd entry; glibc's own suggestion is 1 KiB.
+    const ENTRY_BUFFER: usize = 16 * 1024;
+    let name = CString::new(name).ok()?;
+    // SAFETY: passwd is plain old data, for which all zeroes is a valid value.
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buffer = vec![0 as libc::c_char; ENTRY_BUFFER];
+    let mut found = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call, and the buffer's length is its own;
+    // the reentrant form shares no static state with other threads.
+    let status = unsafe {
+        libc::getpwnam_r(
+            name.as_ptr(),
+            &raw mut entry,
+            buffer.as_mut_ptr(),
+            buffer.len(),
+            &raw mut found,
+        )
+    };
+    (status == 0 && !found.is_null()).then_some(Account {
+        uid: entry.pw_uid,
+        gid: entry.pw_gid,
+    })
+}
+
+/// Makes `command` run as `account`, if one is given, from `dir`, which it owns: a
+/// program started by root may otherwise sit in a directory its user cannot read.
+fn as_account(command: &mut Command, account: Option<Account>, dir: &Path) {
+    command.current_dir(dir);
+    if let Some(Account { uid, gid }) = account {
+        command.uid(uid).gid(gid);
+    }
+}
+
+/// Makes a cluster in `data` whose superuser needs no password.
+fn initdb(bin: &Path, data: &Path, dir: &Path, account: Option<Account>) {
+    let mut command = Command::new(bin.join("initdb"));
+    command
+        .arg("-D")
+        .arg(data)
+        .args(["-U", SUPERUSER, "-A", "trust", "-E", "UTF8", "--locale=C"])
+        // Not syncing the new files to disk saves most of initdb's time.
+        .arg("--no-sync");
+    as_account(&mut command, account, dir);
+    let output = command
+        .output()
+        .unwrap_or_else(|err| panic!("could not run {}: {err}", bin.join("initdb").display()));
+    assert!(
+        output.status.success(),
+        "initdb failed ({}):\n{}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Whether the server accepts a session: a startup message for the superuser is answered
+/// with "ready for query", not "the database system is starting up".
+fn accepts_sessions(port: u16) -> bool {
+    /// Protocol version 3.0, as the startup message spells it.
+    const PROTOCOL_3_0: u32 = 3 << 16;
+    /// The most a probe reads of one message; startup answers are a few dozen bytes.
+    const LARGEST_MESSAGE: usize = 64 * 1024;
+    /// The Terminate message: type 'X' and its own length, 4.
+    const TERMINATE: [u8; 5] = [b'X', 0, 0, 0, 4];
+
+    let Ok(mut stream) = net::connect(port) else {
+        return false;
+    };
+    let mut body = PROTOCOL_3_0.to_be_bytes().to_vec();
+    for field in ["user", SUPERUSER, "database", DATABASE] {
+        body.extend_from_slice(field.as_bytes());
+        body.push(0);
+    }
+    body.push(0);
+    let length = u32::try_from(body.len() + 4).expect("a startup message is small");
+    let mut startup = length.to_be_bytes().to_vec();
+    startup.append(&mut body);
+    if stream.write_all(&startup).is_err() {
+        return false;
+    }
+    loop {
+        let mut header = [0; 5];
+        if stream.read_exact(&mut header).is_err() {
+            return false;
+        }
+        let [kind, length @ ..] = header;
+        let Some(length) = (u32::from_be_bytes(length) as usize).checked_sub(4) else {
+            return false;
+        };
+        if length > LARGEST_MESSAGE {
+            return false;
+        }
+        let mut message = vec![0; length];
+        if stream.read_exact(&mut message).is_err() {
+            return false;
+        }
+        match kind {
+            b'Z' => {
+                let _ = stream.write_all(&TERMINATE);
+                return true;
+            }
+            // AuthenticationOk; any other 'R' asks for a password.
+            b'R' if message == [0, 0, 0, 0] => {}
+            b'R' | b'E' => return false,
+            // ParameterStatus, BackendKeyData, NoticeResponse: read on.
+            _ => {}
+        }
+    }
+}

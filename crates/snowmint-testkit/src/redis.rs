@@ -1,0 +1,210 @@
+//! A real `redis-server` that writes every command to its append-only file before
+//! answering, so a restart, even after SIGKILL, keeps every key a test saw written.
+
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tempfile::TempDir;
+
+use crate::net::{self, free_port};
+use crate::process::{self, Daemon};
+use crate::program;
+
+/// A `redis-server` of its own on a free loopback port, stopped when dropped.
+///
+/// It persists with an append-only file synced on every write (`appendonly yes`,
+/// `appendfsync always`), in a temporary directory that outlives restarts and is removed
+/// on drop.
+///
+/// ```
+/// use std::io::{BufRead, BufReader, Write};
+/// use std::net::TcpStream;
+/// use snowmint_testkit::Redis;
+///
+/// fn send(redis: &Redis, command: &[u8]) -> std::io::Result<String> {
+///     let mut stream = TcpStream::connect(("127.0.0.1", redis.port()))?;
+///     stream.write_all(command)?;
+///     let mut reply = String::new();
+///     BufReader::new(stream).read_line(&mut reply)?;
+///     Ok(reply)
+/// }
+///
+/// let mut redis = Redis::start();
+/// assert!(redis.url().starts_with("redis://127.0.0.1:"));
+/// assert_eq!(send(&redis, b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n")?, "+OK\r\n");
+/// redis.kill();
+/// redis.restart(); // same port, same append-only file
+/// assert_eq!(send(&redis, b"*2\r\n$6\r\nEXISTS\r\n$1\r\nk\r\n")?, ":1\r\n");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub struct Redis {
+    // Declared before `dir`, so the server stops before its directory is removed.
+    daemon: Daemon,
+    port: u16,
+    dir: TempDir,
+}
+
+impl Redis {
+    /// Starts a `redis-server` and waits until it answers `PING`.
+    ///
+    /// # Panics
+    ///
+    /// If `redis-server` (Debian's `redis-server` package) is not on `PATH`, or the server
+    /// does not answer within 30 seconds; the message quotes the end of its log.
+    ///
+    /// ```
+    /// use std::net::TcpStream;
+    ///
+    /// let redis = snowmint_testkit::Redis::start();
+    /// TcpStream::connect(("127.0.0.1", redis.port()))?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn start() -> Redis {
+        let program = program::find_on_path("redis-server", "redis-server");
+        process::start_on_free_port(|| Redis::new(&program), |redis| &mut redis.daemon)
+    }
+
+    fn new(program: &Path) -> Redis {
+        let port = free_port();
+        let dir = crate::scratch_dir("redis");
+        let data = dir.path().join("data");
+        fs::create_dir(&data)
+            .unwrap_or_else(|err| panic!("cannot create {}: {err}", data.display()));
+        let program = program.to_path_buf();
+        let command = move || redis_command(&program, port, &data);
+        let daemon = Daemon::new(
+            "redis-server",
+            port,
+            dir.path().join("redis.log"),
+            // Redis answers SIGTERM by flushing its append-only file and exiting.
+            libc::SIGTERM,
+            Box::new(command),
+            Box::new(move || answers_ping(port)),
+        );
+        Redis { daemon, port, dir }
+    }
+
+    /// The port the server listens on, on 127.0.0.1; the same across restarts.
+    ///
+    /// ```
+    /// let redis = snowmint_testkit::Redis::start();
+    /// assert_eq!(redis.url(), format!("redis://127.0.0.1:{}", redis.port()));
+    /// ```
+    #[must_use]
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The server's address as a `redis://` URL, the form `snowmint serve --lease` takes.
+    ///
+    /// ```
+    /// let redis = snowmint_testkit::Redis::start();
+    /// assert_eq!(redis.url(), format!("redis://127.0.0.1:{}", redis.port()));
+    /// ```
+    #[must_use]
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// The temporary directory holding the server's data (`data/`) and log
+    /// (`redis.log`); removed when the guard drops.
+    ///
+    /// ```
+    /// let redis = snowmint_testkit::Redis::start();
+    /// assert!(redis.dir().join("redis.log").is_file());
+    /// ```
+    #[must_use]
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The server's process id, or `None` while it is stopped; for tests that signal it
+    /// themselves (SIGSTOP, to freeze it).
+    ///
+    /// ```
+    /// let mut redis = snowmint_testkit::Redis::start();
+    /// assert!(redis.pid().is_some());
+    /// redis.stop();
+    /// assert_eq!(redis.pid(), None);
+    /// ```
+    #[must_use]
+    pub fn pid(&self) -> Option<u32> {
+        self.daemon.pid()
+    }
+
+    /// Shuts the server down with SIGTERM, or SIGKILL if it takes over five seconds, and
+    /// waits for it to exit. Its port and data stay reserved for [`restart`](Self::restart).
+    /// Does nothing when it is not running.
+    ///
+    /// ```
+    /// use std::net::TcpStream;
+    ///
+    /// let mut redis = snowmint_testkit::Redis::start();
+    /// redis.stop();
+    /// assert!(TcpStream::connect(("127.0.0.1", redis.port())).is_err());
+    /// ```
+    pub fn stop(&mut self) {
+        self.daemon.stop();
+    }
+
+    /// Stops the server if it runs, then starts it again on the same port with the same
+    /// data, and waits until it answers.
+    ///
+    /// # Panics
+    ///
+    /// As [`start`](Self::start).
+    ///
+    /// ```
+    /// use std::net::TcpStream;
+    ///
+    /// let mut redis = snowmint_testkit::Redis::start();
+    /// redis.restart();
+    /// TcpStream::connect(("127.0.0.1", redis.port()))?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn restart(&mut self) {
+        self.daemon.restart();
+    }
+
+    /// Kills the server with SIGKILL, as a crash would, and waits for it to exit.
+    /// [`restart`](Self::restart) brings it back with every acknowledged write.
+    ///
+    /// ```
+    /// let mut redis = snowmint_testkit::Redis::start();
+    /// redis.kill();
+    /// assert_eq!(redis.pid(), None);
+    /// ```
+    pub fn kill(&mut self) {
+        self.daemon.kill();
+    }
+}
+
+fn redis_command(program: &PathBuf, port: u16, data: &Path) -> Command {
+    let mut command = Command::new(program);
+    command
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .arg("--dir")
+        .arg(data)
+        .args(["--appendonly", "yes", "--appendfsync", "always"])
+        // No snapshots: the append-only file alone is the data.
+        .args(["--save", ""])
+        .args(["--daemonize", "no"]);
+    command
+}
+
+/// Whether Redis answers `PING` with `PONG`; while it loads its data it answers `-LOADING`.
+fn answers_ping(port: u16) -> bool {
+    let Ok(mut stream) = net::connect(port) else {
+        return false;
+    };
+    if stream.write_all(b"*1\r\n$4\r\nPING\r\n").is_err() {
+        return false;
+    }
+    let mut reply = String::new();
+    BufReader::new(stream).read_line(&mut reply).is_ok() && reply == "+PONG\r\n"
+}

@@ -1,0 +1,226 @@
+//! Each server starts, answers, keeps its data across a clean restart and across SIGKILL,
+//! and is gone with its directory once its guard drops.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::Command;
+use std::thread;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use snowmint_testkit::{Etcd, Postgres, Redis};
+
+#[test]
+fn redis_keeps_its_keys_across_restarts_and_a_kill() {
+    let mut server = Redis::start();
+    let port = server.port();
+    assert_eq!(server.url(), format!("redis://127.0.0.1:{port}"));
+    assert_eq!(redis(port, &["SET", "worker:7", "holder-a"]), "+OK");
+
+    server.restart();
+    assert_eq!(server.port(), port);
+    assert_eq!(redis(port, &["GET", "worker:7"]), "holder-a");
+
+    assert_eq!(redis(port, &["SET", "mark", "42"]), "+OK");
+    server.kill();
+    assert_refused(port);
+    server.restart();
+    assert_eq!(
+        redis(port, &["GET", "mark"]),
+        "42",
+        "appendfsync always keeps it"
+    );
+
+    server.stop();
+    assert_refused(port);
+    server.restart();
+    assert_eq!(redis(port, &["GET", "worker:7"]), "holder-a");
+    let dir = server.dir().to_owned();
+    drop(server);
+    assert_gone(port, &dir);
+}
+
+#[test]
+fn etcd_keeps_its_keys_across_restarts_and_a_kill() {
+    let mut server = Etcd::start();
+    let port = server.port();
+    assert_eq!(server.url(), format!("etcd://127.0.0.1:{port}"));
+    assert_eq!(server.endpoint(), format!("http://127.0.0.1:{port}"));
+    etcd_put(port, "/snowmint/0/7", "holder-a");
+
+    server.restart();
+    assert_eq!(etcd_get(port, "/snowmint/0/7").as_deref(), Some("holder-a"));
+
+    etcd_put(port, "/snowmint/0/7/mark", "42");
+    server.kill();
+    assert_refused(port);
+    server.restart();
+    assert_eq!(etcd_get(port, "/snowmint/0/7/mark").as_deref(), Some("42"));
+    assert_eq!(etcd_get(port, "/snowmint/absent"), None);
+    let dir = server.dir().to_owned();
+    drop(server);
+    assert_gone(port, &dir);
+}
+
+#[test]
+fn postgres_keeps_its_rows_across_restarts_and_a_kill() {
+    let mut server = Postgres::start();
+    let port = server.port();
+    assert_eq!(
+        server.url(),
+        format!("postgres://postgres@127.0.0.1:{port}/postgres")
+    );
+    assert_eq!(psql(&server, "select 1"), "1");
+    psql(
+        &server,
+        "create table workers (worker int primary key, holder text)",
+    );
+    psql(&server, "insert into workers values (7, 'holder-a')");
+
+    server.restart();
+    assert_eq!(
+        psql(&server, "select holder from workers where worker = 7"),
+        "holder-a"
+    );
+
+    psql(&server, "insert into workers values (8, 'holder-b')");
+    server.kill();
+    assert_refused(port);
+    server.restart();
+    assert_eq!(psql(&server, "select count(*) from workers"), "2");
+    let dir = server.dir().to_owned();
+    drop(server);
+    assert_gone(port, &dir);
+}
+
+#[test]
+fn a_test_that_panics_leaves_no_server_behind() {
+    let (port, pid) = thread::spawn(|| {
+        let server = Redis::start();
+        let (port, pid) = (server.port(), server.pid().expect("running"));
+        // Unwinding drops the guard, as it would in a failing test.
+        std::panic::resume_unwind(Box::new((port, pid)));
+    })
+    .join()
+    .expect_err("the thread panicked")
+    .downcast::<(u16, u32)>()
+    .map(|boxed| *boxed)
+    .expect("the panic carries the port and pid");
+    assert_refused(port);
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "redis-server {pid} still exists"
+    );
+}
+
+#[test]
+fn guards_can_move_between_threads() {
+    fn is_send<T: Send>() {}
+    is_send::<Redis>();
+    is_send::<Etcd>();
+    is_send::<Postgres>();
+}
+
+fn assert_refused(port: u16) {
+    assert!(
+        TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "something still listens on {port}"
+    );
+}
+
+/// Checks that a dropped server's port is closed and its directory `dir` removed.
+fn assert_gone(port: u16, dir: &Path) {
+    assert_refused(port);
+    assert!(!dir.exists(), "{} is left behind", dir.display());
+}
+
+/// Sends one command to Redis and returns its reply: a simple string with its `+`, or a
+/// bulk string's value, or `(nil)`.
+fn redis(port: u16, args: &[&str]) -> String {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("redis accepts connections");
+    let mut request = format!("*{}\r\n", args.len());
+    for arg in args {
+        request += &format!("${}\r\n{arg}\r\n", arg.len());
+    }
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    let line = line.trim_end();
+    let Some(length) = line.strip_prefix('$') else {
+        return line.to_owned();
+    };
+    let Ok(length) = length.parse::<usize>() else {
+        return "(nil)".to_owned();
+    };
+    let mut value = vec![0; length + 2]; // the value and its CRLF
+    reader.read_exact(&mut value).unwrap();
+    value.truncate(length);
+    String::from_utf8(value).unwrap()
+}
+
+/// Posts `body` to etcd's JSON gateway and returns the response body, failing on any
+/// status but 200.
+fn etcd_call(port: u16, path: &str, body: &serde_json::Value) -> serde_json::Value {
+    let body = body.to_string();
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("etcd accepts connections");
+    // HTTP/1.0, so the answer is never chunked and ends when the connection closes.
+    write!(
+        stream,
+        "POST {path} HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response
+        .split_once("\r\n\r\n")
+        .expect("a complete response");
+    assert!(
+        head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"),
+        "{response}"
+    );
+    serde_json::from_str(body).unwrap()
+}
+
+fn etcd_put(port: u16, key: &str, value: &str) {
+    let request = serde_json::json!({ "key": BASE64.encode(key), "value": BASE64.encode(value) });
+    etcd_call(port, "/v3/kv/put", &request);
+}
+
+fn etcd_get(port: u16, key: &str) -> Option<String> {
+    let response = etcd_call(
+        port,
+        "/v3/kv/range",
+        &serde_json::json!({ "key": BASE64.encode(key) }),
+    );
+    let value = response["kvs"].get(0)?["value"]
+        .as_str()
+        .expect("a base64 value");
+    Some(String::from_utf8(BASE64.decode(value).unwrap()).unwrap())
+}
+
+/// Runs `sql` with `psql` over TCP as the server's superuser and returns its unaligned,
+/// tuples-only output.
+fn psql(server: &Postgres, sql: &str) -> String {
+    let output = Command::new("psql")
+        .args(["-X", "-v", "ON_ERROR_STOP=1", "-tA", "-h", "127.0.0.1"])
+        .args([
+            "-p",
+            &server.port().to_string(),
+            "-U",
+            server.user(),
+            "-d",
+            "postgres",
+        ])
+        .args(["-c", sql])
+        .output()
+        .expect("psql runs (Debian's postgresql-client, installed with postgresql)");
+    assert!(
+        output.status.success(),
+        "psql -c {sql:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+}
