@@ -412,8 +412,16 @@ mod tests {
             }
         }
 
-        async fn release(&self, _: &Claim, lease: &Lease, high_water_ms: u64) -> Result<(), LeaseError> {
-            self.released.lock().unwrap().push((lease.worker, high_water_ms));
+        async fn release(
+            &self,
+            _: &Claim,
+            lease: &Lease,
+            high_water_ms: u64,
+        ) -> Result<(), LeaseError> {
+            self.released
+                .lock()
+                .unwrap()
+                .push((lease.worker, high_water_ms));
             Ok(())
         }
     }
@@ -432,7 +440,12 @@ mod tests {
         let registry = Arc::new(Scripted::default());
         let clock = Arc::new(ManualClock::new(1_000_000));
         let claim = Claim::new("ns", 0, 32, "host", Duration::from_secs(10));
-        let keeper = Keeper::start(registry.clone(), claim, LeaseSettings::default(), clock.clone());
+        let keeper = Keeper::start(
+            registry.clone(),
+            claim,
+            LeaseSettings::default(),
+            clock.clone(),
+        );
         let mut status = keeper.status();
 
         let held = next_held(&mut status).await;
@@ -450,7 +463,11 @@ mod tests {
         });
         clock.advance(3_333);
         let held = next_held(&mut status).await;
-        assert_eq!(held.valid_until_ms, 1_003_333 + 9_000, "a failed renewal does not move the fence");
+        assert_eq!(
+            held.valid_until_ms,
+            1_003_333 + 9_000,
+            "a failed renewal does not move the fence"
+        );
         assert_eq!(
             held.last_error.as_deref(),
             Some("scripted registry is unavailable: connection refused")
@@ -462,7 +479,11 @@ mod tests {
             reason: "taken over".into(),
         });
         let held = next_held(&mut status).await;
-        assert_eq!((held.lease.worker, held.acquisition), (1, 2), "a new lease after the loss");
+        assert_eq!(
+            (held.lease.worker, held.acquisition),
+            (1, 2),
+            "a new lease after the loss"
+        );
         assert!(keeper.counters().renew_failures.load(Ordering::SeqCst) >= 2);
 
         keeper.release(1_234).await.unwrap();

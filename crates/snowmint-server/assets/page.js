@@ -1,0 +1,867 @@
+// snowmint's page: generates ids from this server and takes any id apart in the browser.
+// An id is a BigInt from the moment it is read: a JavaScript Number holds only 53 bits.
+'use strict';
+
+(() => {
+  // ---------------------------------------------------------------------------------------
+  // Encodings: the rules of crates/snowmint/src/encoding/mod.rs, with the same messages.
+
+  const U64_MAX = (1n << 64n) - 1n;
+
+  /** The largest value `bits` bits hold (bits may be 0..=64). */
+  const mask = (bits) => (1n << BigInt(bits)) - 1n;
+
+  /** Digit tables by encoding; hex and base32 ignore case, base32 reads I/L as 1 and O as 0. */
+  const ENCODINGS = (() => {
+    const make = (name, alphabet, maxLen, foldCase, aliases = {}) => {
+      const table = new Map();
+      [...alphabet].forEach((ch, i) => {
+        table.set(ch, i);
+        if (foldCase) {
+          table.set(ch.toLowerCase(), i);
+          table.set(ch.toUpperCase(), i);
+        }
+      });
+      for (const [ch, digit] of Object.entries(aliases)) {
+        table.set(ch, digit);
+        table.set(ch.toLowerCase(), digit);
+      }
+      return { name, alphabet, radix: BigInt(alphabet.length), maxLen, table };
+    };
+    const upper = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+    return {
+      decimal: make('decimal', '0123456789', 20, false),
+      hex: make('hex', '0123456789abcdef', 16, true),
+      base32: make('base32', '0123456789ABCDEFGHJKMNPQRSTVWXYZ', 13, true, { I: 1, L: 1, O: 0 }),
+      base62: make('base62', '0123456789' + upper + upper.toLowerCase(), 11, false),
+    };
+  })();
+
+  /** The server's `?format=` names, by encoding. */
+  const FORMAT_ENCODING = { dec: 'decimal', hex: 'hex', base32: 'base32', base62: 'base62' };
+
+  /** A message for the person, shown inline; never a crash. */
+  class InputError extends Error {}
+
+  /** A character as Rust's `{:?}` writes it, so messages match the server's word for word. */
+  function quoteChar(ch) {
+    const escapes = { "'": "\\'", '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\0': '\\0' };
+    if (escapes[ch]) return `'${escapes[ch]}'`;
+    const code = ch.codePointAt(0);
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return `'\\u{${code.toString(16)}}'`;
+    return `'${ch}'`;
+  }
+
+  /** Reads `text` in one encoding: like `Encoding::decode`, errors in the same precedence. */
+  function decodeAs(encodingName, text) {
+    const encoding = ENCODINGS[encodingName];
+    let digits = text;
+    let offset = 0;
+    if (encodingName === 'hex' && (text.startsWith('0x') || text.startsWith('0X'))) {
+      digits = text.slice(2);
+      offset = 2;
+    }
+    if (digits === '') throw new InputError('empty input: expected an id');
+    let value = 0n;
+    let len = 0;
+    let overflow = false;
+    for (const ch of digits) {
+      const digit = encoding.table.get(ch);
+      if (digit === undefined) {
+        throw new InputError(
+          `invalid character ${quoteChar(ch)} at position ${offset + len} in ${encodingName} id`);
+      }
+      // Keep reading after an overflow: a bad character later on outranks it.
+      if (!overflow) {
+        value = value * encoding.radix + BigInt(digit);
+        overflow = value > U64_MAX;
+      }
+      len += 1;
+    }
+    if (len > encoding.maxLen) {
+      throw new InputError(
+        `${encodingName} id has ${len} characters, more than the ${encoding.maxLen} a 64-bit id takes`);
+    }
+    if (overflow) throw new InputError(`${encodingName} id does not fit in 64 bits`);
+    return value;
+  }
+
+  /** The encoding `Encoding::detect` assumes for `text`. */
+  function guessEncoding(text) {
+    if (/^[0-9]*$/.test(text)) return 'decimal';
+    const len = [...text].length;
+    const padded = ['base32', 'hex', 'base62'].find((name) => ENCODINGS[name].maxLen === len);
+    if (padded) return padded;
+    if (text.startsWith('0x') || text.startsWith('0X')) return 'hex';
+    return 'decimal';
+  }
+
+  /** Writes `value` as `Encoding::encode` does: decimal bare, the others zero-padded. */
+  function encode(encodingName, value) {
+    if (encodingName === 'decimal') return value.toString();
+    const encoding = ENCODINGS[encodingName];
+    let out = '';
+    let rest = value;
+    for (let i = 0; i < encoding.maxLen; i += 1) {
+      out = encoding.alphabet[Number(rest % encoding.radix)] + out;
+      rest /= encoding.radix;
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Layouts: the presets of crates/snowmint/src/preset.rs, as data, and decoding.
+
+  const KEYS = ['datacenter', 'worker', 'sequence'];
+  const TWITTER_ORDER = ['datacenter', 'worker', 'sequence'];
+  const DEFAULT_NAMES = { datacenter: 'datacenter', worker: 'worker', sequence: 'sequence' };
+
+  const PRESETS = {
+    twitter: {
+      bits: { timestamp: 41, datacenter: 5, worker: 5, sequence: 12 },
+      order: TWITTER_ORDER, names: DEFAULT_NAMES, tickMs: 1n, epochMs: 1288834974657n,
+    },
+    discord: {
+      bits: { timestamp: 42, datacenter: 5, worker: 5, sequence: 12 },
+      order: ['worker', 'datacenter', 'sequence'],
+      names: { datacenter: 'process', worker: 'worker', sequence: 'increment' },
+      tickMs: 1n, epochMs: 1420070400000n,
+    },
+    instagram: {
+      bits: { timestamp: 41, datacenter: 0, worker: 13, sequence: 10 },
+      order: TWITTER_ORDER,
+      names: { datacenter: 'datacenter', worker: 'shard', sequence: 'sequence' },
+      tickMs: 1n, epochMs: 1314220021721n,
+    },
+    sonyflake: {
+      bits: { timestamp: 39, datacenter: 0, worker: 16, sequence: 8 },
+      order: ['sequence', 'datacenter', 'worker'],
+      names: { datacenter: 'datacenter', worker: 'machine', sequence: 'sequence' },
+      tickMs: 10n, epochMs: 1409529600000n,
+    },
+    baidu: {
+      bits: { timestamp: 28, datacenter: 0, worker: 22, sequence: 13 },
+      order: TWITTER_ORDER, names: DEFAULT_NAMES, tickMs: 1000n, epochMs: 1463702400000n,
+    },
+    tsid: {
+      bits: { timestamp: 42, datacenter: 0, worker: 10, sequence: 12 },
+      order: TWITTER_ORDER,
+      names: { datacenter: 'datacenter', worker: 'node', sequence: 'counter' },
+      tickMs: 1n, epochMs: 1577836800000n,
+    },
+    mastodon: {
+      bits: { timestamp: 48, datacenter: 0, worker: 0, sequence: 16 },
+      order: TWITTER_ORDER, names: DEFAULT_NAMES, tickMs: 1n, epochMs: 0n,
+    },
+  };
+
+  /**
+   * A layout ready to decode: the low fields' shifts follow their order, last field lowest,
+   * and the timestamp sits above them all (as `Layout::preset` computes them).
+   */
+  function makeLayout(name, spec) {
+    const shifts = {};
+    let shift = 0;
+    for (const key of [...spec.order].reverse()) {
+      shifts[key] = shift;
+      shift += spec.bits[key];
+    }
+    shifts.timestamp = shift;
+    return { name, ...spec, shifts, total: shift + spec.bits.timestamp };
+  }
+
+  /** Checks a layout built from the custom inputs, with `Layout::new_decode_only`'s rules. */
+  function checkLayout(layout) {
+    if (layout.total > 64) throw new InputError(`layout needs ${layout.total} bits but an id has 64`);
+    if (layout.bits.timestamp === 0) throw new InputError('layout needs at least 1 timestamp bit, got 0');
+    if (layout.tickMs === 0n) throw new InputError('tick length must be at least 1 ms, got 0');
+    const end = layout.epochMs + (1n << BigInt(layout.bits.timestamp)) * layout.tickMs;
+    if (end > U64_MAX) {
+      throw new InputError(
+        `epoch ${layout.epochMs} ms puts the layout's last tick past the largest millisecond count`);
+    }
+    return layout;
+  }
+
+  /** Takes `raw` apart: `Layout::decode`, refusing bits the layout never sets. */
+  function decodeWith(layout, raw) {
+    const max = mask(layout.total);
+    if (raw > max) {
+      throw new InputError(`id ${raw} is out of range for this layout: its largest id is ${max}`);
+    }
+    const field = (key) => (layout.bits[key] === 0
+      ? 0n
+      : (raw >> BigInt(layout.shifts[key])) & mask(layout.bits[key]));
+    const timestamp = field('timestamp');
+    const unixMs = layout.epochMs + timestamp * layout.tickMs;
+    return {
+      id: raw,
+      timestamp,
+      unixMs: unixMs > U64_MAX ? U64_MAX : unixMs,
+      datacenter: field('datacenter'),
+      worker: field('worker'),
+      sequence: field('sequence'),
+    };
+  }
+
+  /**
+   * The layout's segments from bit 63 down: unused high bits, the timestamp, then the low
+   * fields in order; fields of no bits are left out, as the CLI's diagram does.
+   */
+  function segments(layout) {
+    const out = [];
+    const spare = 64 - layout.total;
+    if (spare > 0) out.push({ key: 'unused', name: 'unused', bits: spare });
+    out.push({ key: 'timestamp', name: 'timestamp', bits: layout.bits.timestamp });
+    for (const key of layout.order) {
+      if (layout.bits[key] > 0) out.push({ key, name: layout.names[key], bits: layout.bits[key] });
+    }
+    let hi = 63;
+    for (const seg of out) {
+      seg.hi = hi;
+      seg.lo = hi - seg.bits + 1;
+      hi = seg.lo - 1;
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Time, for people.
+
+  /** The last instant the server prints as a date (jiff's range ends in 9999). */
+  const LAST_DATE_MS = 253402300799999n;
+
+  function utcText(ms) {
+    if (ms > LAST_DATE_MS) return `${ms} ms after the Unix epoch`;
+    return new Date(Number(ms)).toISOString().replace('T', ' ').replace('Z', ' UTC');
+  }
+
+  // en-US for ASCII digits in a fixed order; the time zone is still the viewer's.
+  const LOCAL_FORMAT = new Intl.DateTimeFormat('en-US', {
+    year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit',
+    second: '2-digit', fractionalSecondDigits: 3, hourCycle: 'h23', timeZoneName: 'short',
+  });
+  const LOCAL_ZONE = LOCAL_FORMAT.resolvedOptions().timeZone;
+
+  function localText(ms) {
+    if (ms > LAST_DATE_MS) return '—';
+    const parts = {};
+    for (const p of LOCAL_FORMAT.formatToParts(new Date(Number(ms)))) parts[p.type] = p.value;
+    const zone = parts.timeZoneName === LOCAL_ZONE ? LOCAL_ZONE : `${parts.timeZoneName}, ${LOCAL_ZONE}`;
+    return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second}`
+      + `.${parts.fractionalSecond} (${zone})`;
+  }
+
+  const UNITS = [
+    ['year', 365.2425 * 86400e3], ['month', 30.436875 * 86400e3], ['day', 86400e3],
+    ['hour', 3600e3], ['minute', 60e3], ['second', 1e3],
+  ];
+
+  /** "3 minutes 12 seconds ago", "in 54 years 5 months": the two largest units. */
+  function agoText(ms) {
+    if (ms > LAST_DATE_MS) return 'far in the future';
+    const diff = Date.now() - Number(ms);
+    let left = Math.abs(diff);
+    if (left < 1000) return diff >= 0 ? 'less than a second ago' : 'in less than a second';
+    const words = [];
+    for (const [unit, size] of UNITS) {
+      const n = Math.floor(left / size);
+      if (n > 0 || words.length) {
+        if (n > 0) words.push(`${n} ${unit}${n === 1 ? '' : 's'}`);
+        left -= n * size;
+        if (words.length === 2 || (words.length && n === 0)) break;
+      }
+    }
+    const text = words.join(' ');
+    return diff >= 0 ? `${text} ago` : `in ${text}`;
+  }
+
+  /** Keeps every "how long ago" on the page current. */
+  function refreshAgo() {
+    for (const el of document.querySelectorAll('[data-ago-ms]')) {
+      el.textContent = agoText(BigInt(el.dataset.agoMs));
+    }
+  }
+
+  const number = (n) => BigInt(n).toLocaleString('en-US');
+
+  // ---------------------------------------------------------------------------------------
+  // The DOM, built with text nodes only: nothing a person types becomes markup.
+
+  const $ = (id) => document.getElementById(id);
+
+  function h(tag, attrs = {}, ...children) {
+    const el = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs)) {
+      if (value === undefined || value === null || value === false) continue;
+      if (name === 'class') el.className = value;
+      else if (name === 'dataset') Object.assign(el.dataset, value);
+      else if (name.startsWith('on')) el.addEventListener(name.slice(2), value);
+      else el.setAttribute(name, value === true ? '' : value);
+    }
+    for (const child of children.flat(Infinity)) {
+      if (child === undefined || child === null || child === false) continue;
+      el.append(child instanceof Node ? child : String(child));
+    }
+    return el;
+  }
+
+  /** Line icons for the small buttons: a label shows beside them on wider screens. */
+  const ICONS = {
+    copy: 'M8 8h11v11H8zM5 16V5h11',
+    parse: 'M10.5 4a6.5 6.5 0 1 0 0 13 6.5 6.5 0 0 0 0-13zM20 20l-4.8-4.8',
+  };
+
+  function icon(name) {
+    const ns = 'http://www.w3.org/2000/svg';
+    const svg = document.createElementNS(ns, 'svg');
+    svg.setAttribute('viewBox', '0 0 24 24');
+    svg.setAttribute('aria-hidden', 'true');
+    const path = document.createElementNS(ns, 'path');
+    path.setAttribute('d', ICONS[name]);
+    svg.append(path);
+    return svg;
+  }
+
+  function showError(el, message) {
+    el.textContent = message || '';
+    el.hidden = !message;
+  }
+
+  async function copyText(text, button) {
+    let ok = false;
+    try {
+      if (navigator.clipboard && window.isSecureContext) {
+        await navigator.clipboard.writeText(text);
+        ok = true;
+      }
+    } catch (_) {
+      ok = false;
+    }
+    if (!ok) {
+      // Plain http on another host is no secure context: fall back to a selection.
+      const area = h('textarea', { style: 'position:fixed;top:-1000px;opacity:0', readonly: true });
+      area.value = text;
+      document.body.append(area);
+      area.select();
+      try {
+        ok = document.execCommand('copy');
+      } catch (_) {
+        ok = false;
+      }
+      area.remove();
+    }
+    const label = button.querySelector('.label') || button;
+    const before = label.textContent;
+    label.textContent = ok ? 'Copied' : 'Copy failed';
+    button.classList.add(ok ? 'done' : 'failed');
+    setTimeout(() => {
+      label.textContent = before;
+      button.classList.remove('done', 'failed');
+    }, 1200);
+  }
+
+  /** The facts of a decoded id: time three ways, then each field under the layout's names. */
+  function factsFor(layout, parts, extra = []) {
+    const rows = [
+      ['Time (UTC)', h('dd', { class: 'big', 'data-part': 'utc' }, utcText(parts.unixMs))],
+      ['Local time', h('dd', { 'data-part': 'local' }, localText(parts.unixMs))],
+      ['That was', h('dd', { 'data-part': 'ago', 'data-ago-ms': parts.unixMs.toString() }, agoText(parts.unixMs))],
+      ['Unix ms', h('dd', { 'data-part': 'unix-ms' }, parts.unixMs.toString())],
+      [h('span', { class: 'f-timestamp' }, h('span', { class: 'swatch' }), 'timestamp'),
+        h('dd', { 'data-field': 'timestamp', 'data-name': 'timestamp' }, parts.timestamp.toString(),
+          h('span', { class: 'sub' }, ` ticks of ${number(layout.tickMs)} ms since `,
+            h('span', { class: 'nowrap' }, utcText(layout.epochMs))))],
+    ];
+    for (const key of layout.order) {
+      if (layout.bits[key] === 0) continue;
+      rows.push([
+        h('span', { class: `f-${key}` }, h('span', { class: 'swatch' }), layout.names[key]),
+        h('dd', { 'data-field': key, 'data-name': layout.names[key] }, parts[key].toString()),
+      ]);
+    }
+    rows.push(...extra);
+    return h('dl', { class: 'facts' }, rows.map(([term, dd]) => [h('dt', {}, term), dd]));
+  }
+
+  /** Marks a result with its machine-readable parts, for scripts and tests. */
+  function stamp(el, layout, parts) {
+    Object.assign(el.dataset, {
+      id: parts.id.toString(), layout: layout.name, unixMs: parts.unixMs.toString(),
+      datacenter: parts.datacenter.toString(), worker: parts.worker.toString(),
+      sequence: parts.sequence.toString(),
+    });
+  }
+
+  function unstamp(el) {
+    for (const key of ['id', 'layout', 'unixMs', 'datacenter', 'worker', 'sequence']) delete el.dataset[key];
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // The API, with the bearer token asked for once when the server answers 401.
+
+  const TOKEN_KEY = 'snowmint.token';
+  let tokenPrompt = null;
+
+  function storedToken() {
+    try {
+      return sessionStorage.getItem(TOKEN_KEY);
+    } catch (_) {
+      return null;
+    }
+  }
+
+  /** Shows the token form; every request waiting on a 401 resumes when it is sent. */
+  function askForToken(refused) {
+    if (!tokenPrompt) {
+      tokenPrompt = new Promise((resolve) => {
+        const form = $('auth');
+        $('auth-why').textContent = refused
+          ? 'The server refused that token. Enter it again.'
+          : 'Enter it once: it is kept for this tab only and sent as a bearer token.';
+        form.hidden = false;
+        $('auth-token').focus();
+        form.onsubmit = (event) => {
+          event.preventDefault();
+          const token = $('auth-token').value.trim();
+          if (!token) return;
+          try {
+            sessionStorage.setItem(TOKEN_KEY, token);
+          } catch (_) {
+            memoryToken = token;
+          }
+          $('auth-token').value = '';
+          form.hidden = true;
+          tokenPrompt = null;
+          resolve();
+        };
+      });
+    }
+    return tokenPrompt;
+  }
+
+  /** Where the token lives when sessionStorage is not allowed. */
+  let memoryToken = null;
+
+  /** GETs `path`: the JSON body and its raw text, or an Error with the server's message. */
+  async function api(path) {
+    for (;;) {
+      const token = storedToken() || memoryToken;
+      const headers = { Accept: 'application/json' };
+      if (token) headers.Authorization = `Bearer ${token}`;
+      const response = await fetch(path, { headers, cache: 'no-store' });
+      if (response.status === 401) {
+        if (token) {
+          try { sessionStorage.removeItem(TOKEN_KEY); } catch (_) { /* not stored there */ }
+          memoryToken = null;
+        }
+        await askForToken(Boolean(token));
+        continue;
+      }
+      const text = await response.text();
+      let body = null;
+      try {
+        body = JSON.parse(text);
+      } catch (_) {
+        body = null;
+      }
+      if (!response.ok) {
+        throw new Error((body && body.error) || `the server answered ${response.status} ${response.statusText}`);
+      }
+      return { body, text };
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // This server's layout, from GET /v1/layout.
+
+  let serverLayout = null;
+  let serverInfo = null;
+
+  async function loadServer() {
+    try {
+      const { body, text } = await api('/v1/layout');
+      // The epoch is read from the text, so it stays exact whatever its size.
+      const epochMatch = /"epoch_ms"\s*:\s*(\d+)/.exec(text);
+      const preset = PRESETS[body.layout] || PRESETS.twitter;
+      serverLayout = makeLayout('server', {
+        bits: { ...body.bits },
+        order: preset.order,
+        names: preset.names,
+        tickMs: BigInt(body.tick_ms),
+        epochMs: epochMatch ? BigInt(epochMatch[1]) : BigInt(body.epoch_ms),
+      });
+      serverLayout.label = body.layout;
+      serverInfo = body;
+      renderAbout();
+      const option = $('parse-layout').querySelector('option[value="server"]');
+      option.textContent = `This server's (${body.layout})`;
+      parseNow();
+    } catch (err) {
+      showError($('about-error'), `Could not read this server's layout: ${err.message}`);
+      $('about-stats').removeAttribute('aria-busy');
+      parseNow();
+    }
+  }
+
+  /** A date as a stat's value, its time and `more` beneath. */
+  function dateAndTime(ms, more) {
+    const [date, time] = utcText(ms).split(' ');
+    return time ? [date, h('span', {}, `${time} UTC; `, more)] : [utcText(ms), more];
+  }
+
+  function renderAbout() {
+    const info = serverInfo;
+    const stats = $('about-stats');
+    const b = info.bits;
+    const stat = (term, key, value, sub) => h('div', { class: `stat stat-${key}` },
+      h('dt', {}, term), h('dd', { 'data-about': key }, value, sub && h('span', { class: 'sub' }, sub)));
+    const runsOut = BigInt(info.runs_out_ms);
+    // No datacenter or worker while the server waits for its worker-id lease.
+    const held = (value, bits) => (value === null || value === undefined
+      ? ['—', 'none yet: waiting for a worker-id lease']
+      : [String(value), `of 0–${number(mask(bits))}`]);
+    const lease = info.lease || null;
+    stats.replaceChildren(...[
+      stat('Layout', 'layout', info.layout,
+        `${b.timestamp} timestamp · ${b.datacenter} datacenter · ${b.worker} worker · ${b.sequence} sequence bits`),
+      stat('Datacenter', 'datacenter', ...held(info.datacenter, b.datacenter)),
+      stat('Worker', 'worker', ...held(info.worker, b.worker)),
+      stat('Capacity', 'capacity', number(info.ids_per_second),
+        `IDs per second per worker id; ${number(info.worker_ids)} worker ids`),
+      stat('Epoch', 'epoch', ...dateAndTime(serverLayout.epochMs, `one tick is ${number(info.tick_ms)} ms`)),
+      stat('Runs out', 'runs-out', ...dateAndTime(runsOut,
+        h('span', { 'data-ago-ms': runsOut.toString() }, agoText(runsOut)))),
+      lease && stat('Worker-id lease', 'lease', `${lease.backend}, ${lease.state}`,
+        [lease.valid_until ? `valid until ${lease.valid_until}` : 'does not expire',
+          lease.error ? `; last error: ${lease.error}` : ''].join('')),
+    ].filter(Boolean));
+    stats.removeAttribute('aria-busy');
+    // Until a lease is held the identity is unknown: look again shortly.
+    if (lease && lease.state !== 'held') setTimeout(loadServer, 2000);
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Generate.
+
+  async function generate(event) {
+    event.preventDefault();
+    const error = $('gen-error');
+    const countInput = $('gen-count');
+    const text = countInput.value.trim();
+    const count = /^\d+$/.test(text) ? Number(text) : NaN;
+    if (!(count >= 1 && count <= 1000)) {
+      countInput.setAttribute('aria-invalid', 'true');
+      showError(error, `count must be a whole number from 1 to 1000, got "${text}"`);
+      return;
+    }
+    countInput.removeAttribute('aria-invalid');
+    showError(error, '');
+    const format = $('gen-format').value;
+    const button = $('gen-button');
+    button.disabled = true;
+    button.textContent = 'Generating…';
+    try {
+      const { body } = await api(`/v1/ids?count=${count}&format=${encodeURIComponent(format)}`);
+      showIds(body.ids, FORMAT_ENCODING[format]);
+    } catch (err) {
+      showError(error, err.message);
+    } finally {
+      button.disabled = false;
+      button.textContent = 'Generate';
+    }
+  }
+
+  function showIds(ids, encodingName) {
+    const list = $('gen-list');
+    list.replaceChildren(...ids.map((text) => h('li', {},
+      h('code', {}, text),
+      h('button', {
+        class: 'small icon', type: 'button', title: 'Copy', 'aria-label': `Copy ${text}`,
+        onclick: (e) => copyText(text, e.currentTarget),
+      }, icon('copy'), h('span', { class: 'label' }, 'Copy')),
+      h('button', {
+        class: 'small icon', type: 'button', title: 'Parse', 'aria-label': `Parse ${text}`,
+        onclick: () => inspect(text, encodingName),
+      }, icon('parse'), h('span', { class: 'label' }, 'Parse')))));
+    list.scrollTop = list.scrollHeight;
+    $('gen-copy-all').onclick = (e) => copyText(ids.join('\n'), e.currentTarget);
+    $('gen-summary').textContent = `${ids.length} ${ids.length === 1 ? 'ID' : 'IDs'}, ${encodingName}`;
+    $('gen-output').hidden = false;
+    $('gen-placeholder').hidden = true;
+
+    const newest = ids[ids.length - 1];
+    const decoded = $('gen-decoded');
+    unstamp(decoded);
+    if (!serverLayout) {
+      decoded.replaceChildren(h('p', { class: 'note' }, "This server's layout is not available to decode with."));
+      return;
+    }
+    try {
+      // The encoding is known, so no guessing: all-digit hex stays hex.
+      const raw = decodeAs(encodingName, newest);
+      const parts = decodeWith(serverLayout, raw);
+      decoded.replaceChildren(factsFor(serverLayout, parts,
+        [['ID', h('dd', { 'data-part': 'id' }, h('code', {}, newest))]]));
+      stamp(decoded, serverLayout, parts);
+      if ($('parse-input').value.trim() === '') inspect(newest, encodingName, false);
+    } catch (err) {
+      decoded.replaceChildren(h('p', { class: 'error' }, err.message));
+    }
+  }
+
+  /** Puts an id into Parse, written so that detection reads it in its own encoding. */
+  function inspect(text, encodingName, focus = true) {
+    const raw = decodeAs(encodingName, text);
+    $('parse-input').value = guessEncoding(text) === encodingName ? text : raw.toString();
+    parseNow();
+    if (focus) $('parse').scrollIntoView({ behavior: 'smooth', block: 'start' });
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Parse, and the bit diagram of what was parsed.
+
+  const CUSTOM_INPUTS = ['epoch', 'tick', 'timestamp', 'datacenter', 'worker', 'sequence'];
+
+  function customLayout() {
+    const value = (key) => $(`custom-${key}`).value.trim();
+    const bits = {};
+    for (const key of ['timestamp', ...KEYS]) {
+      const text = value(key);
+      if (!/^\d+$/.test(text) || Number(text) > 64) {
+        throw new InputError(`${key} bits must be a whole number from 0 to 64, got "${text}"`);
+      }
+      bits[key] = Number(text);
+    }
+    const tick = value('tick');
+    if (!/^\d+$/.test(tick) || BigInt(tick) > U64_MAX) {
+      throw new InputError(`tick must be a whole number of milliseconds, got "${tick}"`);
+    }
+    const epochMs = parseEpoch(value('epoch'));
+    return checkLayout(makeLayout('custom', {
+      bits, order: TWITTER_ORDER, names: DEFAULT_NAMES, tickMs: BigInt(tick), epochMs,
+    }));
+  }
+
+  /** An epoch as ms since the Unix epoch, or an RFC 3339 time (a bare date is midnight UTC). */
+  function parseEpoch(text) {
+    if (/^\d+$/.test(text)) {
+      const ms = BigInt(text);
+      if (ms > U64_MAX) throw new InputError(`epoch ${text} ms does not fit in 64 bits`);
+      return ms;
+    }
+    const rfc3339 = /^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2}))?$/;
+    const ms = rfc3339.test(text) ? Date.parse(text.replace(' ', 'T')) : NaN;
+    if (Number.isNaN(ms)) {
+      throw new InputError(`epoch "${text}" is neither milliseconds since the Unix epoch nor an RFC 3339 time`);
+    }
+    if (ms < 0) throw new InputError(`epoch "${text}" is before 1970, which a layout cannot start at`);
+    return BigInt(ms);
+  }
+
+  /** The layout chosen for Parse, or null while this server's is still loading. */
+  function chosenLayout() {
+    const choice = $('parse-layout').value;
+    if (choice === 'server') return serverLayout;
+    if (choice === 'custom') return customLayout();
+    return makeLayout(choice, PRESETS[choice]);
+  }
+
+  function parseNow() {
+    const choice = $('parse-layout').value;
+    $('custom').hidden = choice !== 'custom';
+    const input = $('parse-input');
+    const text = input.value.trim();
+    const result = $('parse-result');
+    const error = $('parse-error');
+    unstamp(result);
+    result.replaceChildren();
+    input.removeAttribute('aria-invalid');
+    showError(error, '');
+    let layout = null;
+    let parts = null;
+    try {
+      layout = chosenLayout();
+      if (!layout) {
+        $('parse-placeholder').textContent = $('about-error').hidden
+          ? "Reading this server's layout…"
+          : "This server's layout is not available: choose a preset.";
+        $('parse-placeholder').hidden = false;
+        drawBits(null, null);
+        return;
+      }
+      if (text === '') {
+        $('parse-placeholder').textContent = 'Paste an ID to see its time and fields.';
+        $('parse-placeholder').hidden = false;
+        drawBits(layout, null);
+        remember(text, choice);
+        return;
+      }
+      $('parse-placeholder').hidden = true;
+      const encodingName = guessEncoding(text);
+      let raw;
+      try {
+        raw = decodeAs(encodingName, text);
+        parts = decodeWith(layout, raw);
+      } catch (err) {
+        input.setAttribute('aria-invalid', 'true');
+        throw err;
+      }
+      const also = ['decimal', 'hex', 'base32', 'base62']
+        .filter((name) => name !== encodingName)
+        .map((name) => h('span', { class: 'mono' }, `${name} `, h('code', {}, encode(name, raw))));
+      const readAs = [h('span', {}, encodingName)];
+      if (encodingName === 'decimal' && [11, 13, 16].includes(text.length)) {
+        readAs.push(h('span', { class: 'sub' }, ' (all digits; write hex as 0x…)'));
+      }
+      result.append(factsFor(layout, parts, [
+        ['Read as', h('dd', { 'data-part': 'read-as' }, readAs)],
+        ['Also', h('dd', { 'data-part': 'also' }, also.flatMap((el, i) => (i ? [h('br'), el] : [el])))],
+      ]));
+      stamp(result, layout, parts);
+    } catch (err) {
+      if (!(err instanceof InputError)) throw err;
+      showError(error, err.message);
+      $('parse-placeholder').hidden = true;
+      parts = null;
+    }
+    drawBits(layout, parts);
+    remember(text, choice);
+  }
+
+  /** Keeps the id and layout in the address, so a parsed id can be shared as a link. */
+  function remember(text, choice) {
+    const params = new URLSearchParams();
+    if (text) params.set('id', text);
+    if (choice !== 'server') params.set('layout', choice);
+    if (choice === 'custom') {
+      for (const key of CUSTOM_INPUTS) params.set(key, $(`custom-${key}`).value.trim());
+    }
+    const hash = params.toString();
+    if (hash !== window.location.hash.slice(1)) {
+      history.replaceState(null, '', hash ? `#${hash}` : window.location.pathname + window.location.search);
+    }
+  }
+
+  function restore() {
+    const params = new URLSearchParams(window.location.hash.slice(1));
+    const choice = params.get('layout');
+    const select = $('parse-layout');
+    if (choice && [...select.options].some((o) => o.value === choice)) select.value = choice;
+    if (choice === 'custom') {
+      for (const key of CUSTOM_INPUTS) if (params.has(key)) $(`custom-${key}`).value = params.get(key);
+    }
+    if (params.has('id')) $('parse-input').value = params.get('id');
+  }
+
+  // The diagram: rows of 64, 32 or 16 bits, whichever fits the width with readable digits.
+  let drawn = { layout: null, parts: null };
+
+  function bitsPerRow() {
+    const width = $('diagram').clientWidth;
+    if (width >= 900) return 64;
+    if (width >= 400) return 32;
+    return 16;
+  }
+
+  function drawBits(layout, parts) {
+    drawn = { layout, parts };
+    const diagram = $('diagram');
+    const caption = $('bits-caption');
+    const legend = $('legend').tBodies[0];
+    if (!layout) {
+      diagram.replaceChildren();
+      legend.replaceChildren();
+      caption.textContent = '';
+      return;
+    }
+    const segs = segments(layout);
+    const layoutName = layout.name === 'server' ? `this server's (${layout.label})` : layout.name;
+    caption.replaceChildren(parts
+      ? h('span', {}, h('code', {}, parts.id.toString()), ` with the ${layoutName} layout`)
+      : `The ${layoutName} layout; parse an ID to fill in its bits.`);
+    const perRow = bitsPerRow();
+    const cellWidth = diagram.clientWidth / perRow;
+    const rows = [];
+    for (let top = 63; top >= 0; top -= perRow) {
+      const bottom = top - perRow + 1;
+      const ruler = [];
+      const cells = [];
+      const labels = [];
+      for (const seg of segs) {
+        const hi = Math.min(seg.hi, top);
+        const lo = Math.max(seg.lo, bottom);
+        if (hi < lo) continue;
+        const width = hi - lo + 1;
+        const column = top - hi + 1;
+        ruler.push(h('span', { class: 'ruler', style: `grid-column:${column}/span 1` }, hi));
+        if (lo === bottom && width > 1) {
+          ruler.push(h('span', { class: 'ruler end', style: `grid-column:${column + width - 1}/span 1` }, lo));
+        }
+        for (let bit = hi; bit >= lo; bit -= 1) {
+          const one = parts ? ((parts.id >> BigInt(bit)) & 1n) === 1n : false;
+          const classes = [`bit f-${seg.key}`, one && 'one', bit === seg.hi && 'first', bit === seg.lo && 'last'];
+          cells.push(h('span', {
+            class: classes.filter(Boolean).join(' '),
+            style: `grid-column:${top - bit + 1}`,
+            title: `bit ${bit}: ${seg.name}`,
+          }, parts ? (one ? '1' : '0') : ''));
+        }
+        const px = width * cellWidth;
+        labels.push(h('span', {
+          class: `piece f-${seg.key}`,
+          style: `grid-column:${column}/span ${width}`,
+          title: `${seg.name}: ${seg.bits} bits`,
+        }, px >= 30 ? h('b', {}, seg.name) : '', px >= 30 ? h('span', {}, width === seg.bits ? `${seg.bits} bits` : `${width} of ${seg.bits}`) : ''));
+      }
+      // Rows: indices above, bits, then names; each is a grid line of its own.
+      rows.push(h('div', { class: 'drow', style: `--n:${perRow}` },
+        ruler.map((el) => { el.style.gridRow = '1'; return el; }),
+        cells.map((el) => { el.style.gridRow = '2'; return el; }),
+        labels.map((el) => { el.style.gridRow = '3'; return el; })));
+    }
+    diagram.replaceChildren(...rows);
+    diagram.dataset.layout = layout.name;
+    diagram.setAttribute('aria-label', `64 bits: ${segs.map((s) => `${s.bits} ${s.name}`).join(', ')}`);
+
+    legend.replaceChildren(...segs.map((seg) => {
+      let value = '—';
+      if (parts) {
+        const v = seg.key === 'unused' ? parts.id >> BigInt(seg.lo) : parts[seg.key];
+        value = [v.toString()];
+        if (seg.key === 'timestamp') value.push(h('span', { class: 'sub' }, utcText(parts.unixMs)));
+        if (seg.bits <= 16) value.push(h('span', { class: 'sub mono' }, `0b${v.toString(2).padStart(seg.bits, '0')}`));
+      }
+      return h('tr', { 'data-field': seg.key, 'data-name': seg.name },
+        h('td', { class: `f-${seg.key}` }, h('span', { class: 'swatch' }), seg.name),
+        h('td', { class: 'mono' }, seg.bits === 1 ? `${seg.hi}` : `${seg.hi}–${seg.lo}`),
+        h('td', {}, `${seg.bits} ${seg.bits === 1 ? 'bit' : 'bits'}`),
+        h('td', {}, value));
+    }));
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Start.
+
+  function start() {
+    restore();
+    $('gen-form').addEventListener('submit', generate);
+    $('parse-form').addEventListener('submit', (event) => { event.preventDefault(); parseNow(); });
+    $('parse-input').addEventListener('input', parseNow);
+    $('parse-layout').addEventListener('change', parseNow);
+    for (const key of CUSTOM_INPUTS) $(`custom-${key}`).addEventListener('input', parseNow);
+    // Redraw on a change of width only, and in the next frame, never inside the observer.
+    let lastWidth = 0;
+    new ResizeObserver((entries) => {
+      const width = Math.round(entries[0].contentRect.width);
+      if (width === lastWidth) return;
+      lastWidth = width;
+      requestAnimationFrame(() => drawBits(drawn.layout, drawn.parts));
+    }).observe($('diagram'));
+    setInterval(refreshAgo, 1000);
+    parseNow();
+    loadServer();
+  }
+
+  start();
+})();
