@@ -325,7 +325,12 @@ async fn keep(
                 }
             }
             let sent = clock.now_ms();
-            match registry.renew(&claim, &lease, sent + ttl).await {
+            // An expiring lease records a mark past anything it may issue before it lapses.
+            // A lease held for the life of the process records only the present: the
+            // generator's own state file keeps the mark ahead of the ids, and a successor
+            // after a crash need not wait out a TTL it never had.
+            let mark = if expires { sent + ttl } else { sent };
+            match registry.renew(&claim, &lease, mark).await {
                 Ok(()) => {
                     counters.renewals.fetch_add(1, Ordering::Relaxed);
                     held.valid_until_ms = if expires {

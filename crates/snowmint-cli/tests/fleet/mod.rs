@@ -1,0 +1,193 @@
+//! Real `snowmint serve` processes sharing a real registry, for the lease tests that need
+//! whole processes: a registry that goes away under a running server, and a fleet that
+//! loses a member and its registry while clients pull ids.
+
+#![allow(dead_code)] // each backend's test file uses what it needs
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use snowmint::{Id, Layout};
+
+use crate::support::{Serve, ids, serve_command, spawn_logged};
+
+/// Lease settings short enough for tests: a 3 s TTL renewed every 500 ms, 300 ms margin.
+pub const LEASE_FLAGS: [&str; 6] = [
+    "--lease-ttl-ms",
+    "3000",
+    "--lease-renew-ms",
+    "500",
+    "--lease-margin-ms",
+    "300",
+];
+
+/// Starts `snowmint serve` with the lease `url` and `identity`, and waits until it has
+/// logged its address.
+pub fn serve(state: &Path, url: &str, identity: &str) -> Serve {
+    let mut args = vec!["--grpc-addr", "off", "--lease", url, "--identity", identity];
+    args.extend(["--max-batch", "100000"]);
+    args.extend(LEASE_FLAGS);
+    spawn_logged(serve_command(state, &args))
+}
+
+/// Pulls `count` ids in one batch, or `None` if the server would not issue.
+pub fn pull(server: &Serve, count: u32) -> Option<Vec<u64>> {
+    let (status, body) = server.get(&format!("/v1/ids?count={count}"));
+    (status == 200).then(|| ids(&body))
+}
+
+/// The time an id was made, in ms since the Unix epoch.
+pub fn time_of(id: u64) -> u64 {
+    Layout::TWITTER.decode(Id::from_u64(id)).unwrap().unix_ms
+}
+
+pub fn now_ms() -> u64 {
+    snowmint::Clock::now_ms(&snowmint::WallClock)
+}
+
+/// Checks that no id repeats across all of `by_process`, and that each list increases.
+pub fn assert_unique_and_increasing(by_process: &HashMap<String, Vec<u64>>) -> usize {
+    let mut all = Vec::new();
+    for (name, ids) in by_process {
+        assert!(
+            ids.windows(2).all(|w| w[0] < w[1]),
+            "{name}'s ids went back"
+        );
+        all.extend_from_slice(ids);
+    }
+    let total = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), total, "duplicate ids across the fleet");
+    total
+}
+
+/// A registry under test, which the fleet tests stop and start.
+pub trait Registry {
+    fn url(&self) -> String;
+    fn stop(&mut self);
+    fn restart(&mut self);
+}
+
+/// While the registry is stopped, a running server stops issuing before its lease could
+/// have expired and `/readyz` says why; after the registry is back it issues again, and no
+/// id repeats.
+pub fn registry_away_and_back(registry: &mut dyn Registry) {
+    let state = tempfile::tempdir().unwrap();
+    let server = serve(state.path(), &registry.url(), "away");
+    server.wait_ready(Duration::from_secs(15));
+    let mut ids = pull(&server, 1000).expect("ids while the registry is up");
+    let stopped_at = now_ms();
+    registry.stop();
+    // Pull until refused: the last id must be before the last renewal + TTL - margin,
+    // and the last renewal was before the stop.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let refused = loop {
+        match pull(&server, 100) {
+            Some(more) => ids.extend(more),
+            None => break now_ms(),
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still issuing 10 s after the registry stopped"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let last = time_of(*ids.last().unwrap());
+    assert!(
+        last < stopped_at + 3000 - 300,
+        "id at {last} after the lease could have expired"
+    );
+    assert!(
+        refused < stopped_at + 3000,
+        "refused at {refused}, stopped at {stopped_at}"
+    );
+    let (status, body) = server.get("/readyz");
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        body.contains("not confirmed") || body.contains("acquiring"),
+        "{body}"
+    );
+    let (status, body) = server.get("/v1/id");
+    assert_eq!(status, 503, "{body}");
+
+    registry.restart();
+    server.wait_ready(Duration::from_secs(20));
+    ids.extend(pull(&server, 1000).expect("ids after the registry is back"));
+    let mut by = HashMap::new();
+    by.insert("away".to_string(), ids);
+    assert_unique_and_increasing(&by);
+}
+
+/// Four servers share the registry; clients pull ids from all of them while one is killed
+/// with SIGKILL and restarted, and then while the registry restarts. No id repeats, each
+/// process's ids increase, and over a million are checked.
+pub fn fleet_survives_a_crash_and_a_registry_restart(registry: &mut dyn Registry) {
+    let state = tempfile::tempdir().unwrap();
+    let url = registry.url();
+    let mut servers: Vec<Serve> = (0..4)
+        .map(|i| {
+            serve(
+                &state.path().join(format!("s{i}")),
+                &url,
+                &format!("node-{i}"),
+            )
+        })
+        .collect();
+    for s in &servers {
+        s.wait_ready(Duration::from_secs(20));
+    }
+    let mut by: HashMap<String, Vec<u64>> = HashMap::new();
+    let mut pulled = 0usize;
+    let mut incarnation = 0;
+    let pull_round = |servers: &[Serve], by: &mut HashMap<String, Vec<u64>>, incarnation: usize| {
+        let mut got = 0;
+        for (i, s) in servers.iter().enumerate() {
+            let name = if i == 0 {
+                format!("node-0#{incarnation}")
+            } else {
+                format!("node-{i}")
+            };
+            if let Some(ids) = pull(s, 20_000) {
+                got += ids.len();
+                by.entry(name).or_default().extend(ids);
+            }
+        }
+        got
+    };
+    for _ in 0..4 {
+        pulled += pull_round(&servers, &mut by, incarnation);
+    }
+    // A member crashes and comes back (same identity: it may get its worker back).
+    let before_crash = by.values().flatten().copied().max().unwrap();
+    servers[0].kill();
+    for _ in 0..3 {
+        pulled += pull_round(&servers[1..], &mut by, incarnation);
+    }
+    servers[0] = serve(&state.path().join("s0"), &url, "node-0");
+    incarnation += 1;
+    servers[0].wait_ready(Duration::from_secs(20));
+    let first_after = pull(&servers[0], 1).expect("the restarted member issues");
+    assert!(first_after[0] > before_crash, "restarted member went back");
+    by.entry(format!("node-0#{incarnation}"))
+        .or_default()
+        .extend(first_after);
+    for _ in 0..4 {
+        pulled += pull_round(&servers, &mut by, incarnation);
+    }
+    // The registry restarts under the fleet.
+    registry.stop();
+    for _ in 0..3 {
+        pulled += pull_round(&servers, &mut by, incarnation);
+    }
+    registry.restart();
+    for s in &servers {
+        s.wait_ready(Duration::from_secs(20));
+    }
+    while pulled < 1_000_000 {
+        pulled += pull_round(&servers, &mut by, incarnation);
+    }
+    let total = assert_unique_and_increasing(&by);
+    assert!(total >= 1_000_000, "{total}");
+}

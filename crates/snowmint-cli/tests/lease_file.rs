@@ -1,0 +1,24 @@
+//! A fleet on one host sharing worker ids through `--lease file:DIR`.
+
+mod fleet;
+mod support;
+
+/// A directory of lock files has no server to stop: the fleet test's registry restart is a
+/// no-op here, and its crash and restart of a member is the part that matters.
+struct Directory(tempfile::TempDir);
+
+impl fleet::Registry for Directory {
+    fn url(&self) -> String {
+        format!("file:{}", self.0.path().display())
+    }
+
+    fn stop(&mut self) {}
+
+    fn restart(&mut self) {}
+}
+
+#[test]
+fn four_servers_on_one_host_share_worker_ids_through_a_directory() {
+    let mut registry = Directory(tempfile::tempdir().unwrap());
+    fleet::fleet_survives_a_crash_and_a_registry_restart(&mut registry);
+}

@@ -1,0 +1,153 @@
+//! Running `snowmint serve` as a real process in tests: spawn it, read the address it
+//! binds, talk HTTP to it, stop it.
+
+#![allow(dead_code)] // each test file uses what it needs
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// `snowmint serve` on free loopback ports with `state` as its state directory, with no
+/// `SNOWMINT_*` variable of the test's environment leaking in.
+pub fn serve_command(state: &Path, extra: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_snowmint"));
+    cmd.args(["serve", "--http-addr", "127.0.0.1:0", "--state-dir"])
+        .arg(state)
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (key, _) in std::env::vars() {
+        if key.starts_with("SNOWMINT_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
+}
+
+/// A running `snowmint serve`, killed on drop if the test did not stop it.
+pub struct Serve {
+    child: Child,
+    pub http: SocketAddr,
+    log: mpsc::Receiver<String>,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Spawns `cmd` and reads the address it logs as it binds.
+pub fn spawn_logged(mut cmd: Command) -> Serve {
+    let mut child = cmd.spawn().expect("spawn snowmint serve");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    // Owned by the guard at once, so a failing test still kills it.
+    let mut serve = Serve {
+        child,
+        http: SocketAddr::from(([127, 0, 0, 1], 0)),
+        log: rx,
+    };
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let line = serve
+            .log
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("the server logs its address");
+        if let Some(rest) = line.split("http=").nth(1) {
+            serve.http = rest.split_whitespace().next().unwrap().parse().unwrap();
+            return serve;
+        }
+    }
+}
+
+impl Serve {
+    pub fn get(&self, path: &str) -> (u16, String) {
+        http_get(self.http, path)
+    }
+
+    pub fn terminate(&mut self) -> ExitStatus {
+        let pid = i32::try_from(self.child.id()).unwrap();
+        // SAFETY: sends SIGTERM to the child this test started and still owns.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "still running 15 s after SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Kills the process with SIGKILL, as a crash would.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Polls `/readyz` until it says ready, for at most `limit`.
+    pub fn wait_ready(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        loop {
+            let (status, body) = self.get("/readyz");
+            if status == 200 {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "not ready after {limit:?}: {body}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn logged(&self) -> String {
+        self.log.try_iter().collect::<Vec<_>>().join("\n")
+    }
+}
+
+pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response[9..12].parse().unwrap();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+pub fn ids(body: &str) -> Vec<u64> {
+    let v: serde_json::Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    v["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().parse().unwrap())
+        .collect()
+}
