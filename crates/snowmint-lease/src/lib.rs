@@ -4,8 +4,8 @@
 //!   datacenter and worker, and holds a lock on it for as long as the generator lives, so
 //!   two processes on one host never issue ids for the same worker id at once. See the
 //!   [`file`](mod@file) module for the files and the protocol.
-//! - A [`Registry`] leases worker ids to a fleet: fixed ([`StaticRegistry`],
-//!   [`HostnameRegistry`]), a directory of locked files ([`FileRegistry`]), or the
+//! - A [`Registry`] leases worker ids to a fleet: fixed ([`FixedRegistry`]: static or
+//!   from the host name), a directory of locked files ([`FileRegistry`]), or the
 //!   coordination systems operators already run. A [`Keeper`] acquires and renews a lease
 //!   in the background and publishes until when it is certainly valid.
 //!
@@ -35,8 +35,7 @@ mod keeper;
 mod registry;
 
 pub use backend::{
-    EtcdRegistry, FileRegistry, HostnameRegistry, PostgresRegistry, RedisRegistry, StaticRegistry,
-    registry_from_url,
+    EtcdRegistry, FileRegistry, FixedRegistry, PostgresRegistry, RedisRegistry, registry_from_url,
 };
 pub use dir::{STATE_DIR_ENV, default_state_dir, ensure_state_dir};
 pub use error::Error;

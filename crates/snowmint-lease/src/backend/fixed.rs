@@ -2,79 +2,30 @@
 
 use crate::registry::{Claim, Lease, LeaseError, Registry};
 
-/// One worker id, given by configuration. Nothing coordinates it: the operator keeps it
-/// unique. Leases never expire.
+/// One worker id for the life of the process: given by configuration (`static:W`) or read
+/// from the host name (`hostname`: `snowmint-7` is worker 7, as a Kubernetes StatefulSet
+/// names its pods). Nothing coordinates it: the operator keeps it unique. Leases never
+/// expire, and the high-water mark lives in the local state file.
 #[derive(Debug, Clone)]
-pub struct StaticRegistry {
+pub struct FixedRegistry {
     worker: u64,
+    backend: &'static str,
+    /// Where the number came from, for errors: empty, or `from host name "..." `.
+    origin: String,
 }
 
-impl StaticRegistry {
+impl FixedRegistry {
     /// Always hands out `worker`.
     #[must_use]
-    pub fn new(worker: u64) -> StaticRegistry {
-        StaticRegistry { worker }
-    }
-}
-
-fn fixed_lease(claim: &Claim, worker: u64, source: &str) -> Result<Lease, LeaseError> {
-    if worker >= claim.workers {
-        return Err(LeaseError::Invalid(format!(
-            "worker id {worker} {source}is out of range 0..={}",
-            claim.workers - 1
-        )));
-    }
-    Ok(Lease {
-        datacenter: claim.datacenter,
-        worker,
-        high_water_ms: None,
-        token: 0,
-    })
-}
-
-#[async_trait::async_trait]
-impl Registry for StaticRegistry {
-    fn backend(&self) -> &'static str {
-        "static"
+    pub fn new(worker: u64) -> FixedRegistry {
+        FixedRegistry {
+            worker,
+            backend: "static",
+            origin: String::new(),
+        }
     }
 
-    fn expires(&self) -> bool {
-        false
-    }
-
-    async fn acquire(&self, claim: &Claim) -> Result<Lease, LeaseError> {
-        fixed_lease(claim, self.worker, "")
-    }
-
-    async fn renew(
-        &self,
-        _claim: &Claim,
-        _lease: &Lease,
-        _high_water_ms: u64,
-    ) -> Result<(), LeaseError> {
-        Ok(())
-    }
-
-    async fn release(
-        &self,
-        _claim: &Claim,
-        _lease: &Lease,
-        _high_water_ms: u64,
-    ) -> Result<(), LeaseError> {
-        Ok(())
-    }
-}
-
-/// The trailing number of the host name: `snowmint-7` is worker 7, as a Kubernetes
-/// StatefulSet names its pods. Leases never expire.
-#[derive(Debug, Clone)]
-pub struct HostnameRegistry {
-    hostname: String,
-    worker: u64,
-}
-
-impl HostnameRegistry {
-    /// Reads the worker id from `hostname`.
+    /// Hands out the trailing number of `hostname`.
     ///
     /// # Errors
     ///
@@ -83,48 +34,45 @@ impl HostnameRegistry {
     /// # Examples
     ///
     /// ```
-    /// use snowmint_lease::HostnameRegistry;
+    /// use snowmint_lease::FixedRegistry;
     ///
-    /// assert!(HostnameRegistry::new("snowmint-7").is_ok());
+    /// assert!(FixedRegistry::from_hostname("snowmint-7").is_ok());
     /// assert_eq!(
-    ///     HostnameRegistry::new("snowmint").unwrap_err().to_string(),
+    ///     FixedRegistry::from_hostname("snowmint").unwrap_err().to_string(),
     ///     "host name \"snowmint\" does not end in a number to use as the worker id"
     /// );
     /// ```
-    pub fn new(hostname: &str) -> Result<HostnameRegistry, LeaseError> {
-        let digits: String = hostname
-            .chars()
-            .rev()
-            .take_while(char::is_ascii_digit)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        let worker = digits.parse().map_err(|_| {
+    pub fn from_hostname(hostname: &str) -> Result<FixedRegistry, LeaseError> {
+        let digits = hostname.len()
+            - hostname
+                .trim_end_matches(|c: char| c.is_ascii_digit())
+                .len();
+        let worker = hostname[hostname.len() - digits..].parse().map_err(|_| {
             LeaseError::Invalid(format!(
                 "host name {hostname:?} does not end in a number to use as the worker id"
             ))
         })?;
-        Ok(HostnameRegistry {
-            hostname: hostname.to_string(),
+        Ok(FixedRegistry {
             worker,
+            backend: "hostname",
+            origin: format!("from host name {hostname:?} "),
         })
     }
 
-    /// Reads the worker id from this machine's host name.
+    /// Hands out the trailing number of this machine's host name.
     ///
     /// # Errors
     ///
-    /// The host name cannot be read or does not end in a number.
-    pub fn from_system() -> Result<HostnameRegistry, LeaseError> {
-        HostnameRegistry::new(&crate::hostname())
+    /// The host name does not end in a number.
+    pub fn from_system_hostname() -> Result<FixedRegistry, LeaseError> {
+        FixedRegistry::from_hostname(&crate::hostname())
     }
 }
 
 #[async_trait::async_trait]
-impl Registry for HostnameRegistry {
+impl Registry for FixedRegistry {
     fn backend(&self) -> &'static str {
-        "hostname"
+        self.backend
     }
 
     fn expires(&self) -> bool {
@@ -132,11 +80,20 @@ impl Registry for HostnameRegistry {
     }
 
     async fn acquire(&self, claim: &Claim) -> Result<Lease, LeaseError> {
-        fixed_lease(
-            claim,
-            self.worker,
-            &format!("from host name {:?} ", self.hostname),
-        )
+        if self.worker >= claim.workers {
+            return Err(LeaseError::Invalid(format!(
+                "worker id {} {}is out of range 0..={}",
+                self.worker,
+                self.origin,
+                claim.workers - 1
+            )));
+        }
+        Ok(Lease {
+            datacenter: claim.datacenter,
+            worker: self.worker,
+            high_water_ms: None,
+            token: 0,
+        })
     }
 
     async fn renew(
@@ -170,24 +127,24 @@ mod tests {
 
     #[tokio::test]
     async fn static_and_hostname_check_the_range() {
-        let lease = StaticRegistry::new(7).acquire(&claim()).await.unwrap();
+        let lease = FixedRegistry::new(7).acquire(&claim()).await.unwrap();
         assert_eq!((lease.datacenter, lease.worker), (0, 7));
         assert_eq!(
-            StaticRegistry::new(40)
+            FixedRegistry::new(40)
                 .acquire(&claim())
                 .await
                 .unwrap_err()
                 .to_string(),
             "worker id 40 is out of range 0..=31"
         );
-        let lease = HostnameRegistry::new("snowmint-12")
+        let lease = FixedRegistry::from_hostname("snowmint-12")
             .unwrap()
             .acquire(&claim())
             .await
             .unwrap();
         assert_eq!(lease.worker, 12);
         assert_eq!(
-            HostnameRegistry::new("web-40")
+            FixedRegistry::from_hostname("web-40")
                 .unwrap()
                 .acquire(&claim())
                 .await

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 pub use etcd::EtcdRegistry;
 pub use file::FileRegistry;
-pub use fixed::{HostnameRegistry, StaticRegistry};
+pub use fixed::FixedRegistry;
 pub use postgres::PostgresRegistry;
 pub use redis::RedisRegistry;
 
@@ -41,10 +41,10 @@ pub fn registry_from_url(url: &str) -> Result<Arc<dyn Registry>, LeaseError> {
                 "lease URL {url:?}: the worker id after static: must be a whole number"
             ))
         })?;
-        return Ok(Arc::new(StaticRegistry::new(worker)));
+        return Ok(Arc::new(FixedRegistry::new(worker)));
     }
     if url == "hostname" {
-        return Ok(Arc::new(HostnameRegistry::from_system()?));
+        return Ok(Arc::new(FixedRegistry::from_system_hostname()?));
     }
     if let Some(dir) = url.strip_prefix("file:") {
         if dir.is_empty() {
