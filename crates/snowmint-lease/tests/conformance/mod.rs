@@ -40,8 +40,17 @@ pub async fn eight_distinct_then_exhausted(registry: Arc<dyn Registry>, ns: &str
     assert!(workers.iter().all(|w| *w < 8));
     assert!(held.iter().all(|(_, l)| l.datacenter == 1));
     let err = registry.acquire(&claim(ns, "host-9", 8)).await.unwrap_err();
-    assert_eq!(err, LeaseError::Exhausted { datacenter: 1, workers: 8 });
-    assert_eq!(err.to_string(), "all 8 worker ids of datacenter 1 are held; retrying");
+    assert_eq!(
+        err,
+        LeaseError::Exhausted {
+            datacenter: 1,
+            workers: 8
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "all 8 worker ids of datacenter 1 are held; retrying"
+    );
     for (claim, lease) in &held {
         registry.release(claim, lease, now_ms()).await.unwrap();
     }
@@ -75,10 +84,16 @@ pub async fn dead_holder_is_taken_over_after_its_ttl(registry: Arc<dyn Registry>
     };
     assert!(renewed_at.elapsed() >= TTL - Duration::from_millis(300));
     assert_eq!(taken.worker, lease.worker);
-    assert!(taken.high_water_ms.unwrap_or(0) >= reserved, "{taken:?} < {reserved}");
+    assert!(
+        taken.high_water_ms.unwrap_or(0) >= reserved,
+        "{taken:?} < {reserved}"
+    );
     let err = registry.renew(&dead, &lease, now_ms()).await.unwrap_err();
     assert!(matches!(err, LeaseError::Lost { .. }), "{err}");
-    registry.release(&successor, &taken, now_ms()).await.unwrap();
+    registry
+        .release(&successor, &taken, now_ms())
+        .await
+        .unwrap();
 }
 
 /// Release frees the worker id at once, with the mark set to the last id issued.
@@ -86,7 +101,10 @@ pub async fn release_frees_at_once_and_keeps_the_mark(registry: Arc<dyn Registry
     let first = claim(ns, "first", 1);
     let lease = registry.acquire(&first).await.unwrap();
     let issued = now_ms();
-    registry.renew(&first, &lease, issued + 10_000).await.unwrap();
+    registry
+        .renew(&first, &lease, issued + 10_000)
+        .await
+        .unwrap();
     registry.release(&first, &lease, issued).await.unwrap();
     let second = claim(ns, "second", 1);
     let next = registry.acquire(&second).await.unwrap();

@@ -1,0 +1,321 @@
+//! The Redis registry against a real `redis-server`: the conformance suite, then what only
+//! a server that can stop, crash and come back shows.
+//!
+//! Leases here are real: their TTLs run on the server's clock, so these tests wait real
+//! seconds (the conformance TTL, 2 s) instead of driving a fake clock.
+
+mod conformance;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use conformance::{TTL, claim};
+use snowmint::{Clock, SystemClock};
+use snowmint_lease::{
+    Held, Keeper, LeaseError, LeaseSettings, LeaseStatus, RedisRegistry, Registry,
+};
+use snowmint_testkit::Redis;
+use tokio::sync::watch;
+
+/// How long a call to a stopped or silent Redis may take to say so.
+const PROMPT: Duration = Duration::from_secs(3);
+
+fn registry(redis: &Redis) -> Arc<dyn Registry> {
+    Arc::new(RedisRegistry::from_url(&redis.url()).expect("a valid URL"))
+}
+
+fn registry_at(port: u16) -> RedisRegistry {
+    RedisRegistry::from_url(&format!("redis://127.0.0.1:{port}")).expect("a valid URL")
+}
+
+fn now_ms() -> u64 {
+    snowmint::WallClock.now_ms()
+}
+
+/// Runs `call`, which must fail as unavailable within [`PROMPT`].
+async fn unavailable_promptly<T: std::fmt::Debug>(
+    what: &str,
+    call: impl Future<Output = Result<T, LeaseError>>,
+) -> Duration {
+    let started = Instant::now();
+    let err = tokio::time::timeout(PROMPT * 2, call)
+        .await
+        .unwrap_or_else(|_| panic!("{what} hung"))
+        .expect_err(what);
+    let took = started.elapsed();
+    assert!(
+        matches!(
+            err,
+            LeaseError::Unavailable {
+                backend: "redis",
+                ..
+            }
+        ),
+        "{what}: {err}"
+    );
+    assert!(
+        err.to_string()
+            .starts_with("redis registry is unavailable: redis://127.0.0.1:")
+    );
+    assert!(took < PROMPT, "{what} took {took:?}");
+    took
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_eight_distinct_then_exhausted() {
+    let redis = Redis::start();
+    conformance::eight_distinct_then_exhausted(registry(&redis), "eight").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_dead_holder_is_taken_over_after_its_ttl() {
+    let redis = Redis::start();
+    conformance::dead_holder_is_taken_over_after_its_ttl(registry(&redis), "dead").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_release_frees_at_once_and_keeps_the_mark() {
+    let redis = Redis::start();
+    conformance::release_frees_at_once_and_keeps_the_mark(registry(&redis), "release").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_same_identity_gets_its_worker_back() {
+    let redis = Redis::start();
+    conformance::same_identity_gets_its_worker_back(registry(&redis), "sticky").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_registry_is_unavailable_promptly_and_renewals_resume_after_restart() {
+    let mut redis = Redis::start();
+    let registry = registry(&redis);
+    let holder = claim("outage", "pod-0", 4);
+    let mut lease = registry.acquire(&holder).await.unwrap();
+    let reserved = now_ms() + 1_000;
+    registry.renew(&holder, &lease, reserved).await.unwrap();
+    let renewed_at = Instant::now();
+
+    tokio::task::block_in_place(|| redis.stop());
+    let other = claim("outage", "pod-1", 4);
+    let took = [
+        unavailable_promptly("acquire", registry.acquire(&other)).await,
+        unavailable_promptly("renew", registry.renew(&holder, &lease, now_ms())).await,
+        unavailable_promptly("release", registry.release(&holder, &lease, now_ms())).await,
+        // A registry that never connected finds out as fast.
+        unavailable_promptly("first acquire", registry_at(redis.port()).acquire(&other)).await,
+    ];
+    eprintln!("acquire, renew, release, first acquire while stopped took {took:?}");
+
+    // Back within the TTL: the append-only file kept the lease, and it renews.
+    tokio::task::block_in_place(|| redis.restart());
+    let sent_after = renewed_at.elapsed();
+    match registry.renew(&holder, &lease, now_ms() + 1_000).await {
+        Ok(()) => eprintln!("renewed {sent_after:?} after the last renewal, across a restart"),
+        // A slow machine: the TTL passed during the outage.
+        Err(LeaseError::Lost { .. }) if sent_after >= TTL - Duration::from_millis(200) => {
+            lease = registry.acquire(&holder).await.unwrap();
+        }
+        Err(err) => panic!("renewal {sent_after:?} after the last one: {err}"),
+    }
+    let reserved = now_ms() + 1_000;
+    registry.renew(&holder, &lease, reserved).await.unwrap();
+
+    // Down past the TTL (killed, this time): the lease is gone, the mark is not.
+    tokio::task::block_in_place(|| redis.kill());
+    tokio::time::sleep(TTL + Duration::from_millis(300)).await;
+    tokio::task::block_in_place(|| redis.restart());
+    let err = registry.renew(&holder, &lease, now_ms()).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "lease on datacenter 1 worker {} is lost: its TTL ended",
+            lease.worker
+        )
+    );
+    let again = registry.acquire(&holder).await.unwrap();
+    assert_eq!(
+        again.worker, lease.worker,
+        "the same identity gets its worker back"
+    );
+    assert_eq!(again.high_water_ms, Some(reserved));
+    registry.release(&holder, &again, reserved).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registry_that_never_answers_is_unavailable_promptly() {
+    // Connections complete in the kernel's backlog; nobody ever reads or answers them.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("redis://127.0.0.1:{}", silent.local_addr().unwrap().port());
+    let registry = RedisRegistry::from_url(&url).unwrap();
+    let holder = claim("silent", "pod-0", 4);
+    let took = unavailable_promptly("acquire", registry.acquire(&holder)).await;
+    eprintln!("a silent registry answered unavailable after {took:?}");
+    let lease = snowmint_lease::Lease {
+        datacenter: 1,
+        worker: 0,
+        high_water_ms: None,
+        token: 0,
+    };
+    unavailable_promptly("renew", registry.renew(&holder, &lease, 1)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_holder_keeps_its_worker_until_its_ttl_even_from_its_own_identity() {
+    let redis = Redis::start();
+    let dead = claim("dropped", "pod-0", 2);
+    let lease = {
+        // A process of its own (its own connection) that dies without releasing.
+        let registry = registry(&redis);
+        let lease = registry.acquire(&dead).await.unwrap();
+        registry
+            .renew(&dead, &lease, now_ms() + 1_500)
+            .await
+            .unwrap();
+        lease
+    };
+    let reserved = now_ms() + 1_500;
+    let registry = registry(&redis);
+    // A mark raised by a renewal is kept; the dead holder is still the holder.
+    registry.renew(&dead, &lease, reserved).await.unwrap();
+    let renewed_at = Instant::now();
+
+    // The same instance, restarted (a new holder): sticky, but not past a live lease.
+    let restarted = claim("dropped", "pod-0", 2);
+    let other = registry.acquire(&restarted).await.unwrap();
+    assert_ne!(other.worker, lease.worker);
+    let successor = claim("dropped", "pod-9", 2);
+    while renewed_at.elapsed() < TTL - Duration::from_millis(300) {
+        let err = registry.acquire(&successor).await.unwrap_err();
+        assert_eq!(
+            err,
+            LeaseError::Exhausted {
+                datacenter: 1,
+                workers: 2
+            }
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let deadline = Instant::now() + TTL * 3;
+    let taken = loop {
+        match registry.acquire(&successor).await {
+            Ok(taken) => break taken,
+            Err(LeaseError::Exhausted { .. }) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(err) => panic!("no takeover: {err}"),
+        }
+    };
+    let after = renewed_at.elapsed();
+    assert!(
+        after >= TTL - Duration::from_millis(300),
+        "taken over after {after:?}"
+    );
+    eprintln!("taken over {after:?} after the last renewal (TTL {TTL:?})");
+    assert_eq!(
+        (taken.worker, taken.high_water_ms),
+        (lease.worker, Some(reserved))
+    );
+}
+
+/// The next status that is `Held` and satisfies `wanted`, waiting at most `within`.
+async fn held_when(
+    status: &mut watch::Receiver<LeaseStatus>,
+    within: Duration,
+    wanted: impl Fn(&Held) -> bool,
+) -> Held {
+    let wait = async {
+        loop {
+            if let LeaseStatus::Held(held) = status.borrow_and_update().clone()
+                && wanted(&held)
+            {
+                return held;
+            }
+            status.changed().await.expect("the keeper runs");
+        }
+    };
+    tokio::time::timeout(within, wait)
+        .await
+        .unwrap_or_else(|_| panic!("no such status within {within:?}: {:?}", *status.borrow()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keeper_freezes_its_fence_while_redis_is_down_and_renews_once_it_is_back() {
+    let mut redis = Redis::start();
+    let registry = registry(&redis);
+    let settings = LeaseSettings {
+        ttl: TTL,
+        renew_every: Duration::from_millis(500),
+        safety_margin: Duration::from_millis(200),
+    };
+    settings.validate().unwrap();
+    let clock = Arc::new(SystemClock::new());
+    let keeper = Keeper::start(
+        Arc::clone(&registry),
+        claim("keeper", "pod-0", 32),
+        settings,
+        clock.clone(),
+    );
+    let mut status = keeper.status();
+    let first = held_when(&mut status, Duration::from_secs(5), |_| true).await;
+    let renewed = held_when(&mut status, Duration::from_secs(5), |h| {
+        h.valid_until_ms > first.valid_until_ms
+    })
+    .await;
+
+    let stopped_at = clock.now_ms();
+    tokio::task::block_in_place(|| redis.stop());
+    let failing = held_when(&mut status, Duration::from_secs(3), |h| {
+        h.last_error.is_some()
+    })
+    .await;
+    let error = failing.last_error.clone().unwrap();
+    assert!(
+        error.starts_with("redis registry is unavailable: "),
+        "{error}"
+    );
+    let fence = failing.valid_until_ms;
+    assert!(fence >= renewed.valid_until_ms);
+    assert!(
+        fence <= stopped_at + 2_000 - 200,
+        "the fence is from a renewal before the stop"
+    );
+    // While Redis stays down, the fence does not move and the error stays.
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    match &*status.borrow() {
+        LeaseStatus::Held(held) => {
+            assert_eq!(held.valid_until_ms, fence);
+            assert!(held.last_error.is_some());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        keeper
+            .counters()
+            .renew_failures
+            .load(std::sync::atomic::Ordering::Relaxed)
+            >= 2
+    );
+
+    // Back (perhaps after the lease ended, then the keeper acquires anew): the fence moves.
+    tokio::task::block_in_place(|| redis.restart());
+    let back = held_when(&mut status, Duration::from_secs(5), |h| {
+        h.last_error.is_none() && h.valid_until_ms > fence
+    })
+    .await;
+    eprintln!(
+        "renewing again with acquisition {} (worker {} before, {} after)",
+        back.acquisition, first.lease.worker, back.lease.worker
+    );
+    if back.acquisition == first.acquisition {
+        assert_eq!(back.lease, first.lease);
+    }
+    let issued = clock.now_ms();
+    keeper.release(issued).await.unwrap();
+    let next = registry
+        .acquire(&claim("keeper", "pod-1", 32))
+        .await
+        .unwrap();
+    assert_eq!(next.worker, back.lease.worker, "released at once");
+    assert!(next.high_water_ms >= Some(issued));
+}
