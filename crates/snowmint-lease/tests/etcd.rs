@@ -1,0 +1,313 @@
+//! The etcd registry against a real etcd: the conformance suite, then what only a real
+//! server can show: it going away and coming back, a holder dying, and the keeper's fence.
+
+mod conformance;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use snowmint::{Clock, SystemClock};
+use snowmint_lease::{
+    Claim, EtcdRegistry, Held, Keeper, Lease, LeaseError, LeaseSettings, LeaseStatus, Registry,
+};
+use snowmint_testkit::Etcd;
+use tokio::sync::watch;
+use tokio::task::block_in_place;
+
+/// The keeper's settings in these tests: the suite's 2 s TTL, renewed four times a TTL.
+const SETTINGS: LeaseSettings = LeaseSettings {
+    ttl: conformance::TTL,
+    renew_every: Duration::from_millis(500),
+    safety_margin: Duration::from_millis(200),
+};
+
+/// The longest any call may take against an etcd that is gone or frozen: the client's
+/// 2 s request timeout, and some slack.
+const PROMPT: Duration = Duration::from_secs(3);
+
+fn registry(etcd: &Etcd) -> Arc<dyn Registry> {
+    Arc::new(EtcdRegistry::from_url(&etcd.url()).expect("the testkit's URL is valid"))
+}
+
+fn now_ms() -> u64 {
+    snowmint::WallClock.now_ms()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eight_distinct_then_exhausted() {
+    let etcd = Etcd::start();
+    conformance::eight_distinct_then_exhausted(registry(&etcd), "eight").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_holder_is_taken_over_after_its_ttl() {
+    let etcd = Etcd::start();
+    conformance::dead_holder_is_taken_over_after_its_ttl(registry(&etcd), "dead").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn release_frees_at_once_and_keeps_the_mark() {
+    let etcd = Etcd::start();
+    conformance::release_frees_at_once_and_keeps_the_mark(registry(&etcd), "release").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_identity_gets_its_worker_back() {
+    let etcd = Etcd::start();
+    conformance::same_identity_gets_its_worker_back(registry(&etcd), "sticky").await;
+}
+
+/// Every call fails fast with `Unavailable`, whether etcd is gone or frozen, and works
+/// again once it is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreachable_etcd_is_unavailable_promptly_then_renewals_resume() {
+    let mut etcd = Etcd::start();
+    let registry = registry(&etcd);
+    let claim = conformance::claim("down", "pod", 8);
+    let lease = registry.acquire(&claim).await.unwrap();
+    registry
+        .renew(&claim, &lease, now_ms() + 2_000)
+        .await
+        .unwrap();
+
+    block_in_place(|| etcd.stop());
+    assert_all_unavailable(&*registry, &claim, &lease, "stopped").await;
+    block_in_place(|| etcd.restart());
+    // etcd gives every lease a full TTL again when it restarts: this one is still held.
+    registry
+        .renew(&claim, &lease, now_ms() + 2_000)
+        .await
+        .unwrap();
+
+    // Frozen: connections are accepted but never answered; the request timeout ends them.
+    let pid = etcd.pid().expect("etcd runs") as libc::pid_t;
+    // SAFETY: signals a process this test started and owns.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    assert_all_unavailable(&*registry, &claim, &lease, "frozen").await;
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    match registry.renew(&claim, &lease, now_ms() + 2_000).await {
+        Ok(()) | Err(LeaseError::Lost { .. }) => {}
+        Err(err) => panic!("renewal after etcd thawed: {err}"),
+    }
+}
+
+/// Acquire, renew and release each fail with `Unavailable` within [`PROMPT`].
+async fn assert_all_unavailable(registry: &dyn Registry, claim: &Claim, lease: &Lease, etcd: &str) {
+    for call in ["acquire", "renew", "release"] {
+        let start = Instant::now();
+        let result = match call {
+            "acquire" => registry.acquire(claim).await.map(drop),
+            "renew" => registry.renew(claim, lease, now_ms()).await,
+            _ => registry.release(claim, lease, now_ms()).await,
+        };
+        let took = start.elapsed();
+        let err = result.expect_err(call);
+        eprintln!("{call} with etcd {etcd}: {took:?}: {err}");
+        let unavailable = matches!(
+            err,
+            LeaseError::Unavailable {
+                backend: "etcd",
+                ..
+            }
+        );
+        assert!(unavailable, "{call} with etcd {etcd}: {err:?}");
+        assert!(
+            err.to_string()
+                .starts_with("etcd registry is unavailable: ")
+        );
+        assert!(took < PROMPT, "{call} with etcd {etcd} took {took:?}");
+    }
+}
+
+/// A holder that dies (its keeper dropped: no release, no more renewals) keeps its worker
+/// until a TTL after its last keep-alive; its successor starts past its mark.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_holder_is_not_taken_over_before_its_ttl() {
+    let etcd = Etcd::start();
+    let registry = registry(&etcd);
+    let ttl = SETTINGS.ttl.as_millis() as u64;
+    let margin = SETTINGS.safety_margin.as_millis() as u64;
+    let clock = Arc::new(SystemClock::new());
+    let keeper = Keeper::start(
+        Arc::clone(&registry),
+        conformance::claim("killed", "doomed", 1),
+        SETTINGS,
+        clock.clone(),
+    );
+    let mut status = keeper.status();
+    let first = wait_held(&mut status, "a first renewal", |_| true).await;
+    wait_held(&mut status, "a second renewal", |h| {
+        h.valid_until_ms > first.valid_until_ms
+    })
+    .await;
+    drop(keeper);
+    let LeaseStatus::Held(last) = status.borrow().clone() else {
+        panic!("the keeper held its lease when it died");
+    };
+    // The last keep-alive we know of was sent then; one in flight would only move it later.
+    let last_sent = last.valid_until_ms + margin - ttl;
+
+    let successor = conformance::claim("killed", "successor", 1);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let taken = loop {
+        match registry.acquire(&successor).await {
+            Ok(lease) => break lease,
+            Err(LeaseError::Exhausted { .. }) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(err) => panic!("the successor could not take over: {err}"),
+        }
+    };
+    let taken_by = clock.now_ms();
+    assert_eq!(taken.worker, last.lease.worker);
+    assert!(
+        taken_by >= last_sent + ttl,
+        "taken over {} ms after the last keep-alive, before the {ttl} ms TTL",
+        taken_by - last_sent
+    );
+    assert!(
+        taken.high_water_ms >= Some(last.confirmed_high_water_ms),
+        "{taken:?} starts before the dead holder's mark {}",
+        last.confirmed_high_water_ms
+    );
+    assert_ne!(taken.token, last.lease.token);
+}
+
+/// A keeper over etcd: renewals move the fence; with etcd stopped the fence stays where the
+/// last renewal put it, the status says why, and the clock passes it; with etcd back the
+/// same lease renews again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keeper_fence_freezes_while_etcd_is_down_and_moves_once_it_is_back() {
+    let mut etcd = Etcd::start();
+    let registry = registry(&etcd);
+    let clock = Arc::new(SystemClock::new());
+    let keeper = Keeper::start(
+        Arc::clone(&registry),
+        conformance::claim("fence", "pod", 1),
+        SETTINGS,
+        clock.clone(),
+    );
+    let mut status = keeper.status();
+    let first = wait_held(&mut status, "a first renewal", |_| true).await;
+    wait_held(&mut status, "a second renewal", |h| {
+        h.valid_until_ms > first.valid_until_ms
+    })
+    .await;
+
+    block_in_place(|| etcd.stop());
+    let stopped_at = clock.now_ms();
+    let frozen = wait_held(&mut status, "a failed renewal", |h| h.last_error.is_some()).await;
+    let limit = SETTINGS.ttl - SETTINGS.safety_margin;
+    assert!(frozen.valid_until_ms <= stopped_at + limit.as_millis() as u64);
+    let error = frozen.last_error.clone().unwrap();
+    assert!(
+        error.starts_with("etcd registry is unavailable: "),
+        "{error}"
+    );
+    // Retries keep failing, and the fence stays put until the clock has passed it: a
+    // generator fenced by it has stopped issuing.
+    while clock.now_ms() <= frozen.valid_until_ms {
+        let held = wait_held(&mut status, "another failed renewal", |_| true).await;
+        assert_eq!(held.valid_until_ms, frozen.valid_until_ms);
+        assert_eq!(held.acquisition, frozen.acquisition);
+        assert!(held.last_error.is_some());
+    }
+
+    block_in_place(|| etcd.restart());
+    let back = wait_held(&mut status, "a renewal after the restart", |h| {
+        h.last_error.is_none()
+    })
+    .await;
+    assert!(back.valid_until_ms > frozen.valid_until_ms);
+    // etcd gives every lease a full TTL again when it restarts: the same lease goes on.
+    assert_eq!(
+        (back.acquisition, back.lease.clone()),
+        (frozen.acquisition, frozen.lease.clone())
+    );
+
+    keeper.release(clock.now_ms()).await.unwrap();
+    let next = registry
+        .acquire(&conformance::claim("fence", "next", 1))
+        .await
+        .unwrap();
+    assert_eq!(next.worker, back.lease.worker, "released at once");
+}
+
+/// Free workers are found past the first listing page, exhaustion is seen across pages,
+/// and a huge worker field costs no more than a small one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_workers_are_found_across_listing_pages() {
+    let etcd = Etcd::start();
+    let registry = registry(&etcd);
+    let workers = 300; // more worker keys than one listing page holds
+    let claim = |i: u64| {
+        Claim::new(
+            "many",
+            1,
+            workers,
+            &format!("pod-{i}"),
+            Duration::from_secs(60),
+        )
+    };
+    let mut held = Vec::new();
+    let start = Instant::now();
+    for i in 0..workers {
+        let c = claim(i);
+        let lease = registry.acquire(&c).await.unwrap();
+        held.push((c, lease));
+    }
+    eprintln!("{workers} acquisitions took {:?}", start.elapsed());
+    let distinct: HashSet<u64> = held.iter().map(|(_, l)| l.worker).collect();
+    assert_eq!(distinct, (0..workers).collect());
+    let err = registry.acquire(&claim(workers)).await.unwrap_err();
+    assert_eq!(
+        err,
+        LeaseError::Exhausted {
+            datacenter: 1,
+            workers
+        }
+    );
+
+    // "w99" comes last in key order: on the second page.
+    let (c, l) = held.iter().find(|(_, l)| l.worker == 99).unwrap();
+    registry.release(c, l, 1_234).await.unwrap();
+    let again = registry.acquire(&claim(workers + 1)).await.unwrap();
+    assert_eq!((again.worker, again.high_water_ms), (99, Some(1_234)));
+
+    let huge = 1 << 22; // Baidu's uid-generator: 22 worker bits
+    let mut seen = HashSet::new();
+    for i in 0..3 {
+        let c = Claim::new("huge", 0, huge, &format!("pod-{i}"), conformance::TTL);
+        let started = Instant::now();
+        let lease = registry.acquire(&c).await.unwrap();
+        assert!(started.elapsed() < Duration::from_secs(1));
+        assert!(
+            lease.worker < huge && seen.insert(lease.worker),
+            "{lease:?}"
+        );
+    }
+}
+
+/// Waits (10 s at most) for a new `Held` status that `wanted` accepts.
+async fn wait_held(
+    status: &mut watch::Receiver<LeaseStatus>,
+    what: &str,
+    wanted: impl Fn(&Held) -> bool,
+) -> Held {
+    let wait = async {
+        loop {
+            status.changed().await.expect("the keeper runs");
+            if let LeaseStatus::Held(held) = status.borrow_and_update().clone()
+                && wanted(&held)
+            {
+                return held;
+            }
+        }
+    };
+    match tokio::time::timeout(Duration::from_secs(10), wait).await {
+        Ok(held) => held,
+        Err(_) => panic!("no {what} within 10 s: {:?}", *status.borrow()),
+    }
+}
