@@ -1,0 +1,33 @@
+//! `snowmint serve --lease etcd://...` against a real etcd: the registry going away under
+//! a running server, and a fleet surviving a crashed member and a registry restart.
+
+mod fleet;
+mod support;
+
+struct Etcd(snowmint_testkit::Etcd);
+
+impl fleet::Registry for Etcd {
+    fn url(&self) -> String {
+        self.0.url()
+    }
+
+    fn stop(&mut self) {
+        self.0.stop();
+    }
+
+    fn restart(&mut self) {
+        self.0.restart();
+    }
+}
+
+#[test]
+fn a_server_stops_issuing_while_etcd_is_away_and_resumes_after() {
+    fleet::registry_away_and_back(&mut Etcd(snowmint_testkit::Etcd::start()));
+}
+
+#[test]
+fn a_fleet_on_etcd_survives_a_killed_member_and_an_etcd_restart() {
+    fleet::fleet_survives_a_crash_and_a_registry_restart(
+        &mut Etcd(snowmint_testkit::Etcd::start()),
+    );
+}
