@@ -43,28 +43,28 @@ impl Service {
         Service { state }
     }
 
-    fn record(&self, method: &str, start: Instant, code: tonic::Code) {
+    fn record(&self, method: &'static str, start: Instant, code: tonic::Code) {
         let metrics = &self.state.metrics;
         metrics
             .latency
             .get_or_create(&RouteLabels {
                 protocol: "grpc",
-                route: method.to_string(),
+                route: method,
             })
             .observe(start.elapsed().as_secs_f64());
         metrics
             .requests
             .get_or_create(&RequestLabels {
                 protocol: "grpc",
-                route: method.to_string(),
-                status: format!("{code:?}"),
+                route: method,
+                status: code as u16,
             })
             .inc();
     }
 
     fn finish<T>(
         &self,
-        method: &str,
+        method: &'static str,
         start: Instant,
         result: Result<T, ApiError>,
     ) -> Result<Response<T>, Status> {

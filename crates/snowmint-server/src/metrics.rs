@@ -21,9 +21,9 @@ pub struct RequestLabels {
     /// `http` or `grpc`.
     pub protocol: &'static str,
     /// The route template (`/v1/decode/{id}`) or the gRPC method.
-    pub route: String,
-    /// The HTTP status or the gRPC code.
-    pub status: String,
+    pub route: &'static str,
+    /// The HTTP status, or the gRPC status code's number (0 is OK).
+    pub status: u16,
 }
 
 /// Labels of a latency histogram.
@@ -32,7 +32,7 @@ pub struct RouteLabels {
     /// `http` or `grpc`.
     pub protocol: &'static str,
     /// The route template or the gRPC method.
-    pub route: String,
+    pub route: &'static str,
 }
 
 /// The server's metrics.
