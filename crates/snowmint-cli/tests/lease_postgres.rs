@@ -1,0 +1,33 @@
+//! `snowmint serve --lease postgres://...` against a real PostgreSQL: the registry going away under
+//! a running server, and a fleet surviving a crashed member and a registry restart.
+
+mod fleet;
+mod support;
+
+struct Postgres(snowmint_testkit::Postgres);
+
+impl fleet::Registry for Postgres {
+    fn url(&self) -> String {
+        self.0.url()
+    }
+
+    fn stop(&mut self) {
+        self.0.stop();
+    }
+
+    fn restart(&mut self) {
+        self.0.restart();
+    }
+}
+
+#[test]
+fn a_server_stops_issuing_while_postgres_is_away_and_resumes_after() {
+    fleet::registry_away_and_back(&mut Postgres(snowmint_testkit::Postgres::start()));
+}
+
+#[test]
+fn a_fleet_on_postgres_survives_a_killed_member_and_a_postgres_restart() {
+    fleet::fleet_survives_a_crash_and_a_registry_restart(&mut Postgres(
+        snowmint_testkit::Postgres::start(),
+    ));
+}
