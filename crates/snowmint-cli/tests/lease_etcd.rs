@@ -31,3 +31,8 @@ fn a_fleet_on_etcd_survives_a_killed_member_and_an_etcd_restart() {
         &mut Etcd(snowmint_testkit::Etcd::start()),
     );
 }
+
+#[test]
+fn a_killed_holders_worker_goes_to_a_successor_only_after_its_ttl() {
+    fleet::killed_holders_worker_waits_out_its_ttl(&mut Etcd(snowmint_testkit::Etcd::start()));
+}

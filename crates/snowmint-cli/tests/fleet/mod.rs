@@ -191,3 +191,63 @@ pub fn fleet_survives_a_crash_and_a_registry_restart(registry: &mut dyn Registry
     let total = assert_unique_and_increasing(&by);
     assert!(total >= 1_000_000, "{total}");
 }
+
+/// A holder killed with SIGKILL: its worker id is not handed out before its TTL ends, and
+/// the successor that gets it issues only ids greater than every id the dead one issued.
+/// The other 31 worker ids are held by long leases, so the successor can only take this one.
+pub fn killed_holders_worker_waits_out_its_ttl(registry: &mut dyn Registry) {
+    let url = registry.url();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let blockers = snowmint_lease::registry_from_url(&url).unwrap();
+    let namespace = format!("twitter-{}", Layout::TWITTER.epoch_ms());
+    let held: Vec<_> = (0..31)
+        .map(|i| {
+            let claim = snowmint_lease::Claim::new(
+                &namespace,
+                0,
+                32,
+                &format!("blocker-{i}"),
+                Duration::from_secs(120),
+            );
+            let lease = runtime
+                .block_on(blockers.acquire(&claim))
+                .expect("a blocker lease");
+            (claim, lease)
+        })
+        .collect();
+    let state = tempfile::tempdir().unwrap();
+    let mut dead = serve(&state.path().join("dead"), &url, "dead");
+    dead.wait_ready(Duration::from_secs(20));
+    let mut issued = Vec::new();
+    for _ in 0..5 {
+        issued.extend(pull(&dead, 10_000).expect("ids before the crash"));
+    }
+    let dead_max = *issued.iter().max().unwrap();
+    dead.kill();
+    let killed_at = Instant::now();
+
+    let successor = serve(&state.path().join("successor"), &url, "successor");
+    // Not ready while the dead holder's lease could still be valid (TTL 3 s).
+    while killed_at.elapsed() < Duration::from_millis(2_400) {
+        let (status, body) = successor.get("/readyz");
+        assert_eq!(
+            status,
+            503,
+            "ready {:?} after the kill: {body}",
+            killed_at.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    successor.wait_ready(Duration::from_secs(20));
+    let (_, layout) = successor.get("/v1/layout");
+    assert!(layout.contains("\"state\":\"held\""), "{layout}");
+    let first = pull(&successor, 1000).expect("ids from the successor");
+    assert!(
+        first[0] > dead_max,
+        "successor issued {} <= {dead_max}",
+        first[0]
+    );
+    for (claim, lease) in &held {
+        let _ = runtime.block_on(blockers.release(claim, lease, now_ms()));
+    }
+}
