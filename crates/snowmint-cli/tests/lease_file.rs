@@ -7,14 +7,24 @@ mod support;
 /// no-op here, and its crash and restart of a member is the part that matters.
 struct Directory(tempfile::TempDir);
 
-impl fleet::Registry for Directory {
+impl snowmint_testkit::Server for Directory {
     fn url(&self) -> String {
         format!("file:{}", self.0.path().display())
+    }
+
+    fn dir(&self) -> &std::path::Path {
+        self.0.path()
+    }
+
+    fn pid(&self) -> Option<u32> {
+        None
     }
 
     fn stop(&mut self) {}
 
     fn restart(&mut self) {}
+
+    fn kill(&mut self) {}
 }
 
 #[test]

@@ -12,6 +12,7 @@ use snowmint_lease::{
     Claim, EtcdRegistry, Held, Keeper, Lease, LeaseError, LeaseSettings, LeaseStatus, Registry,
 };
 use snowmint_testkit::Etcd;
+use snowmint_testkit::Server;
 use tokio::sync::watch;
 use tokio::task::block_in_place;
 

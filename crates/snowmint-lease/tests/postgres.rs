@@ -18,6 +18,7 @@ use snowmint_lease::{
     Held, Keeper, LeaseError, LeaseSettings, LeaseStatus, PostgresRegistry, Registry,
 };
 use snowmint_testkit::Postgres;
+use snowmint_testkit::Server;
 use tokio::sync::watch;
 use tokio::task::block_in_place;
 

@@ -16,6 +16,7 @@ use snowmint_lease::{
     Held, Keeper, LeaseError, LeaseSettings, LeaseStatus, RedisRegistry, Registry,
 };
 use snowmint_testkit::Redis;
+use snowmint_testkit::Server;
 use tokio::sync::watch;
 
 /// How long a call to a stopped or silent Redis may take to say so.

@@ -26,7 +26,7 @@ const ELECTION_TIMEOUT_MS: u32 = 100;
 /// ```
 /// use std::io::{Read, Write};
 /// use std::net::TcpStream;
-/// use snowmint_testkit::Etcd;
+/// use snowmint_testkit::{Etcd, Server};
 ///
 /// let mut etcd = Etcd::start();
 /// assert_eq!(etcd.url(), format!("etcd://127.0.0.1:{}", etcd.port()));
@@ -146,79 +146,6 @@ impl Etcd {
     pub fn url(&self) -> String {
         format!("etcd://127.0.0.1:{}", self.port)
     }
-
-    /// The temporary directory holding the data directory (`data/`) and the log
-    /// (`etcd.log`); removed when the guard drops.
-    ///
-    /// ```
-    /// let etcd = snowmint_testkit::Etcd::start();
-    /// assert!(etcd.dir().join("data").is_dir());
-    /// ```
-    #[must_use]
-    pub fn dir(&self) -> &Path {
-        self.dir.path()
-    }
-
-    /// The server's process id, or `None` while it is stopped; for tests that signal it
-    /// themselves (SIGSTOP, to freeze it).
-    ///
-    /// ```
-    /// let mut etcd = snowmint_testkit::Etcd::start();
-    /// assert!(etcd.pid().is_some());
-    /// etcd.stop();
-    /// assert_eq!(etcd.pid(), None);
-    /// ```
-    #[must_use]
-    pub fn pid(&self) -> Option<u32> {
-        self.daemon.pid()
-    }
-
-    /// Shuts the server down with SIGTERM, or SIGKILL if it takes over five seconds, and
-    /// waits for it to exit. Its ports and data stay reserved for
-    /// [`restart`](Self::restart). Does nothing when it is not running.
-    ///
-    /// ```
-    /// use std::net::TcpStream;
-    ///
-    /// let mut etcd = snowmint_testkit::Etcd::start();
-    /// etcd.stop();
-    /// assert!(TcpStream::connect(("127.0.0.1", etcd.port())).is_err());
-    /// ```
-    pub fn stop(&mut self) {
-        self.daemon.stop();
-    }
-
-    /// Stops the server if it runs, then starts it again on the same ports with the same
-    /// data, and waits until it is healthy.
-    ///
-    /// # Panics
-    ///
-    /// As [`start`](Self::start).
-    ///
-    /// ```
-    /// use std::net::TcpStream;
-    ///
-    /// let mut etcd = snowmint_testkit::Etcd::start();
-    /// etcd.restart();
-    /// TcpStream::connect(("127.0.0.1", etcd.port()))?;
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
-    #[track_caller]
-    pub fn restart(&mut self) {
-        self.daemon.restart();
-    }
-
-    /// Kills the server with SIGKILL, as a crash would, and waits for it to exit.
-    /// [`restart`](Self::restart) brings it back with every acknowledged write.
-    ///
-    /// ```
-    /// let mut etcd = snowmint_testkit::Etcd::start();
-    /// etcd.kill();
-    /// assert_eq!(etcd.pid(), None);
-    /// ```
-    pub fn kill(&mut self) {
-        self.daemon.kill();
-    }
 }
 
 /// The value etcd 3.4 wants in `ETCD_UNSUPPORTED_ARCH` before it runs on this
@@ -247,3 +174,5 @@ fn healthy(port: u16) -> bool {
         && response.starts_with("HTTP/1.1 200")
         && response.contains(r#""health":"true""#)
 }
+
+crate::server_controls!(Etcd);

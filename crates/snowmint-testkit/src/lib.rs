@@ -23,7 +23,7 @@
 //! ```
 //! use std::io::{BufRead, BufReader, Write};
 //! use std::net::TcpStream;
-//! use snowmint_testkit::Redis;
+//! use snowmint_testkit::{Redis, Server};
 //!
 //! let mut redis = Redis::start();
 //! let mut stream = TcpStream::connect(("127.0.0.1", redis.port()))?;
@@ -50,6 +50,71 @@ pub use etcd::Etcd;
 pub use net::free_port;
 pub use postgres::Postgres;
 pub use redis::Redis;
+
+/// What every server guard does, whichever server it runs: for tests written once and
+/// run against each registry.
+///
+/// ```
+/// use snowmint_testkit::{Redis, Server};
+///
+/// fn bounce(server: &mut dyn Server) {
+///     server.stop();
+///     server.restart();
+/// }
+/// let mut redis = Redis::start();
+/// bounce(&mut redis);
+/// assert!(redis.url().starts_with("redis://127.0.0.1:"));
+/// ```
+pub trait Server {
+    /// The URL `snowmint serve --lease` takes for this server.
+    fn url(&self) -> String;
+    /// The temporary directory of its data and log, removed when the guard drops.
+    fn dir(&self) -> &std::path::Path;
+    /// Its process id, or `None` while it is stopped (for tests that send SIGSTOP).
+    fn pid(&self) -> Option<u32>;
+    /// Shuts it down cleanly (SIGKILL after five seconds) and waits for it to exit; its
+    /// port and data stay reserved for [`Server::restart`]. Does nothing if it is stopped.
+    fn stop(&mut self);
+    /// Stops it if it runs, then starts it again on the same port with the same data and
+    /// waits until it answers.
+    fn restart(&mut self);
+    /// Kills it with SIGKILL, as a crash would, and waits for it to exit.
+    fn kill(&mut self);
+}
+
+/// Implements [`Server`] for a guard with a `daemon: Daemon` and a `dir: TempDir` field
+/// and an inherent `url()`.
+macro_rules! server_controls {
+    ($guard:ident) => {
+        impl $crate::Server for $guard {
+            fn url(&self) -> String {
+                $guard::url(self)
+            }
+
+            fn dir(&self) -> &std::path::Path {
+                self.dir.path()
+            }
+
+            fn pid(&self) -> Option<u32> {
+                self.daemon.pid()
+            }
+
+            fn stop(&mut self) {
+                self.daemon.stop();
+            }
+
+            #[track_caller]
+            fn restart(&mut self) {
+                self.daemon.restart();
+            }
+
+            fn kill(&mut self) {
+                self.daemon.kill();
+            }
+        }
+    };
+}
+pub(crate) use server_controls;
 
 /// A fresh temporary directory for one server, named after it so a leftover one (from
 /// a test process killed outright) says what it was.

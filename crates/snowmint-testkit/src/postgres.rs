@@ -43,7 +43,7 @@ const PG_HBA: &str = "local all all trust\nhost all all 127.0.0.1/32 trust\n";
 ///
 /// ```
 /// use std::net::TcpStream;
-/// use snowmint_testkit::Postgres;
+/// use snowmint_testkit::{Postgres, Server};
 ///
 /// let mut postgres = Postgres::start();
 /// assert_eq!(
@@ -179,81 +179,6 @@ impl Postgres {
     #[must_use]
     pub fn url(&self) -> String {
         format!("postgres://{SUPERUSER}@127.0.0.1:{}/{DATABASE}", self.port)
-    }
-
-    /// The temporary directory holding the cluster (`data/`), the server's socket and its
-    /// log (`postgres.log`); removed when the guard drops.
-    ///
-    /// ```no_run
-    /// let postgres = snowmint_testkit::Postgres::start();
-    /// assert!(postgres.dir().join("data/PG_VERSION").is_file());
-    /// ```
-    #[must_use]
-    pub fn dir(&self) -> &Path {
-        self.dir.path()
-    }
-
-    /// The server's (postmaster's) process id, or `None` while it is stopped; for tests
-    /// that signal it themselves (SIGSTOP, to freeze it).
-    ///
-    /// ```no_run
-    /// let mut postgres = snowmint_testkit::Postgres::start();
-    /// assert!(postgres.pid().is_some());
-    /// postgres.stop();
-    /// assert_eq!(postgres.pid(), None);
-    /// ```
-    #[must_use]
-    pub fn pid(&self) -> Option<u32> {
-        self.daemon.pid()
-    }
-
-    /// Shuts the server down with SIGINT (PostgreSQL's fast shutdown, which ends open
-    /// sessions), or SIGKILL if it takes over five seconds, and waits for it to exit. Its
-    /// port and cluster stay reserved for [`restart`](Self::restart). Does nothing when it
-    /// is not running.
-    ///
-    /// ```no_run
-    /// use std::net::TcpStream;
-    ///
-    /// let mut postgres = snowmint_testkit::Postgres::start();
-    /// postgres.stop();
-    /// assert!(TcpStream::connect(("127.0.0.1", postgres.port())).is_err());
-    /// ```
-    pub fn stop(&mut self) {
-        self.daemon.stop();
-    }
-
-    /// Stops the server if it runs, then starts it again on the same port with the same
-    /// cluster, and waits until it accepts a session.
-    ///
-    /// # Panics
-    ///
-    /// As [`start`](Self::start).
-    ///
-    /// ```no_run
-    /// use std::net::TcpStream;
-    ///
-    /// let mut postgres = snowmint_testkit::Postgres::start();
-    /// postgres.restart();
-    /// TcpStream::connect(("127.0.0.1", postgres.port()))?;
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
-    #[track_caller]
-    pub fn restart(&mut self) {
-        self.daemon.restart();
-    }
-
-    /// Kills the server (the postmaster) with SIGKILL, as a crash would, and waits for it
-    /// to exit; its backends notice and exit on their own. [`restart`](Self::restart)
-    /// recovers the cluster with every committed row.
-    ///
-    /// ```no_run
-    /// let mut postgres = snowmint_testkit::Postgres::start();
-    /// postgres.kill();
-    /// assert_eq!(postgres.pid(), None);
-    /// ```
-    pub fn kill(&mut self) {
-        self.daemon.kill();
     }
 }
 
@@ -412,3 +337,5 @@ fn accepts_sessions(port: u16) -> bool {
         }
     }
 }
+
+crate::server_controls!(Postgres);

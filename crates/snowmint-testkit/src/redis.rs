@@ -21,7 +21,7 @@ use crate::program;
 /// ```
 /// use std::io::{BufRead, BufReader, Write};
 /// use std::net::TcpStream;
-/// use snowmint_testkit::Redis;
+/// use snowmint_testkit::{Redis, Server};
 ///
 /// fn send(redis: &Redis, command: &[u8]) -> std::io::Result<String> {
 ///     let mut stream = TcpStream::connect(("127.0.0.1", redis.port()))?;
@@ -109,79 +109,6 @@ impl Redis {
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
     }
-
-    /// The temporary directory holding the server's data (`data/`) and log
-    /// (`redis.log`); removed when the guard drops.
-    ///
-    /// ```
-    /// let redis = snowmint_testkit::Redis::start();
-    /// assert!(redis.dir().join("redis.log").is_file());
-    /// ```
-    #[must_use]
-    pub fn dir(&self) -> &Path {
-        self.dir.path()
-    }
-
-    /// The server's process id, or `None` while it is stopped; for tests that signal it
-    /// themselves (SIGSTOP, to freeze it).
-    ///
-    /// ```
-    /// let mut redis = snowmint_testkit::Redis::start();
-    /// assert!(redis.pid().is_some());
-    /// redis.stop();
-    /// assert_eq!(redis.pid(), None);
-    /// ```
-    #[must_use]
-    pub fn pid(&self) -> Option<u32> {
-        self.daemon.pid()
-    }
-
-    /// Shuts the server down with SIGTERM, or SIGKILL if it takes over five seconds, and
-    /// waits for it to exit. Its port and data stay reserved for [`restart`](Self::restart).
-    /// Does nothing when it is not running.
-    ///
-    /// ```
-    /// use std::net::TcpStream;
-    ///
-    /// let mut redis = snowmint_testkit::Redis::start();
-    /// redis.stop();
-    /// assert!(TcpStream::connect(("127.0.0.1", redis.port())).is_err());
-    /// ```
-    pub fn stop(&mut self) {
-        self.daemon.stop();
-    }
-
-    /// Stops the server if it runs, then starts it again on the same port with the same
-    /// data, and waits until it answers.
-    ///
-    /// # Panics
-    ///
-    /// As [`start`](Self::start).
-    ///
-    /// ```
-    /// use std::net::TcpStream;
-    ///
-    /// let mut redis = snowmint_testkit::Redis::start();
-    /// redis.restart();
-    /// TcpStream::connect(("127.0.0.1", redis.port()))?;
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
-    #[track_caller]
-    pub fn restart(&mut self) {
-        self.daemon.restart();
-    }
-
-    /// Kills the server with SIGKILL, as a crash would, and waits for it to exit.
-    /// [`restart`](Self::restart) brings it back with every acknowledged write.
-    ///
-    /// ```
-    /// let mut redis = snowmint_testkit::Redis::start();
-    /// redis.kill();
-    /// assert_eq!(redis.pid(), None);
-    /// ```
-    pub fn kill(&mut self) {
-        self.daemon.kill();
-    }
 }
 
 fn redis_command(program: &PathBuf, port: u16, data: &Path) -> Command {
@@ -208,3 +135,5 @@ fn answers_ping(port: u16) -> bool {
     let mut reply = String::new();
     BufReader::new(stream).read_line(&mut reply).is_ok() && reply == "+PONG\r\n"
 }
+
+crate::server_controls!(Redis);

@@ -9,6 +9,7 @@ use std::thread;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use snowmint_testkit::Server;
 use snowmint_testkit::{Etcd, Postgres, Redis};
 
 #[test]

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use snowmint::{Id, Layout};
 
+use snowmint_testkit::Server;
+
 use crate::support::{Serve, ids, serve_command, spawn_logged};
 
 /// Lease settings short enough for tests: a 3 s TTL renewed every 500 ms, 300 ms margin.
@@ -63,17 +65,10 @@ pub fn assert_unique_and_increasing(by_process: &HashMap<String, Vec<u64>>) -> u
     total
 }
 
-/// A registry under test, which the fleet tests stop and start.
-pub trait Registry {
-    fn url(&self) -> String;
-    fn stop(&mut self);
-    fn restart(&mut self);
-}
-
 /// While the registry is stopped, a running server stops issuing before its lease could
 /// have expired and `/readyz` says why; after the registry is back it issues again, and no
 /// id repeats.
-pub fn registry_away_and_back(registry: &mut dyn Registry) {
+pub fn registry_away_and_back(registry: &mut dyn Server) {
     let state = tempfile::tempdir().unwrap();
     let server = serve(state.path(), &registry.url(), "away");
     server.wait_ready(Duration::from_secs(15));
@@ -123,7 +118,7 @@ pub fn registry_away_and_back(registry: &mut dyn Registry) {
 /// Four servers share the registry; clients pull ids from all of them while one is killed
 /// with SIGKILL and restarted, and then while the registry restarts. No id repeats, each
 /// process's ids increase, and over a million are checked.
-pub fn fleet_survives_a_crash_and_a_registry_restart(registry: &mut dyn Registry) {
+pub fn fleet_survives_a_crash_and_a_registry_restart(registry: &mut dyn Server) {
     let state = tempfile::tempdir().unwrap();
     let url = registry.url();
     let mut servers: Vec<Serve> = (0..4)
@@ -195,7 +190,7 @@ pub fn fleet_survives_a_crash_and_a_registry_restart(registry: &mut dyn Registry
 /// A holder killed with SIGKILL: its worker id is not handed out before its TTL ends, and
 /// the successor that gets it issues only ids greater than every id the dead one issued.
 /// The other 31 worker ids are held by long leases, so the successor can only take this one.
-pub fn killed_holders_worker_waits_out_its_ttl(registry: &mut dyn Registry) {
+pub fn killed_holders_worker_waits_out_its_ttl(registry: &mut dyn Server) {
     let url = registry.url();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let blockers = snowmint_lease::registry_from_url(&url).unwrap();

@@ -1,0 +1,36 @@
+//! `snowmint serve --lease` against real Redis, etcd and PostgreSQL servers: the registry
+//! going away under a running server, a SIGKILLed holder's worker id waiting out its TTL,
+//! and a fleet surviving a crashed member and a registry restart. The same tests run
+//! against each.
+
+mod fleet;
+mod support;
+
+use snowmint_testkit::{Etcd, Postgres, Redis};
+
+macro_rules! registry_tests {
+    ($module:ident, $server:ident) => {
+        mod $module {
+            use super::*;
+
+            #[test]
+            fn a_server_stops_issuing_while_the_registry_is_away_and_resumes_after() {
+                fleet::registry_away_and_back(&mut $server::start());
+            }
+
+            #[test]
+            fn a_killed_holders_worker_goes_to_a_successor_only_after_its_ttl() {
+                fleet::killed_holders_worker_waits_out_its_ttl(&mut $server::start());
+            }
+
+            #[test]
+            fn a_fleet_survives_a_killed_member_and_a_registry_restart() {
+                fleet::fleet_survives_a_crash_and_a_registry_restart(&mut $server::start());
+            }
+        }
+    };
+}
+
+registry_tests!(redis, Redis);
+registry_tests!(etcd, Etcd);
+registry_tests!(postgres, Postgres);
