@@ -236,6 +236,19 @@ impl Drop for Keeper {
 type StopReply = oneshot::Sender<(Claim, Option<Lease>)>;
 type StopRequest = oneshot::Receiver<StopReply>;
 
+/// Answers a stop with the claim and the lease held (if any), and says so.
+fn stopped(
+    reply: Option<StopReply>,
+    claim: &Claim,
+    lease: Option<Lease>,
+    status: &watch::Sender<LeaseStatus>,
+) {
+    if let Some(reply) = reply {
+        let _ = reply.send((claim.clone(), lease));
+    }
+    status.send_replace(LeaseStatus::Released);
+}
+
 async fn keep(
     registry: Arc<dyn Registry>,
     claim: Claim,
@@ -257,13 +270,7 @@ async fn keep(
         if lost {
             tokio::select! {
                 () = tokio::time::sleep(backoff) => {}
-                reply = &mut stop => {
-                    if let Ok(reply) = reply {
-                        let _ = reply.send((claim.clone(), None));
-                    }
-                    status.send_replace(LeaseStatus::Released);
-                    return;
-                }
+                reply = &mut stop => return stopped(reply.ok(), &claim, None, &status),
             }
             backoff = (backoff * 2).min(MAX_BACKOFF);
         }
@@ -285,13 +292,7 @@ async fn keep(
                     });
                     tokio::select! {
                         () = tokio::time::sleep(backoff) => {}
-                        reply = &mut stop => {
-                            if let Ok(reply) = reply {
-                                let _ = reply.send((claim.clone(), None));
-                            }
-                            status.send_replace(LeaseStatus::Released);
-                            return;
-                        }
+                        reply = &mut stop => return stopped(reply.ok(), &claim, None, &status),
                     }
                     backoff = (backoff * 2).min(MAX_BACKOFF);
                 }
@@ -316,13 +317,7 @@ async fn keep(
         loop {
             tokio::select! {
                 () = tokio::time::sleep(wait) => {}
-                reply = &mut stop => {
-                    if let Ok(reply) = reply {
-                        let _ = reply.send((claim.clone(), Some(lease.clone())));
-                    }
-                    status.send_replace(LeaseStatus::Released);
-                    return;
-                }
+                reply = &mut stop => return stopped(reply.ok(), &claim, Some(lease.clone()), &status),
             }
             let sent = clock.now_ms();
             // An expiring lease records a mark past anything it may issue before it lapses.
