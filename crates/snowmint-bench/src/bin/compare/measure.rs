@@ -1,0 +1,276 @@
+//! The harness: runs minting closures on threads for a fixed count or a fixed time, times
+//! single calls, and reads the process's CPU time.
+
+use std::hint::{black_box, spin_loop};
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use crate::peers::Visit;
+
+/// Ids per second with `threads` threads sharing one generator, each minting `per_thread`.
+#[derive(Debug, Clone, Copy)]
+pub struct Count {
+    pub threads: usize,
+    pub per_thread: u64,
+}
+
+/// What [`Count`] saw.
+#[derive(Debug, Clone, Copy)]
+pub struct Throughput {
+    pub ids_per_sec: f64,
+    /// The largest share of its run any thread spent runnable but waiting for a CPU (the
+    /// scheduler's run delay): near 0 when each thread had a core to itself.
+    pub waited: f64,
+}
+
+impl Visit for Count {
+    type Output = Throughput;
+
+    fn visit<M, F>(self, make: M) -> Throughput
+    where
+        M: Fn() -> F + Sync,
+        F: FnMut() -> u64,
+    {
+        let start = Barrier::new(self.threads);
+        let runs = on_threads(self.threads, |_| {
+            let mut next = make();
+            start.wait();
+            Stint::time(|| {
+                for _ in 0..self.per_thread {
+                    black_box(next());
+                }
+                self.per_thread
+            })
+        });
+        let (ids, wall, waited) = Stint::combine(&runs);
+        Throughput {
+            ids_per_sec: ids as f64 / wall.as_secs_f64(),
+            waited,
+        }
+    }
+}
+
+/// Ids per second and process CPU with `threads` threads minting for a fixed wall time.
+#[derive(Debug, Clone, Copy)]
+pub struct ForTime {
+    pub threads: usize,
+    pub run_for: Duration,
+}
+
+/// What [`ForTime`] saw.
+#[derive(Debug, Clone, Copy)]
+pub struct Sustained {
+    pub ids_per_sec: f64,
+    /// Process CPU time (user + sys, every thread) over wall time, in % of one core.
+    pub cpu_pct: f64,
+    /// As [`Throughput::waited`].
+    pub waited: f64,
+}
+
+impl Visit for ForTime {
+    type Output = Sustained;
+
+    fn visit<M, F>(self, make: M) -> Sustained
+    where
+        M: Fn() -> F + Sync,
+        F: FnMut() -> u64,
+    {
+        let start = Barrier::new(self.threads);
+        let stop = AtomicBool::new(false);
+        let cpu0 = cpu_time();
+        let runs = on_threads(self.threads, |i| {
+            let mut next = make();
+            start.wait();
+            if i == 0 {
+                // The first thread stops them all, so the run lasts `run_for` of its time.
+                let until = Instant::now() + self.run_for;
+                Stint::time(|| {
+                    let mut n = 0u64;
+                    while Instant::now() < until {
+                        for _ in 0..CHECK_EVERY {
+                            black_box(next());
+                        }
+                        n += CHECK_EVERY;
+                    }
+                    stop.store(true, Relaxed);
+                    n
+                })
+            } else {
+                Stint::time(|| {
+                    let mut n = 0u64;
+                    while !stop.load(Relaxed) {
+                        black_box(next());
+                        n += 1;
+                    }
+                    n
+                })
+            }
+        });
+        let cpu = cpu_time() - cpu0;
+        let (ids, wall, waited) = Stint::combine(&runs);
+        Sustained {
+            ids_per_sec: ids as f64 / wall.as_secs_f64(),
+            cpu_pct: 100.0 * cpu.as_secs_f64() / wall.as_secs_f64(),
+            waited,
+        }
+    }
+}
+
+/// Ids minted between two readings of the clock by the thread that stops a timed run: few
+/// enough that the run overshoots by well under a millisecond even at the cap's pace.
+const CHECK_EVERY: u64 = 256;
+
+/// Runs `work(i)` on `threads` scoped threads and collects what each returns.
+fn on_threads<T: Send>(threads: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    std::thread::scope(|s| {
+        let work = &work;
+        let handles: Vec<_> = (0..threads).map(|i| s.spawn(move || work(i))).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("worker panicked"))
+            .collect()
+    })
+}
+
+/// One thread's part of a run, timed by the thread itself, so a main thread that is slow to
+/// be scheduled does not shorten the measured time.
+#[derive(Debug, Clone, Copy)]
+struct Stint {
+    ids: u64,
+    start: Instant,
+    end: Instant,
+    /// Time spent runnable but waiting for a CPU.
+    waited: Duration,
+}
+
+impl Stint {
+    fn time(work: impl FnOnce() -> u64) -> Stint {
+        let delay0 = run_delay();
+        let start = Instant::now();
+        let ids = work();
+        let end = Instant::now();
+        Stint {
+            ids,
+            start,
+            end,
+            waited: run_delay().saturating_sub(delay0),
+        }
+    }
+
+    /// All ids, the time from the first start to the last end, and the largest share of its
+    /// own stint any thread waited for a CPU.
+    fn combine(runs: &[Stint]) -> (u64, Duration, f64) {
+        let first = runs.iter().map(|r| r.start).min().expect("a thread");
+        let last = runs.iter().map(|r| r.end).max().expect("a thread");
+        let waited = runs
+            .iter()
+            .map(|r| r.waited.as_secs_f64() / (r.end - r.start).as_secs_f64())
+            .fold(0.0, f64::max)
+            .min(1.0);
+        (runs.iter().map(|r| r.ids).sum(), last - first, waited)
+    }
+}
+
+/// How long the calling thread has been runnable but not running (waiting for a CPU), from
+/// `/proc/thread-self/schedstat`; zero where the kernel does not report it.
+fn run_delay() -> Duration {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse().ok())
+        .map_or(Duration::ZERO, Duration::from_nanos)
+}
+
+/// The process's CPU use while it does nothing but sleep: the clock threads of snowmint
+/// and ferroid, which run for the whole process.
+pub fn idle_cpu_pct(run_for: Duration) -> f64 {
+    let cpu0 = cpu_time();
+    let t0 = Instant::now();
+    std::thread::sleep(run_for);
+    let wall = t0.elapsed().as_secs_f64();
+    100.0 * (cpu_time() - cpu0).as_secs_f64() / wall
+}
+
+/// p50 and p99 of single calls, in ns.
+#[derive(Debug, Clone, Copy)]
+pub struct Percentiles {
+    pub p50_ns: f64,
+    pub p99_ns: f64,
+}
+
+/// Times `samples` single calls on the calling thread, each followed by a pause (spun, so
+/// the thread stays on its core), after a tenth as many untimed calls to warm up.
+#[derive(Debug, Clone, Copy)]
+pub struct Latency {
+    pub samples: usize,
+    pub pause: Duration,
+}
+
+impl Visit for Latency {
+    type Output = Percentiles;
+
+    fn visit<M, F>(self, make: M) -> Percentiles
+    where
+        M: Fn() -> F + Sync,
+        F: FnMut() -> u64,
+    {
+        let mut next = make();
+        self.sample(|| {
+            let t0 = Instant::now();
+            black_box(next());
+            let t1 = Instant::now();
+            (t1 - t0, t1)
+        })
+    }
+}
+
+impl Latency {
+    /// Two back-to-back `Instant::now` with nothing between: what every sample above
+    /// includes on top of the call itself.
+    pub fn timer(self) -> Percentiles {
+        self.sample(|| {
+            let t0 = Instant::now();
+            let t1 = Instant::now();
+            (t1 - t0, t1)
+        })
+    }
+
+    fn sample(self, mut once: impl FnMut() -> (Duration, Instant)) -> Percentiles {
+        let warm_up = self.samples / 10;
+        let mut ns = Vec::with_capacity(self.samples);
+        for i in 0..warm_up + self.samples {
+            let (took, end) = once();
+            if i >= warm_up {
+                ns.push(took.as_nanos() as u64);
+            }
+            let until = end + self.pause;
+            while Instant::now() < until {
+                spin_loop();
+            }
+        }
+        ns.sort_unstable();
+        Percentiles {
+            p50_ns: percentile(&ns, 50.0),
+            p99_ns: percentile(&ns, 99.0),
+        }
+    }
+}
+
+/// The nearest-rank percentile of sorted values.
+fn percentile(sorted: &[u64], p: f64) -> f64 {
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1] as f64
+}
+
+/// User plus system CPU time of the whole process, every thread.
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage only writes the struct it is given, which is plain old data.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        let rc = libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        assert_eq!(rc, 0, "getrusage failed");
+        usage
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1_000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}

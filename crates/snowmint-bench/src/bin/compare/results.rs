@@ -1,0 +1,98 @@
+//! What a run measured, round by round, and the medians taken from it.
+
+use std::collections::BTreeMap;
+
+use crate::burst::BurstRun;
+use crate::peers::Peer;
+
+/// The cap of Twitter's layout: 4,096 ids per ms.
+pub const CAP_PER_SEC: f64 = 4_096_000.0;
+
+/// A per-id run counts as clean when no thread spent more than this share of its run
+/// waiting for a CPU. On a shared 2-core machine, two threads that take turns on one core
+/// measure no contention at all, and a thread that waits for a core measures someone else.
+pub const CLEAN_WAIT: f64 = 0.1;
+
+/// Values of one quantity, one per round, by key.
+#[derive(Debug)]
+pub struct Tally<K>(BTreeMap<K, Vec<f64>>);
+
+impl<K> Default for Tally<K> {
+    fn default() -> Self {
+        Tally(BTreeMap::new())
+    }
+}
+
+impl<K: Ord> Tally<K> {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn push(&mut self, key: K, value: f64) {
+        self.0.entry(key).or_default().push(value);
+    }
+
+    pub fn count(&self, key: &K) -> usize {
+        self.0.get(key).map_or(0, Vec::len)
+    }
+
+    fn sorted(&self, key: &K) -> Vec<f64> {
+        let mut v = self.0.get(key).cloned().unwrap_or_default();
+        v.sort_by(f64::total_cmp);
+        v
+    }
+
+    /// The median (the mean of the middle two for an even count); NaN if none.
+    pub fn median(&self, key: &K) -> f64 {
+        let v = self.sorted(key);
+        match v.len() {
+            0 => f64::NAN,
+            n if n % 2 == 1 => v[n / 2],
+            n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+        }
+    }
+
+    /// The smallest and largest value; NaN if none.
+    pub fn range(&self, key: &K) -> (f64, f64) {
+        let v = self.sorted(key);
+        (
+            v.first().copied().unwrap_or(f64::NAN),
+            v.last().copied().unwrap_or(f64::NAN),
+        )
+    }
+}
+
+/// Which burst: one the lead can absorb at once, or twice that.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum BurstKind {
+    WithinLead,
+    TwiceLead,
+}
+
+impl BurstKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            BurstKind::WithinLead => "within the lead",
+            BurstKind::TwiceLead => "twice the lead",
+        }
+    }
+}
+
+/// Everything measured, round by round.
+#[derive(Debug, Default)]
+pub struct Results {
+    /// Every per-id run.
+    pub per_id: Tally<(Peer, usize)>,
+    /// The per-id runs in which no thread waited for a CPU more than [`CLEAN_WAIT`] of the time.
+    pub per_id_clean: Tally<(Peer, usize)>,
+    pub p50: Tally<Peer>,
+    pub p99: Tally<Peer>,
+    pub timer_p50: Tally<()>,
+    pub timer_p99: Tally<()>,
+    pub cap_rate: Tally<(Peer, usize)>,
+    pub cap_cpu: Tally<(Peer, usize)>,
+    /// Largest share of a run any thread waited for a CPU, in %.
+    pub cap_waited: Tally<(Peer, usize)>,
+    pub idle_cpu: Tally<()>,
+    pub bursts: BTreeMap<BurstKind, Vec<BurstRun>>,
+}

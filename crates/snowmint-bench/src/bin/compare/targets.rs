@@ -1,0 +1,111 @@
+//! The targets, judged on the run's medians.
+
+use std::fmt::Write as _;
+
+use crate::Plan;
+use crate::peers::Peer;
+use crate::report::{THREADS, rate, threads_word};
+use crate::results::{CAP_PER_SEC, Results, Tally};
+
+/// Fewest clean runs a per-id target is judged on.
+const MIN_CLEAN: usize = 3;
+
+/// A target, judged on the run's medians.
+struct Target {
+    what: String,
+    seen: String,
+    /// `None`: too few clean runs to judge.
+    pass: Option<bool>,
+}
+
+/// Appends the targets table: each target, what the run saw, PASS or FAIL.
+pub fn targets(o: &mut String, plan: &Plan, r: &Results) {
+    let mut t = Vec::new();
+    if !r.per_id.is_empty() {
+        for threads in THREADS {
+            let (ours, theirs) = ((Peer::Snowmint, threads), (Peer::Ferroid, threads));
+            let ratio = r.per_id_clean.median(&ours) / r.per_id_clean.median(&theirs);
+            let clean = r
+                .per_id_clean
+                .count(&ours)
+                .min(r.per_id_clean.count(&theirs));
+            t.push(Target {
+                what: format!("per-id ids/s ≥ 1.5× ferroid's, {}", threads_word(threads)),
+                seen: if clean > 0 {
+                    format!("{ratio:.2}× (clean runs: at least {clean} each)")
+                } else {
+                    "no clean runs".into()
+                },
+                pass: (clean >= MIN_CLEAN).then_some(ratio >= 1.5),
+            });
+        }
+    }
+    if !r.p99.is_empty() {
+        let ours = r.p99.median(&Peer::Snowmint);
+        let (best, best_p99) = Peer::BELOW_CAP[1..]
+            .iter()
+            .map(|&p| (p, r.p99.median(&p)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .expect("peers");
+        t.push(Target {
+            what: "latency p99 ≤ ½ the best peer's p99".into(),
+            seen: format!(
+                "snowmint {ours:.0} ns, best peer {} {best_p99:.0} ns ({:.2}×); timer alone {:.0} ns",
+                best.name(),
+                ours / best_p99,
+                r.timer_p50.median(&()),
+            ),
+            pass: Some(ours <= best_p99 / 2.0),
+        });
+    }
+    if !r.cap_rate.is_empty() {
+        for threads in THREADS {
+            let key = (Peer::Snowmint, threads);
+            let pct = 100.0 * r.cap_rate.median(&key) / CAP_PER_SEC;
+            let cpu = r.cap_cpu.median(&key);
+            t.push(Target {
+                what: format!(
+                    "at the cap, {}: ≥ 99.8 % of 4,096,000 ids/s on ≤ 15 % of a core",
+                    threads_word(threads)
+                ),
+                seen: format!("{pct:.2} % on {cpu:.1} %"),
+                pass: Some(pct >= 99.8 && cpu <= 15.0),
+            });
+        }
+    }
+    for (kind, runs) in &r.bursts {
+        let mut rates = Tally::default();
+        for run in runs {
+            rates.push((), run.ids_per_sec);
+        }
+        let rate_med = rates.median(&());
+        let max_lead = runs.iter().map(|b| b.max_lead_ms).max().unwrap_or(i64::MIN);
+        let bound = i64::try_from(plan.lead.as_millis()).unwrap_or(i64::MAX);
+        t.push(Target {
+            what: format!(
+                "burst {}: ≥ 1 G ids/s, lead never above the bound",
+                kind.label()
+            ),
+            seen: format!(
+                "{} ids/s, largest lead {max_lead} ms of {bound} ms",
+                rate(rate_med)
+            ),
+            pass: Some(rate_med >= 1e9 && max_lead <= bound),
+        });
+    }
+    let _ = writeln!(o, "\n## Targets\n\n| target | seen (medians) | result |");
+    let _ = writeln!(o, "|---|---|---|");
+    for target in t {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} |",
+            target.what,
+            target.seen,
+            match target.pass {
+                Some(true) => "PASS",
+                Some(false) => "FAIL",
+                None => "NOT JUDGED (too few clean runs)",
+            }
+        );
+    }
+}
