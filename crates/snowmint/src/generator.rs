@@ -16,10 +16,27 @@ use std::time::Duration;
 use crate::policy::{IdRange, OverflowPolicy, Poll, RollbackPolicy, SequenceStart};
 use crate::{Clock, Error, Id, Layout, Store, SystemClock};
 
-/// Keeps a hot atomic on a cache line of its own (two lines: adjacent-line prefetch).
-#[derive(Debug, Default)]
-#[repr(align(128))]
-struct Padded<T>(T);
+/// Everything the fast path reads after taking its slot, on one cache line of its own
+/// (aligned to two lines, for adjacent-line prefetch): the counter, the newest tick seen,
+/// the issue limit, and the constants that compose an id. The line bounces between cores
+/// with the counter anyway, so what is read after the `fetch_add` rides along for free.
+/// What is read *before* it (the clock's epoch and tick) stays off this line, or a second
+/// core would fetch the line twice per id.
+#[derive(Debug)]
+#[repr(C, align(128))]
+struct Hot {
+    /// The next free slot: `tick << seq_bits | sequence`.
+    state: AtomicU64,
+    /// The newest tick any caller has seen the clock show.
+    seen: AtomicU64,
+    /// `min(reserved, fence)`: the fast path issues at a tick at or below it with one load.
+    limit: AtomicU64,
+    seq_mask: u64,
+    node: u64,
+    seq_bits: u8,
+    timestamp_shift: u8,
+    sequence_shift: u8,
+}
 
 /// Counts of the generator's slow events, for metrics.
 ///
@@ -81,19 +98,12 @@ enum Verdict {
 /// ```
 #[derive(Debug)]
 pub struct Generator<C: Clock = SystemClock> {
-    /// The next free slot.
-    state: Padded<AtomicU64>,
-    /// The newest tick any caller has seen the clock show.
-    seen: Padded<AtomicU64>,
+    /// What every id reads, on one cache line.
+    hot: Hot,
     /// Ids with a tick at or below this may be issued (the store's reservation).
     reserved: AtomicU64,
     /// Ids may be issued while the clock's tick is at or below this (a lease's validity).
     fence: AtomicU64,
-    seq_bits: u32,
-    seq_mask: u64,
-    timestamp_shift: u32,
-    sequence_shift: u32,
-    node: u64,
     epoch_ms: u64,
     tick_ms: u64,
     max_tick: u64,
@@ -291,20 +301,24 @@ impl<C: Clock> Builder<C> {
         ] = layout.shifts();
         let seq_bits = u32::from(layout.bits().sequence);
         let tick_ms = layout.tick_ms();
+        let reserved = if self.store.is_some() { 0 } else { u64::MAX };
         let lead_ticks = match self.overflow {
             OverflowPolicy::Wait => 0,
             OverflowPolicy::Borrow { lead } => duration_ms(lead) / tick_ms,
         };
         Ok(Generator {
-            state: Padded(AtomicU64::new(floor << seq_bits)),
-            seen: Padded(AtomicU64::new(seen)),
-            reserved: AtomicU64::new(if self.store.is_some() { 0 } else { u64::MAX }),
+            hot: Hot {
+                state: AtomicU64::new(floor << seq_bits),
+                seen: AtomicU64::new(seen),
+                limit: AtomicU64::new(reserved),
+                seq_mask: layout.max_sequence(),
+                node: self.datacenter << datacenter_shift | self.worker << worker_shift,
+                seq_bits: layout.bits().sequence,
+                timestamp_shift,
+                sequence_shift,
+            },
+            reserved: AtomicU64::new(reserved),
             fence: AtomicU64::new(u64::MAX),
-            seq_bits,
-            seq_mask: layout.max_sequence(),
-            timestamp_shift: u32::from(timestamp_shift),
-            sequence_shift: u32::from(sequence_shift),
-            node: self.datacenter << datacenter_shift | self.worker << worker_shift,
             epoch_ms: layout.epoch_ms(),
             tick_ms,
             max_tick: layout.max_timestamp(),
@@ -356,11 +370,8 @@ impl<C: Clock> Generator<C> {
     #[inline]
     pub fn next_id(&self) -> Result<Id, Error> {
         let now = self.now_tick();
-        let slot = self.state.0.fetch_add(1, SeqCst);
-        if slot >> self.seq_bits == now
-            && now <= self.reserved.load(SeqCst)
-            && now <= self.fence.load(SeqCst)
-        {
+        let slot = self.hot.state.fetch_add(1, SeqCst);
+        if slot >> self.hot.seq_bits == now && now <= self.hot.limit.load(SeqCst) {
             return Ok(self.compose(slot));
         }
         self.next_id_slow(slot, now)
@@ -370,21 +381,21 @@ impl<C: Clock> Generator<C> {
     #[inline(never)]
     fn next_id_slow(&self, mut slot: u64, mut now: u64) -> Result<Id, Error> {
         loop {
-            let tick = slot >> self.seq_bits;
+            let tick = slot >> self.hot.seq_bits;
             if tick < now {
                 // The counter lags the clock: move it to the clock's tick.
                 self.check_tick(now)?;
                 let fresh = self.fresh_slot(now, slot);
                 if self
+                    .hot
                     .state
-                    .0
                     .compare_exchange(slot + 1, fresh + 1, SeqCst, SeqCst)
                     .is_ok()
                 {
                     self.saw(now);
                     return self.issue(fresh);
                 }
-                slot = self.state.0.fetch_add(1, SeqCst);
+                slot = self.hot.state.fetch_add(1, SeqCst);
                 now = self.now_tick();
                 continue;
             }
@@ -398,8 +409,8 @@ impl<C: Clock> Generator<C> {
                 Verdict::Fail(err) => {
                     // Hand the slot back if nobody took one since; burning it is safe too.
                     let _ = self
+                        .hot
                         .state
-                        .0
                         .compare_exchange(slot + 1, slot, SeqCst, SeqCst);
                     Err(err)
                 }
@@ -431,9 +442,9 @@ impl<C: Clock> Generator<C> {
     pub fn try_next_id(&self) -> Result<Poll, Error> {
         loop {
             let now = self.now_tick();
-            let current = self.state.0.load(SeqCst);
+            let current = self.hot.state.load(SeqCst);
             let (slot, fresh) = self.candidate(current, now)?;
-            let tick = slot >> self.seq_bits;
+            let tick = slot >> self.hot.seq_bits;
             match self.judge(tick, now) {
                 Verdict::Issue => {}
                 Verdict::WaitUntil(until) => {
@@ -445,8 +456,8 @@ impl<C: Clock> Generator<C> {
                 Verdict::Fail(err) => return Err(err),
             }
             if self
+                .hot
                 .state
-                .0
                 .compare_exchange(current, slot + 1, SeqCst, SeqCst)
                 .is_ok()
             {
@@ -480,9 +491,9 @@ impl<C: Clock> Generator<C> {
         let n = n.max(1);
         loop {
             let now = self.now_tick();
-            let current = self.state.0.load(SeqCst);
+            let current = self.hot.state.load(SeqCst);
             let (slot, fresh) = self.candidate(current, now)?;
-            let tick = slot >> self.seq_bits;
+            let tick = slot >> self.hot.seq_bits;
             match self.judge(tick, now) {
                 Verdict::Issue => {}
                 Verdict::WaitUntil(until) => {
@@ -491,11 +502,11 @@ impl<C: Clock> Generator<C> {
                 }
                 Verdict::Fail(err) => return Err(err),
             }
-            let room = self.seq_mask - (slot & self.seq_mask) + 1;
+            let room = self.hot.seq_mask - (slot & self.hot.seq_mask) + 1;
             let len = n.min(room);
             if self
+                .hot
                 .state
-                .0
                 .compare_exchange(current, slot + len, SeqCst, SeqCst)
                 .is_ok()
             {
@@ -506,7 +517,7 @@ impl<C: Clock> Generator<C> {
                 return Ok(IdRange {
                     first,
                     len,
-                    step: 1 << self.sequence_shift,
+                    step: 1 << self.hot.sequence_shift,
                 });
             }
         }
@@ -514,11 +525,11 @@ impl<C: Clock> Generator<C> {
 
     /// The slot a compare-and-swap would take from `current`, and whether it starts a tick.
     fn candidate(&self, current: u64, now: u64) -> Result<(u64, bool), Error> {
-        if current >> self.seq_bits < now {
+        if current >> self.hot.seq_bits < now {
             self.check_tick(now)?;
             return Ok((self.fresh_slot(now, current), true));
         }
-        self.check_tick(current >> self.seq_bits)?;
+        self.check_tick(current >> self.hot.seq_bits)?;
         Ok((current, false))
     }
 
@@ -527,7 +538,7 @@ impl<C: Clock> Generator<C> {
         if tick <= now.saturating_add(self.lead_ticks) {
             return Verdict::Issue;
         }
-        let seen = self.seen.0.load(SeqCst);
+        let seen = self.hot.seen.load(SeqCst);
         // Read again after `seen`: whoever raised `seen` published the clock first, so a
         // stale first reading is not mistaken for a rollback.
         let now = now.max(self.now_tick());
@@ -578,7 +589,7 @@ impl<C: Clock> Generator<C> {
                 until_ms: self.layout.unix_ms_at(fence.saturating_add(1)),
             });
         }
-        let tick = slot >> self.seq_bits;
+        let tick = slot >> self.hot.seq_bits;
         if tick > self.reserved.load(SeqCst) {
             self.reserve(tick)?;
         }
@@ -619,6 +630,7 @@ impl<C: Clock> Generator<C> {
         };
         self.counters.reservations.fetch_add(1, SeqCst);
         self.reserved.store(until, SeqCst);
+        self.update_limit();
         Ok(())
     }
 
@@ -648,6 +660,7 @@ impl<C: Clock> Generator<C> {
         }
         // From here every caller takes the slow path and finds the generator closed.
         let reserved = self.reserved.swap(0, SeqCst);
+        self.update_limit();
         let Some(store) = &self.store else {
             return Ok(());
         };
@@ -656,7 +669,7 @@ impl<C: Clock> Generator<C> {
         }
         // Every id issued came from a slot below the counter, and none past the reservation.
         let last_tick =
-            (self.state.0.load(SeqCst).saturating_sub(1) >> self.seq_bits).min(reserved);
+            (self.hot.state.load(SeqCst).saturating_sub(1) >> self.hot.seq_bits).min(reserved);
         store
             .release(self.tick_end_ms(reserved), self.tick_end_ms(last_tick))
             .map_err(|e| Error::Store {
@@ -693,7 +706,16 @@ impl<C: Clock> Generator<C> {
             // The last tick that ends at or before `unix_ms`.
             (unix_ms.saturating_sub(self.epoch_ms) / self.tick_ms).saturating_sub(1)
         };
+        // Under the reservation lock, so `limit` is always the minimum of the two.
+        let _guard = self.reserve_lock.lock().unwrap_or_else(|e| e.into_inner());
         self.fence.store(fence, SeqCst);
+        self.update_limit();
+    }
+
+    /// Recomputes the fast path's limit; called with the reservation lock held.
+    fn update_limit(&self) {
+        let limit = self.reserved.load(SeqCst).min(self.fence.load(SeqCst));
+        self.hot.limit.store(limit, SeqCst);
     }
 
     #[inline]
@@ -729,23 +751,23 @@ impl<C: Clock> Generator<C> {
             SequenceStart::Zero => 0,
             SequenceStart::Random { below } if below > 1 => mix(tick ^ self.salt) % below,
             SequenceStart::Random { .. } => 0,
-            SequenceStart::Continue => previous & self.seq_mask,
+            SequenceStart::Continue => previous & self.hot.seq_mask,
         };
-        tick << self.seq_bits | start
+        tick << self.hot.seq_bits | start
     }
 
     fn saw(&self, tick: u64) {
-        if self.seen.0.load(SeqCst) < tick {
-            self.seen.0.fetch_max(tick, SeqCst);
+        if self.hot.seen.load(SeqCst) < tick {
+            self.hot.seen.fetch_max(tick, SeqCst);
         }
     }
 
     #[inline]
     fn compose(&self, slot: u64) -> Id {
         Id::from_u64(
-            (slot >> self.seq_bits) << self.timestamp_shift
-                | self.node
-                | (slot & self.seq_mask) << self.sequence_shift,
+            (slot >> self.hot.seq_bits) << self.hot.timestamp_shift
+                | self.hot.node
+                | (slot & self.hot.seq_mask) << self.hot.sequence_shift,
         )
     }
 
@@ -784,7 +806,7 @@ impl<C: Clock> Generator<C> {
     /// # Ok::<(), snowmint::Error>(())
     /// ```
     pub fn clock_lag_ms(&self) -> u64 {
-        let next = self.state.0.load(SeqCst) >> self.seq_bits;
+        let next = self.hot.state.load(SeqCst) >> self.hot.seq_bits;
         let now = self.now_tick();
         next.saturating_sub(now.saturating_add(self.lead_ticks))
             .saturating_mul(self.tick_ms)
