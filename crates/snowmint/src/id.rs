@@ -281,6 +281,7 @@ pub mod serde_int {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "serde")]
     #[test]
     fn serde_uses_a_string_and_accepts_both_forms() {
         let id = Id::from_u64(u64::MAX);

@@ -26,6 +26,7 @@ mod id;
 mod layout;
 mod policy;
 mod preset;
+pub mod serial;
 mod store;
 mod time;
 
@@ -40,6 +41,7 @@ pub use id::Id;
 pub use id::serde_int;
 pub use layout::{Bits, Capacity, Field, Layout, Names, Parts};
 pub use policy::{IdRange, OverflowPolicy, Poll, RollbackPolicy, SequenceStart};
+pub use serial::{BizCode, ParsedSerial, SerialError};
 pub use store::{MemoryStore, Store, StoreError};
 pub use time::UnixMs;
 
