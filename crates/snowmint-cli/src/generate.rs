@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use snowmint::{Clock, Decoded, Encoding, Generator, Layout};
+use snowmint::serial::{Template, Zone};
+use snowmint::{BizCode, Clock, Decoded, Encoding, Generator, Layout};
 use snowmint_lease::FileStore;
 
 use crate::failure::{BadInput, Failure};
@@ -91,21 +92,32 @@ fn parse_encoding(text: &str) -> Result<Encoding, String> {
     text.parse()
 }
 
-/// What `gen` was asked for, checked.
+/// What `gen` (or `serial`) was asked for, checked.
 #[derive(Debug)]
-struct GenConfig {
-    count: u64,
-    layout: Layout,
-    datacenter: u64,
-    worker: u64,
-    output: Output,
-    state_dir: PathBuf,
+pub struct GenConfig {
+    pub count: u64,
+    pub layout: Layout,
+    pub datacenter: u64,
+    pub worker: u64,
+    pub output: Output,
+    pub state_dir: PathBuf,
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Output {
+/// How each id is printed.
+#[derive(Debug)]
+pub enum Output {
     Text(Encoding),
     Json,
+    /// As a business serial number (`snowmint serial`).
+    Serial(Box<SerialOutput>),
+}
+
+/// A serial's template, business code and zone.
+#[derive(Debug)]
+pub struct SerialOutput {
+    pub template: Template,
+    pub biz: BizCode,
+    pub zone: Zone,
 }
 
 impl TryFrom<GenArgs> for GenConfig {
@@ -142,7 +154,8 @@ pub fn run(args: GenArgs) -> Result<(), Failure> {
     Ok(generate(&config)?)
 }
 
-fn generate(config: &GenConfig) -> anyhow::Result<()> {
+/// Issues `config.count` ids under the state directory's high-water mark and prints them.
+pub fn generate(config: &GenConfig) -> anyhow::Result<()> {
     if config.count == 0 {
         return Ok(());
     }
@@ -207,6 +220,7 @@ fn write_ids<C: Clock>(
     let mut out = BufWriter::with_capacity(OUTPUT_BUFFER, out);
     let mut text = [0u8; 20];
     let mut json = Vec::new();
+    let mut serial = String::new();
     let mut left = config.count;
     while left > 0 {
         let batch = generator.next_batch(left).with_context(|| {
@@ -216,14 +230,19 @@ fn write_ids<C: Clock>(
             )
         })?;
         for id in batch.iter() {
-            match config.output {
+            match &config.output {
                 Output::Text(encoding) => {
-                    out.write_all(id.encode(encoding, &mut text).as_bytes())?
+                    out.write_all(id.encode(*encoding, &mut text).as_bytes())?
                 }
                 Output::Json => {
                     json.clear();
                     serde_json::to_writer(&mut json, &Decoded::new(generator.layout(), id)?)?;
                     out.write_all(&json)?;
+                }
+                Output::Serial(s) => {
+                    serial.clear();
+                    s.template.write_to(&mut serial, &s.biz, id, &s.zone)?;
+                    out.write_all(serial.as_bytes())?;
                 }
             }
             out.write_all(b"\n")?;

@@ -8,6 +8,7 @@ mod generate;
 mod layout;
 mod layout_args;
 mod parse;
+mod serial;
 mod serve;
 
 use std::process::ExitCode;
@@ -29,6 +30,7 @@ enum Command {
     Parse(parse::ParseArgs),
     Layout(layout::LayoutCmdArgs),
     Serve(Box<serve::ServeArgs>),
+    Serial(Box<serial::SerialArgs>),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +40,7 @@ fn main() -> ExitCode {
         Command::Parse(args) => parse::run(args),
         Command::Layout(args) => layout::run(args),
         Command::Serve(args) => serve::run(*args),
+        Command::Serial(args) => serial::run(*args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
