@@ -31,7 +31,34 @@ const OUTPUT_BUFFER: usize = 64 * 1024;
 /// `snowmint gen` started at the same moment waits for the first to finish (at most 10 s).
 #[derive(Debug, clap::Args)]
 pub struct GenArgs {
-    /// How many ids to print (default: 1)
+    #[command(flatten)]
+    issue: IssueArgs,
+
+    #[command(flatten)]
+    layout: LayoutArgs,
+
+    /// Encoding of the ids: dec, hex, base32 or base62 (default: dec)
+    #[arg(
+        long,
+        env = "SNOWMINT_FORMAT",
+        value_name = "ENCODING",
+        default_value = "dec",
+        hide_default_value = true,
+        value_parser = parse_encoding
+    )]
+    format: Encoding,
+
+    /// One JSON object per line, with the keys of `snowmint parse --json`; the id is a
+    /// decimal string whatever --format says (default: off)
+    #[arg(long, env = "SNOWMINT_JSON")]
+    json: bool,
+}
+
+/// What every command that issues ids takes: how many, for which datacenter and worker, and
+/// where the high-water marks live.
+#[derive(Debug, clap::Args)]
+pub struct IssueArgs {
+    /// How many to print (default: 1)
     #[arg(
         short = 'n',
         long = "count",
@@ -41,9 +68,6 @@ pub struct GenArgs {
         hide_default_value = true
     )]
     count: u64,
-
-    #[command(flatten)]
-    layout: LayoutArgs,
 
     /// Datacenter id (default: 0)
     #[arg(
@@ -65,27 +89,32 @@ pub struct GenArgs {
     )]
     worker: u64,
 
-    /// Encoding of the ids: dec, hex, base32 or base62 (default: dec)
-    #[arg(
-        long,
-        env = "SNOWMINT_FORMAT",
-        value_name = "ENCODING",
-        default_value = "dec",
-        hide_default_value = true,
-        value_parser = parse_encoding
-    )]
-    format: Encoding,
-
-    /// One JSON object per line, with the keys of `snowmint parse --json`; the id is a
-    /// decimal string whatever --format says (default: off)
-    #[arg(long, env = "SNOWMINT_JSON")]
-    json: bool,
-
     /// Directory of the high-water marks (default: $SNOWMINT_STATE_DIR, else
     /// $XDG_STATE_HOME/snowmint, else ~/.local/state/snowmint, else <temp dir>/snowmint-<uid>;
     /// created with mode 0700)
     #[arg(long, env = "SNOWMINT_STATE_DIR", value_name = "DIR")]
     state_dir: Option<PathBuf>,
+}
+
+impl IssueArgs {
+    /// Checks the layout, datacenter and worker (the builder holds every such check and the
+    /// core's messages for them; nothing is touched yet) and returns the config.
+    pub fn config(self, layout: Layout, output: Output) -> anyhow::Result<GenConfig> {
+        Generator::builder(layout)
+            .datacenter(self.datacenter)
+            .worker(self.worker)
+            .build()?;
+        Ok(GenConfig {
+            count: self.count,
+            layout,
+            datacenter: self.datacenter,
+            worker: self.worker,
+            output,
+            state_dir: self
+                .state_dir
+                .unwrap_or_else(snowmint_lease::default_state_dir),
+        })
+    }
 }
 
 fn parse_encoding(text: &str) -> Result<Encoding, String> {
@@ -125,26 +154,12 @@ impl TryFrom<GenArgs> for GenConfig {
 
     fn try_from(args: GenArgs) -> anyhow::Result<GenConfig> {
         let layout = Layout::try_from(&args.layout)?;
-        // The builder holds every check of a layout, datacenter and worker (decode-only
-        // layouts, ids out of range) and the core's messages for them; nothing is touched yet.
-        Generator::builder(layout)
-            .datacenter(args.datacenter)
-            .worker(args.worker)
-            .build()?;
-        Ok(GenConfig {
-            count: args.count,
-            layout,
-            datacenter: args.datacenter,
-            worker: args.worker,
-            output: if args.json {
-                Output::Json
-            } else {
-                Output::Text(args.format)
-            },
-            state_dir: args
-                .state_dir
-                .unwrap_or_else(snowmint_lease::default_state_dir),
-        })
+        let output = if args.json {
+            Output::Json
+        } else {
+            Output::Text(args.format)
+        };
+        args.issue.config(layout, output)
     }
 }
 

@@ -2,15 +2,14 @@
 //! ids, and `snowmint serial parse`: serials taken back apart.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Subcommand;
 use snowmint::serial::{Template, Zone};
-use snowmint::{BizCode, Decoded, Generator, Layout};
+use snowmint::{BizCode, Decoded, Layout};
 
 use crate::failure::{BadInput, Failure};
-use crate::generate::{GenConfig, Output, SerialOutput, generate};
+use crate::generate::{GenConfig, IssueArgs, Output, SerialOutput, generate};
 use crate::layout_args::LayoutArgs;
 
 /// Print business serial numbers, or take them apart (`serial parse`)
@@ -31,43 +30,11 @@ pub struct SerialArgs {
     #[arg(long, env = "SNOWMINT_BIZ", value_name = "CODE")]
     biz: Option<String>,
 
-    /// How many serials to print (default: 1)
-    #[arg(
-        short = 'n',
-        long = "count",
-        env = "SNOWMINT_COUNT",
-        value_name = "N",
-        default_value_t = 1,
-        hide_default_value = true
-    )]
-    count: u64,
-
     #[command(flatten)]
     format: FormatArgs,
 
-    /// Datacenter id (default: 0)
-    #[arg(
-        long,
-        env = "SNOWMINT_DATACENTER",
-        value_name = "D",
-        default_value_t = 0,
-        hide_default_value = true
-    )]
-    datacenter: u64,
-
-    /// Worker id (default: 0)
-    #[arg(
-        long,
-        env = "SNOWMINT_WORKER",
-        value_name = "W",
-        default_value_t = 0,
-        hide_default_value = true
-    )]
-    worker: u64,
-
-    /// Directory of the high-water marks (default: as for `snowmint gen`)
-    #[arg(long, env = "SNOWMINT_STATE_DIR", value_name = "DIR")]
-    state_dir: Option<PathBuf>,
+    #[command(flatten)]
+    issue: IssueArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -130,24 +97,12 @@ impl TryFrom<SerialArgs> for GenConfig {
             .context("--biz is required: the business code, 1 to 16 of A-Z and 0-9")?;
         let biz = BizCode::new(&biz)?;
         let layout = *template.layout();
-        Generator::builder(layout)
-            .datacenter(args.datacenter)
-            .worker(args.worker)
-            .build()?;
-        Ok(GenConfig {
-            count: args.count,
-            layout,
-            datacenter: args.datacenter,
-            worker: args.worker,
-            output: Output::Serial(Box::new(SerialOutput {
-                template,
-                biz,
-                zone,
-            })),
-            state_dir: args
-                .state_dir
-                .unwrap_or_else(snowmint_lease::default_state_dir),
-        })
+        let output = Output::Serial(Box::new(SerialOutput {
+            template,
+            biz,
+            zone,
+        }));
+        args.issue.config(layout, output)
     }
 }
 
