@@ -342,10 +342,23 @@ async fn openapi_describes_exactly_the_routes_that_answer() {
         "/v1/id",
         "/v1/ids",
         "/v1/layout",
+        "/v1/serials/decode/{serial}",
+        "/v1/serials/{biz}",
     ];
     assert_eq!(paths, expected);
     for path in paths {
-        let uri = path.replace("{id}", "1") + if path == "/v1/ids" { "?count=1" } else { "" };
+        let uri = match path.as_str() {
+            "/v1/ids" => "/v1/ids?count=1".to_string(),
+            "/v1/serials/{biz}" => "/v1/serials/PAY?count=1".to_string(),
+            "/v1/serials/decode/{serial}" => {
+                let made = get(&s, "/v1/serials/PAY?count=1").await.json();
+                format!(
+                    "/v1/serials/decode/{}",
+                    made["serials"][0].as_str().unwrap()
+                )
+            }
+            other => other.replace("{id}", "1"),
+        };
         let a = get(&s, &uri).await;
         assert_eq!(a.status, StatusCode::OK, "{uri}: {}", a.body);
         assert!(
@@ -356,5 +369,82 @@ async fn openapi_describes_exactly_the_routes_that_answer() {
     assert_eq!(
         doc["components"]["securitySchemes"]["bearer"]["scheme"],
         "bearer"
+    );
+}
+
+#[tokio::test]
+async fn serials_are_made_and_taken_apart() {
+    let s = server("").await;
+    let a = get(&s, "/v1/serials/PAY?count=3").await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    let serials: Vec<String> = a.json()["serials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(serials.len(), 3);
+    assert!(serials.windows(2).all(|w| w[0] < w[1]), "{serials:?}");
+    // Datacenter 2, worker 5: node 2 << 5 | 5 = 69.
+    assert!(
+        serials
+            .iter()
+            .all(|x| x.starts_with("PAY") && &x[20..24] == "0069"),
+        "{serials:?}"
+    );
+    let d = get(&s, &format!("/v1/serials/decode/{}", serials[1]))
+        .await
+        .json();
+    assert_eq!(
+        (
+            d["biz"].as_str(),
+            d["datacenter"].as_u64(),
+            d["worker"].as_u64()
+        ),
+        (Some("PAY"), Some(2), Some(5))
+    );
+    let id: u64 = d["id"].as_str().unwrap().parse().unwrap();
+    let parts = Layout::TWITTER.decode(Id::from_u64(id)).unwrap();
+    assert_eq!(d["unix_ms"], parts.unix_ms);
+    assert_eq!(d["time"].as_str().unwrap().len(), 24);
+
+    let t = "template=%7Bbiz%7D-%7Btime%7D-%7Bnode%7D-%7Bseq%7D-%7Bcheck%3Amod97%7D&tz=%2B08:00";
+    let made = get(&s, &format!("/v1/serials/ORD?count=1&{t}"))
+        .await
+        .json();
+    let serial = made["serials"][0].as_str().unwrap().to_string();
+    let d = get(&s, &format!("/v1/serials/decode/{serial}?{t}"))
+        .await
+        .json();
+    assert_eq!(d["biz"], "ORD");
+
+    for (path, message) in [
+        ("/v1/serials/pay?count=1", "business code \"pay\""),
+        ("/v1/serials/PAY", "query parameter \"count\" is required"),
+        (
+            "/v1/serials/PAY?count=1&tz=Asia/Shanghai",
+            "use a fixed offset such as +08:00",
+        ),
+        (
+            "/v1/serials/PAY?count=1&template=%7Btime%7D%7Bseq%7D",
+            "node",
+        ),
+        (
+            "/v1/serials/decode/PAY123",
+            "expected 26 to 41 characters for this template, got 6",
+        ),
+    ] {
+        let a = get(&s, path).await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{path}: {}", a.body);
+        assert!(a.error().contains(message), "{path}: {}", a.error());
+    }
+    let last = serial.chars().last().unwrap().to_digit(10).unwrap();
+    let mistyped = format!("{}{}", &serial[..serial.len() - 1], (last + 1) % 10);
+    let a = get(&s, &format!("/v1/serials/decode/{mistyped}?{t}")).await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+    assert!(
+        a.error().contains("mistyped") || a.error().contains("check digit"),
+        "{}",
+        a.error()
     );
 }

@@ -4,6 +4,8 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
+use snowmint::Id;
+
 use super::json;
 use super::query::{Format, Params};
 use crate::{ApiError, AppState};
@@ -71,37 +73,9 @@ pub async fn many(
 ) -> Result<Response, ApiError> {
     let params = Params::parse(raw.as_deref(), &["count", "format"])?;
     let format = Format::from_params(&params)?;
-    let max = state.max_batch;
-    let count = match params.get("count") {
-        None => {
-            return Err(ApiError::BadRequest(format!(
-                "query parameter \"count\" is required: 1..={max}"
-            )));
-        }
-        Some(text) => text
-            .parse::<u64>()
-            .ok()
-            .filter(|n| (1..=max).contains(n))
-            .ok_or_else(|| {
-                ApiError::BadRequest(format!(
-                    "count {text:?} is out of range: expected a whole number 1..={max}"
-                ))
-            })?,
-    };
+    let count = count_param(&params, state.max_batch)?;
     let plain = wants_plain_text(&headers);
-    let source = std::sync::Arc::clone(&state.source);
-    let ids = if count <= INLINE_BATCH {
-        let mut ids = Vec::with_capacity(count as usize);
-        source.fill(count, &mut ids)?;
-        ids
-    } else {
-        tokio::task::spawn_blocking(move || {
-            let mut ids = Vec::with_capacity(count as usize);
-            source.fill(count, &mut ids).map(|()| ids)
-        })
-        .await
-        .map_err(|e| ApiError::Unavailable(format!("batch was interrupted: {e}")))??
-    };
+    let ids = issue(&state, count).await?;
     state.metrics.ids_issued.inc_by(count);
     if plain {
         let mut body = String::with_capacity(ids.len() * 20);
@@ -121,6 +95,40 @@ pub async fn many(
     }
     body.push_str("]}");
     Ok(json(StatusCode::OK, body))
+}
+
+/// Reads `?count=`, required, 1 to `max`.
+pub fn count_param(params: &Params, max: u64) -> Result<u64, ApiError> {
+    let Some(text) = params.get("count") else {
+        return Err(ApiError::BadRequest(format!(
+            "query parameter \"count\" is required: 1..={max}"
+        )));
+    };
+    text.parse::<u64>()
+        .ok()
+        .filter(|n| (1..=max).contains(n))
+        .ok_or_else(|| {
+            ApiError::BadRequest(format!(
+                "count {text:?} is out of range: expected a whole number 1..={max}"
+            ))
+        })
+}
+
+/// Issues exactly `count` ids; batches larger than a tick wait on the blocking pool, as
+/// they may span several ticks.
+pub async fn issue(state: &AppState, count: u64) -> Result<Vec<Id>, ApiError> {
+    let source = std::sync::Arc::clone(&state.source);
+    if count <= INLINE_BATCH {
+        let mut ids = Vec::with_capacity(count as usize);
+        source.fill(count, &mut ids)?;
+        return Ok(ids);
+    }
+    tokio::task::spawn_blocking(move || {
+        let mut ids = Vec::with_capacity(count as usize);
+        source.fill(count, &mut ids).map(|()| ids)
+    })
+    .await
+    .map_err(|e| ApiError::Unavailable(format!("batch was interrupted: {e}")))?
 }
 
 /// Whether the client prefers plain text to JSON (`Accept: text/plain`).

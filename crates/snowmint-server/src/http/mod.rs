@@ -7,6 +7,7 @@ mod ids;
 mod page;
 mod query;
 mod schema;
+mod serials;
 
 pub use schema::document as openapi_document;
 
@@ -30,12 +31,14 @@ pub const MAX_URI_BYTES: usize = 8 * 1024;
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
 
 /// Every route, as the label its metrics carry.
-const ROUTES: [&str; 9] = [
+const ROUTES: [&str; 11] = [
     "/",
     "/v1/id",
     "/v1/ids",
     "/v1/decode/{id}",
     "/v1/layout",
+    "/v1/serials/{biz}",
+    "/v1/serials/decode/{serial}",
     "/healthz",
     "/readyz",
     "/metrics",
@@ -64,6 +67,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/ids", get(ids::many))
         .route("/v1/decode/{id}", get(decode::decode))
         .route("/v1/layout", get(decode::layout))
+        .route("/v1/serials/{biz}", get(serials::issue_serials))
+        .route("/v1/serials/decode/{serial}", get(serials::decode_serial))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(health::metrics))

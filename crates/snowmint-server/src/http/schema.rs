@@ -40,6 +40,35 @@ pub struct DecodedBody {
     pub sequence: u64,
 }
 
+/// `{"serials": [...]}`.
+#[derive(Serialize, ToSchema)]
+pub struct SerialsBody {
+    /// Serials in issue order; one business code's serials sort as strings in that order.
+    #[schema(example = json!(["PAY2026112215304512300340007"]))]
+    pub serials: Vec<String>,
+}
+
+/// A serial taken apart: its business code and the keys of `snowmint parse --json`.
+#[derive(Serialize, ToSchema)]
+pub struct DecodedSerialBody {
+    /// The serial as given.
+    pub serial: String,
+    /// The business code, or null when the template has no {biz}.
+    pub biz: Option<String>,
+    /// The id it came from, decimal.
+    pub id: String,
+    /// Its time, ms since the Unix epoch.
+    pub unix_ms: u64,
+    /// Its time, RFC 3339 UTC with milliseconds.
+    pub time: String,
+    /// Datacenter field.
+    pub datacenter: u64,
+    /// Worker field.
+    pub worker: u64,
+    /// Sequence field.
+    pub sequence: u64,
+}
+
 /// Every error: `{"error": "..."}`, naming the problem.
 #[derive(Serialize, ToSchema)]
 pub struct ErrorBody {
@@ -88,12 +117,14 @@ impl Modify for BearerAuth {
         super::ids::many,
         super::decode::decode,
         super::decode::layout,
+        super::serials::issue_serials,
+        super::serials::decode_serial,
         super::health::healthz,
         super::health::readyz,
         super::health::metrics,
         super::health::openapi,
     ),
-    components(schemas(IdBody, IdsBody, DecodedBody, ErrorBody, StatusBody, NotReadyBody)),
+    components(schemas(IdBody, IdsBody, DecodedBody, SerialsBody, DecodedSerialBody, ErrorBody, StatusBody, NotReadyBody)),
     modifiers(&BearerAuth)
 )]
 struct ApiDoc;
