@@ -83,6 +83,13 @@ impl From<snowmint::Error> for ApiError {
     }
 }
 
+impl From<snowmint::serial::SerialError> for ApiError {
+    /// Every serial error is about the request: its business code, template, zone or serial.
+    fn from(err: snowmint::serial::SerialError) -> ApiError {
+        ApiError::BadRequest(err.to_string())
+    }
+}
+
 impl From<ApiError> for tonic::Status {
     fn from(err: ApiError) -> tonic::Status {
         tonic::Status::new(err.code(), err.to_string())

@@ -4,7 +4,8 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
-use snowmint::{Decoded, Id, Layout};
+use snowmint::serial::{Template, Zone};
+use snowmint::{BizCode, Decoded, Id, Layout};
 use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
@@ -22,7 +23,9 @@ pub mod proto {
 
 use proto::id_service_server::{IdService, IdServiceServer};
 use proto::{
-    DecodeRequest, DecodeResponse, Ids, NextBatchRequest, NextRequest, NextResponse, StreamRequest,
+    DecodeRequest, DecodeResponse, DecodeSerialRequest, DecodeSerialResponse, Ids,
+    NextBatchRequest, NextRequest, NextResponse, NextSerialsRequest, SerialFormat, Serials,
+    StreamRequest,
 };
 
 /// Ids per stream message when the client leaves `batch_size` at 0: one default tick.
@@ -180,18 +183,82 @@ impl IdService for Service {
                 Layout::by_name(&layout)?
             };
             let (id, _) = Id::parse_any(&id)?;
-            let d = Decoded::new(&layout, id)?;
-            Ok(DecodeResponse {
-                id: d.id.as_u64(),
-                unix_ms: d.unix_ms,
-                time: d.time,
-                datacenter: d.datacenter,
-                worker: d.worker,
-                sequence: d.sequence,
-            })
+            Ok(decode_response(Decoded::new(&layout, id)?))
         })()
         .map_err(|e: snowmint::Error| ApiError::from(e));
         self.finish("Decode", start, result)
+    }
+
+    async fn next_serials(
+        &self,
+        request: Request<NextSerialsRequest>,
+    ) -> Result<Response<Serials>, Status> {
+        let start = Instant::now();
+        let NextSerialsRequest { biz, count, format } = request.into_inner();
+        let result = (|| {
+            let biz = BizCode::new(&biz)?;
+            let (template, zone) = self.format(format)?;
+            let count = self.count(u64::from(count), "count")?;
+            let mut ids = Vec::with_capacity(count as usize);
+            self.state.source.fill(count, &mut ids)?;
+            self.state.metrics.ids_issued.inc_by(count);
+            let serials = ids
+                .into_iter()
+                .map(|id| template.format(&biz, id, &zone))
+                .collect::<Result<_, _>>()?;
+            Ok(Serials { serials })
+        })();
+        self.finish("NextSerials", start, result)
+    }
+
+    async fn decode_serial(
+        &self,
+        request: Request<DecodeSerialRequest>,
+    ) -> Result<Response<DecodeSerialResponse>, Status> {
+        let start = Instant::now();
+        let DecodeSerialRequest { serial, format } = request.into_inner();
+        let result = (|| {
+            let (template, zone) = self.format(format)?;
+            let parsed = template.parse_serial(&serial, &zone)?;
+            Ok(DecodeSerialResponse {
+                biz: parsed
+                    .biz
+                    .map(|b| b.as_str().to_string())
+                    .unwrap_or_default(),
+                parts: Some(decode_response(parsed.decoded())),
+            })
+        })();
+        self.finish("DecodeSerial", start, result)
+    }
+}
+
+impl Service {
+    /// The template and zone of a request, over the server's layout; empty means default.
+    fn format(&self, format: Option<SerialFormat>) -> Result<(Template, Zone), ApiError> {
+        let format = format.unwrap_or_default();
+        let text = if format.template.is_empty() {
+            Template::DEFAULT
+        } else {
+            &format.template
+        };
+        let template = Template::parse(text, self.state.layout())?;
+        let zone = if format.tz.is_empty() {
+            Zone::UTC
+        } else {
+            Zone::parse(&format.tz)?
+        };
+        Ok((template, zone))
+    }
+}
+
+fn decode_response(d: Decoded) -> DecodeResponse {
+    DecodeResponse {
+        id: d.id.as_u64(),
+        unix_ms: d.unix_ms,
+        time: d.time,
+        datacenter: d.datacenter,
+        worker: d.worker,
+        sequence: d.sequence,
     }
 }
 

@@ -4,7 +4,10 @@ use std::time::Duration;
 
 use snowmint::{Id, Layout};
 use snowmint_server::grpc::proto::id_service_client::IdServiceClient;
-use snowmint_server::grpc::proto::{DecodeRequest, NextBatchRequest, NextRequest, StreamRequest};
+use snowmint_server::grpc::proto::{
+    DecodeRequest, DecodeSerialRequest, NextBatchRequest, NextRequest, NextSerialsRequest,
+    SerialFormat, StreamRequest,
+};
 use snowmint_server::{AppState, Config, IdSource, Settings, run};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -211,5 +214,68 @@ async fn a_token_is_required_when_configured() {
         client.next(request).await.unwrap_err().code(),
         tonic::Code::Unauthenticated
     );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serials_over_grpc() {
+    let server = start("").await;
+    let mut client = server.client().await;
+    let format = SerialFormat {
+        template: "{biz}-{time}-{node}-{seq}-{check}".into(),
+        tz: "+08:00".into(),
+    };
+    let serials = client
+        .next_serials(NextSerialsRequest {
+            biz: "PAY".into(),
+            count: 5,
+            format: Some(format.clone()),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .serials;
+    assert_eq!(serials.len(), 5);
+    assert!(serials.windows(2).all(|w| w[0] < w[1]), "{serials:?}");
+    let d = client
+        .decode_serial(DecodeSerialRequest {
+            serial: serials[4].clone(),
+            format: Some(format),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(d.biz, "PAY");
+    let parts = d.parts.unwrap();
+    assert_eq!(parts.worker, 9);
+    assert_eq!(
+        Layout::TWITTER
+            .decode(Id::from_u64(parts.id))
+            .unwrap()
+            .unix_ms,
+        parts.unix_ms
+    );
+    let err = client
+        .next_serials(NextSerialsRequest {
+            biz: "pay".into(),
+            count: 1,
+            format: None,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument);
+    assert!(
+        err.message().starts_with("business code \"pay\""),
+        "{}",
+        err.message()
+    );
+    let err = client
+        .decode_serial(DecodeSerialRequest {
+            serial: "PAY1".into(),
+            format: None,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument);
     server.stop().await;
 }

@@ -7,18 +7,12 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Serialize;
 use snowmint::BizCode;
-use snowmint::serial::{SerialError, Template, Zone};
+use snowmint::serial::{Template, Zone};
 
 use super::ids::{count_param, issue};
 use super::json;
 use super::query::Params;
 use crate::{ApiError, AppState};
-
-impl From<SerialError> for ApiError {
-    fn from(err: SerialError) -> ApiError {
-        ApiError::BadRequest(err.to_string())
-    }
-}
 
 /// `?template=` and `?tz=`, over the server's layout.
 fn format_params(state: &AppState, params: &Params) -> Result<(Template, Zone), ApiError> {
