@@ -25,7 +25,7 @@ const SETTINGS: LeaseSettings = LeaseSettings {
 
 /// The longest any call may take against an etcd that is gone or frozen: the client's
 /// 2 s request timeout, and some slack.
-const PROMPT: Duration = Duration::from_secs(3);
+use conformance::PROMPT;
 
 fn registry(etcd: &Etcd) -> Arc<dyn Registry> {
     Arc::new(EtcdRegistry::from_url(&etcd.url()).expect("the testkit's URL is valid"))
@@ -35,29 +35,11 @@ fn now_ms() -> u64 {
     snowmint::WallClock.now_ms()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn eight_distinct_then_exhausted() {
+conformance::suite!({
     let etcd = Etcd::start();
-    conformance::eight_distinct_then_exhausted(registry(&etcd), "eight").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dead_holder_is_taken_over_after_its_ttl() {
-    let etcd = Etcd::start();
-    conformance::dead_holder_is_taken_over_after_its_ttl(registry(&etcd), "dead").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn release_frees_at_once_and_keeps_the_mark() {
-    let etcd = Etcd::start();
-    conformance::release_frees_at_once_and_keeps_the_mark(registry(&etcd), "release").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn same_identity_gets_its_worker_back() {
-    let etcd = Etcd::start();
-    conformance::same_identity_gets_its_worker_back(registry(&etcd), "sticky").await;
-}
+    let registry = registry(&etcd);
+    (etcd, registry)
+});
 
 /// Every call fails fast with `Unavailable`, whether etcd is gone or frozen, and works
 /// again once it is back.

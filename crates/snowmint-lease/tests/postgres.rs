@@ -22,9 +22,6 @@ use snowmint_testkit::Server;
 use tokio::sync::watch;
 use tokio::task::block_in_place;
 
-/// How long a call to a stopped, crashed or frozen database may take to say so.
-const PROMPT: Duration = Duration::from_secs(3);
-
 /// The settings the keeper tests run with: renewals four times a TTL.
 const SETTINGS: LeaseSettings = LeaseSettings {
     ttl: TTL,
@@ -64,33 +61,21 @@ fn now_ms() -> u64 {
     WallClock.now_ms()
 }
 
-/// Runs `call`, which must fail as unavailable within [`PROMPT`] with a message that
+/// Runs `call`, which must fail as unavailable within `conformance::PROMPT` with a message that
 /// starts with `prefix`.
 async fn unavailable_promptly<T: Debug>(
     what: &str,
     prefix: &str,
     call: impl Future<Output = Result<T, LeaseError>>,
 ) {
-    let started = Instant::now();
-    let err = tokio::time::timeout(PROMPT * 2, call)
-        .await
-        .unwrap_or_else(|_| panic!("{what} hung"))
-        .expect_err(what);
-    let took = started.elapsed();
-    assert!(
-        matches!(
-            err,
-            LeaseError::Unavailable {
-                backend: "postgres",
-                ..
-            }
-        ),
-        "{what}: {err}"
-    );
-    assert!(err.to_string().starts_with(prefix), "{what}: {err}");
-    assert!(took < PROMPT, "{what} took {took:?}");
-    eprintln!("{what}: unavailable after {took:?}");
+    conformance::unavailable_promptly("postgres", what, prefix, call).await;
 }
+
+conformance::suite!({
+    let postgres = shared();
+    let registry = registry(&postgres.url());
+    (postgres, registry)
+});
 
 /// The next `Held` status that satisfies `want`, within ten seconds.
 async fn held_when(
@@ -162,31 +147,6 @@ fn signal(pids: &[u32], signal: libc::c_int) {
             libc::kill(pid, signal);
         }
     }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn conformance_eight_distinct_then_exhausted() {
-    let postgres = shared();
-    conformance::eight_distinct_then_exhausted(registry(&postgres.url()), "eight").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn conformance_dead_holder_is_taken_over_after_its_ttl() {
-    let postgres = shared();
-    conformance::dead_holder_is_taken_over_after_its_ttl(registry(&postgres.url()), "dead").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn conformance_release_frees_at_once_and_keeps_the_mark() {
-    let postgres = shared();
-    conformance::release_frees_at_once_and_keeps_the_mark(registry(&postgres.url()), "release")
-        .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn conformance_same_identity_gets_its_worker_back() {
-    let postgres = shared();
-    conformance::same_identity_gets_its_worker_back(registry(&postgres.url()), "sticky").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -19,9 +19,6 @@ use snowmint_testkit::Redis;
 use snowmint_testkit::Server;
 use tokio::sync::watch;
 
-/// How long a call to a stopped or silent Redis may take to say so.
-const PROMPT: Duration = Duration::from_secs(3);
-
 fn registry(redis: &Redis) -> Arc<dyn Registry> {
     Arc::new(RedisRegistry::from_url(&redis.url()).expect("a valid URL"))
 }
@@ -34,58 +31,20 @@ fn now_ms() -> u64 {
     snowmint::WallClock.now_ms()
 }
 
-/// Runs `call`, which must fail as unavailable within [`PROMPT`].
+/// Runs `call`, which must fail as unavailable within `conformance::PROMPT`.
 async fn unavailable_promptly<T: std::fmt::Debug>(
     what: &str,
     call: impl Future<Output = Result<T, LeaseError>>,
 ) -> Duration {
-    let started = Instant::now();
-    let err = tokio::time::timeout(PROMPT * 2, call)
-        .await
-        .unwrap_or_else(|_| panic!("{what} hung"))
-        .expect_err(what);
-    let took = started.elapsed();
-    assert!(
-        matches!(
-            err,
-            LeaseError::Unavailable {
-                backend: "redis",
-                ..
-            }
-        ),
-        "{what}: {err}"
-    );
-    assert!(
-        err.to_string()
-            .starts_with("redis registry is unavailable: redis://127.0.0.1:")
-    );
-    assert!(took < PROMPT, "{what} took {took:?}");
-    took
+    let prefix = "redis registry is unavailable: redis://127.0.0.1:";
+    conformance::unavailable_promptly("redis", what, prefix, call).await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn conformance_eight_distinct_then_exhausted() {
+conformance::suite!({
     let redis = Redis::start();
-    conformance::eight_distinct_then_exhausted(registry(&redis), "eight").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn conformance_dead_holder_is_taken_over_after_its_ttl() {
-    let redis = Redis::start();
-    conformance::dead_holder_is_taken_over_after_its_ttl(registry(&redis), "dead").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn conformance_release_frees_at_once_and_keeps_the_mark() {
-    let redis = Redis::start();
-    conformance::release_frees_at_once_and_keeps_the_mark(registry(&redis), "release").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn conformance_same_identity_gets_its_worker_back() {
-    let redis = Redis::start();
-    conformance::same_identity_gets_its_worker_back(registry(&redis), "sticky").await;
-}
+    let registry = registry(&redis);
+    (redis, registry)
+});
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_registry_is_unavailable_promptly_and_renewals_resume_after_restart() {

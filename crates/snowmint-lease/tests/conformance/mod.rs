@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each backend's test file uses what it needs
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -140,3 +141,61 @@ pub async fn same_identity_gets_its_worker_back(registry: Arc<dyn Registry>, ns:
         registry.release(c, l, 0).await.unwrap();
     }
 }
+
+/// How soon a call to a registry that is gone or frozen must give up.
+pub const PROMPT: Duration = Duration::from_secs(3);
+
+/// Runs `call`, which must fail as `Unavailable` from `backend` within [`PROMPT`] with a
+/// message that starts with `prefix`; returns how long it took.
+pub async fn unavailable_promptly<T: std::fmt::Debug>(
+    backend: &str,
+    what: &str,
+    prefix: &str,
+    call: impl Future<Output = Result<T, LeaseError>>,
+) -> Duration {
+    let started = Instant::now();
+    let err = tokio::time::timeout(PROMPT * 2, call)
+        .await
+        .unwrap_or_else(|_| panic!("{what} hung"))
+        .expect_err(what);
+    let took = started.elapsed();
+    assert!(
+        matches!(&err, LeaseError::Unavailable { backend: b, .. } if *b == backend),
+        "{what}: {err}"
+    );
+    assert!(err.to_string().starts_with(prefix), "{what}: {err}");
+    assert!(took < PROMPT, "{what} took {took:?}");
+    eprintln!("{what}: unavailable after {took:?}");
+    took
+}
+
+/// The four conformance tests for one backend. `$setup` makes a `(guard, registry)` pair:
+/// the guard keeps its server running for the test.
+macro_rules! suite {
+    ($setup:expr) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn conformance_eight_distinct_then_exhausted() {
+            let (_server, registry) = $setup;
+            conformance::eight_distinct_then_exhausted(registry, "eight").await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn conformance_dead_holder_is_taken_over_after_its_ttl() {
+            let (_server, registry) = $setup;
+            conformance::dead_holder_is_taken_over_after_its_ttl(registry, "dead").await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn conformance_release_frees_at_once_and_keeps_the_mark() {
+            let (_server, registry) = $setup;
+            conformance::release_frees_at_once_and_keeps_the_mark(registry, "release").await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn conformance_same_identity_gets_its_worker_back() {
+            let (_server, registry) = $setup;
+            conformance::same_identity_gets_its_worker_back(registry, "sticky").await;
+        }
+    };
+}
+pub(crate) use suite;
