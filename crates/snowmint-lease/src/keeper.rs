@@ -321,9 +321,10 @@ async fn keep(
             }
             let sent = clock.now_ms();
             // An expiring lease records a mark past anything it may issue before it lapses.
-            // A lease held for the life of the process records only the present: the
-            // generator's own state file keeps the mark ahead of the ids, and a successor
-            // after a crash need not wait out a TTL it never had.
+            // A lease held for the life of the process records only the present: its mark
+            // moves ahead of the ids with every reservation (`Registry::reserve_now`, the
+            // file registry) or lives in the local state file alone (a fixed worker id),
+            // and a successor after a crash need not wait out a TTL it never had.
             let mark = if expires { sent + ttl } else { sent };
             match registry.renew(&claim, &lease, mark).await {
                 Ok(()) => {

@@ -7,7 +7,8 @@
 //! - A [`Registry`] leases worker ids to a fleet: fixed ([`FixedRegistry`]: static or
 //!   from the host name), a directory of locked files ([`FileRegistry`]), or the
 //!   coordination systems operators already run. A [`Keeper`] acquires and renews a lease
-//!   in the background and publishes until when it is certainly valid.
+//!   in the background and publishes until when it is certainly valid. A generator that
+//!   issues under a lease records its high-water mark through a [`LeasedStore`].
 //!
 //! ```
 //! use std::sync::Arc;
@@ -32,6 +33,7 @@ mod dir;
 mod error;
 pub mod file;
 mod keeper;
+mod leased;
 mod registry;
 
 pub use backend::{
@@ -41,6 +43,7 @@ pub use dir::{STATE_DIR_ENV, default_state_dir, ensure_state_dir};
 pub use error::Error;
 pub use file::{DEFAULT_LOCK_WAIT, FileStore};
 pub use keeper::{Held, Keeper, LeaseCounters, LeaseSettings, LeaseStatus};
+pub use leased::LeasedStore;
 pub use registry::{Claim, Lease, LeaseError, Registry};
 
 /// This machine's host name, or `localhost` if it cannot be read.

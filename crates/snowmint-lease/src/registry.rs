@@ -121,6 +121,26 @@ pub trait Registry: Send + Sync + fmt::Debug {
         true
     }
 
+    /// Records the pair's high-water mark at once, before the generator issues ids up to
+    /// `until_ms`, for a registry that can do so on the issuing thread without the network
+    /// (`file`): its mark then moves with every reservation, exactly as a state file's
+    /// does, and a successor on another state directory starts after every id issued.
+    ///
+    /// `None` (the default) from a registry that records marks only when it
+    /// [renews](Registry::renew) a lease: a generator under such a lease is capped by the
+    /// mark the last renewal confirmed (see [`Held::confirmed_high_water_ms`]).
+    ///
+    /// [`Held::confirmed_high_water_ms`]: crate::Held::confirmed_high_water_ms
+    ///
+    /// # Errors
+    ///
+    /// `Some(Err(_))` when the mark could not be recorded: nothing may be issued past the
+    /// old one.
+    fn reserve_now(&self, lease: &Lease, until_ms: u64) -> Option<Result<(), LeaseError>> {
+        let _ = (lease, until_ms);
+        None
+    }
+
     /// Takes a free worker id: the claim's old one if it is free, otherwise any free or
     /// expired one, and never one outside `0..workers`.
     ///

@@ -73,8 +73,8 @@ async fn unavailable_promptly<T: Debug>(
 
 conformance::suite!({
     let postgres = shared();
-    let registry = registry(&postgres.url());
-    (postgres, registry)
+    let url = postgres.url();
+    (postgres, url)
 });
 
 /// The next `Held` status that satisfies `want`, within ten seconds.

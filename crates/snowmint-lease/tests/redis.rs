@@ -42,8 +42,8 @@ async fn unavailable_promptly<T: std::fmt::Debug>(
 
 conformance::suite!({
     let redis = Redis::start();
-    let registry = registry(&redis);
-    (redis, registry)
+    let url = redis.url();
+    (redis, url)
 });
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -20,5 +20,5 @@ pub use error::ApiError;
 pub use http::{MAX_BODY_BYTES, MAX_URI_BYTES, openapi_document, router};
 pub use metrics::Metrics;
 pub use server::{ServeError, run, serve};
-pub use source::{IdSource, LeaseStore, Slot};
+pub use source::{IdSource, Slot};
 pub use state::AppState;

@@ -1,47 +1,22 @@
 //! Where ids come from: a generator for the worker id the lease holds, swapped when the
 //! lease changes, fenced by how long the lease is certainly valid.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arc_swap::ArcSwapOption;
-use snowmint::{Clock, Generator, Id, Layout, Store, StoreError, SystemClock};
-use snowmint_lease::{Claim, FileStore, Held, Keeper, LeaseStatus};
+use snowmint::{Clock, Generator, Id, Layout, Store, SystemClock};
+use snowmint_lease::{Claim, FileStore, Held, Keeper, LeaseStatus, LeasedStore, Registry};
 use tokio::sync::watch;
 
 use crate::{ApiError, Config, RestartBehind, ServeError};
-
-/// The high-water mark of a leased generator: granted only as far as the registry has
-/// confirmed, and recorded in the local state file too.
-#[derive(Debug)]
-pub struct LeaseStore {
-    confirmed_ms: AtomicU64,
-    issued_ms: AtomicU64,
-    local: FileStore,
-}
-
-impl Store for LeaseStore {
-    fn load(&self) -> Result<Option<u64>, StoreError> {
-        self.local.load()
-    }
-
-    fn reserve(&self, until_ms: u64) -> Result<u64, StoreError> {
-        let granted = until_ms.min(self.confirmed_ms.load(Ordering::Acquire));
-        self.local.reserve(granted)
-    }
-
-    fn release(&self, reserved_ms: u64, issued_ms: u64) -> Result<(), StoreError> {
-        self.issued_ms.fetch_max(issued_ms, Ordering::AcqRel);
-        self.local.release(reserved_ms, issued_ms)
-    }
-}
 
 /// A generator for one lease.
 #[derive(Debug)]
 pub struct Slot {
     generator: Generator<SystemClock>,
-    store: Arc<LeaseStore>,
+    store: Arc<LeasedStore>,
     acquisition: u64,
 }
 
@@ -63,6 +38,7 @@ pub struct IdSource {
     problem: Mutex<Option<String>>,
     draining: AtomicBool,
     keeper: Mutex<Option<Keeper>>,
+    registry: Arc<dyn Registry>,
     backend: &'static str,
     status: watch::Receiver<LeaseStatus>,
 }
@@ -115,6 +91,7 @@ impl IdSource {
             draining: AtomicBool::new(false),
             status: keeper.status(),
             backend: registry.backend(),
+            registry: Arc::clone(&registry),
             keeper: Mutex::new(Some(keeper)),
         });
         let mut status = source.status.clone();
@@ -164,9 +141,7 @@ impl IdSource {
                         .is_some_and(|s| s.acquisition == held.acquisition);
                     if same {
                         if let Some(slot) = self.slot.load_full() {
-                            slot.store
-                                .confirmed_ms
-                                .store(held.confirmed_high_water_ms, Ordering::Release);
+                            slot.store.confirm(held.confirmed_high_water_ms);
                             slot.generator.set_valid_until_ms(held.valid_until_ms);
                         }
                     } else if let Err(err) = self.take(&held).await {
@@ -196,8 +171,9 @@ impl IdSource {
         let config = self.config.clone();
         let clock = self.clock;
         let held = held.clone();
+        let registry = Arc::clone(&self.registry);
         // Claiming the local state file may wait for a retired generator's last request.
-        let slot = tokio::task::spawn_blocking(move || build_slot(&config, clock, &held))
+        let slot = tokio::task::spawn_blocking(move || build_slot(&config, clock, registry, &held))
             .await
             .map_err(|e| ServeError::State {
                 dir: self.config.state_dir.clone(),
@@ -357,7 +333,7 @@ impl IdSource {
         let issued = match &slot {
             Some(slot) => {
                 slot.generator.shutdown()?;
-                Some(slot.store.issued_ms.load(Ordering::Acquire))
+                Some(slot.store.issued_ms())
             }
             None => None,
         };
@@ -373,18 +349,24 @@ impl IdSource {
     }
 }
 
-fn build_slot(config: &Config, clock: SystemClock, held: &Held) -> Result<Slot, ServeError> {
+fn build_slot(
+    config: &Config,
+    clock: SystemClock,
+    registry: Arc<dyn Registry>,
+    held: &Held,
+) -> Result<Slot, ServeError> {
     let (datacenter, worker) = (held.lease.datacenter, held.lease.worker);
     let local = FileStore::for_generator(&config.state_dir, &config.layout, datacenter, worker)
         .map_err(|e| ServeError::State {
             dir: config.state_dir.clone(),
             message: e.to_string(),
         })?;
-    let store = Arc::new(LeaseStore {
-        confirmed_ms: AtomicU64::new(held.confirmed_high_water_ms),
-        issued_ms: AtomicU64::new(0),
+    let store = Arc::new(LeasedStore::new(
+        registry,
+        held.lease.clone(),
+        held.confirmed_high_water_ms,
         local,
-    });
+    ));
     let mut builder = Generator::builder(config.layout)
         .datacenter(datacenter)
         .worker(worker)

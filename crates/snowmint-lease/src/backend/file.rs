@@ -1,11 +1,13 @@
 //! Worker ids shared by processes on one host through a directory of locked files: no
 //! server needed. A worker id is held while its file is locked; the kernel drops the lock
 //! when the process dies, so a crash frees the id at once. The file holds the id's
-//! high-water mark, kept across holders.
+//! high-water mark, kept across holders, and raised with every reservation of the generator
+//! that holds it ([`Registry::reserve_now`]), so a successor that starts on another state
+//! directory, even with its clock behind, issues nothing at or below an id already issued.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::registry::{Claim, Lease, LeaseError, Registry};
@@ -16,7 +18,7 @@ use crate::{Error, FileStore, ensure_state_dir};
 pub struct FileRegistry {
     dir: PathBuf,
     /// The files this process holds, by (datacenter, worker).
-    held: Mutex<HashMap<(u64, u64), FileStore>>,
+    held: Mutex<HashMap<(u64, u64), Arc<FileStore>>>,
 }
 
 impl FileRegistry {
@@ -36,8 +38,21 @@ impl FileRegistry {
         ))
     }
 
-    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<(u64, u64), FileStore>> {
+    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<(u64, u64), Arc<FileStore>>> {
         self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The file of a lease this process holds; the map's lock is not kept while it is
+    /// written, so one worker's fsync never waits for another's.
+    fn file(&self, lease: &Lease) -> Result<Arc<FileStore>, LeaseError> {
+        self.held()
+            .get(&(lease.datacenter, lease.worker))
+            .cloned()
+            .ok_or_else(|| LeaseError::Lost {
+                datacenter: lease.datacenter,
+                worker: lease.worker,
+                reason: "this process no longer holds its file".into(),
+            })
     }
 }
 
@@ -67,7 +82,8 @@ impl Registry for FileRegistry {
                 Err(err) => return Err(unavailable(&err)),
             };
             let high_water_ms = store.mark().map_err(|e| unavailable(&e))?;
-            self.held().insert((claim.datacenter, worker), store);
+            self.held()
+                .insert((claim.datacenter, worker), Arc::new(store));
             return Ok(Lease {
                 datacenter: claim.datacenter,
                 worker,
@@ -81,21 +97,22 @@ impl Registry for FileRegistry {
         })
     }
 
+    fn reserve_now(&self, lease: &Lease, until_ms: u64) -> Option<Result<(), LeaseError>> {
+        Some(
+            self.file(lease)
+                .and_then(|file| file.raise(until_ms).map_err(|e| unavailable(&e)))
+                .map(drop),
+        )
+    }
+
     async fn renew(
         &self,
         _claim: &Claim,
         lease: &Lease,
         high_water_ms: u64,
     ) -> Result<(), LeaseError> {
-        let held = self.held();
-        let store =
-            held.get(&(lease.datacenter, lease.worker))
-                .ok_or_else(|| LeaseError::Lost {
-                    datacenter: lease.datacenter,
-                    worker: lease.worker,
-                    reason: "this process no longer holds its file".into(),
-                })?;
-        store.raise(high_water_ms).map_err(|e| unavailable(&e))?;
+        let file = self.file(lease)?;
+        file.raise(high_water_ms).map_err(|e| unavailable(&e))?;
         Ok(())
     }
 

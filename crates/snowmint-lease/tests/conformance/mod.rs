@@ -1,5 +1,6 @@
-//! What every expiring registry must do, written once and run against each real backend
-//! (`tests/redis.rs`, `tests/etcd.rs`, `tests/postgres.rs`).
+//! What every registry must do, written once and run against each real backend
+//! (`tests/redis.rs`, `tests/etcd.rs`, `tests/postgres.rs`; the take-over test also in
+//! `tests/file.rs`).
 
 #![allow(dead_code)] // each backend's test file uses what it needs
 
@@ -8,7 +9,11 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use snowmint_lease::{Claim, LeaseError, Registry};
+use snowmint::{Clock, Generator, Layout, SystemClock};
+use snowmint_lease::{
+    Claim, FileStore, Held, Keeper, LeaseError, LeaseSettings, LeaseStatus, LeasedStore, Registry,
+    registry_from_url,
+};
 
 /// A TTL short enough for tests to outwait.
 pub const TTL: Duration = Duration::from_secs(2);
@@ -142,6 +147,144 @@ pub async fn same_identity_gets_its_worker_back(registry: Arc<dyn Registry>, ns:
     }
 }
 
+/// A holder issues ids under a lease and dies between two renewals without a word; a
+/// successor on a new machine (an empty state directory, its clock 3 s behind) takes the
+/// same worker id and issues only ids greater than every id the dead holder issued. All it
+/// has to go on is the mark in the registry, so that mark must be ahead of every id issued.
+///
+/// Each side has registry clients of its own, made from `url`, as separate processes would.
+pub async fn successor_on_a_new_machine_starts_after_the_dead(url: &str, ns: &str) {
+    // One renewal while the holder issues: the ids it issues after it run past the
+    // renewal's instant, which is what a registry that records only renewals would keep.
+    let settings = LeaseSettings {
+        ttl: TTL,
+        renew_every: Duration::from_millis(1_500),
+        safety_margin: Duration::from_millis(300),
+    };
+    // One worker id, so the successor can only take the dead holder's.
+    let claim = |identity: &str| Claim::new(ns, 1, 1, identity, TTL);
+    let dead_dir = tempfile::tempdir().unwrap();
+    let (dead_worker, dead_max) = {
+        let registry = registry_from_url(url).unwrap();
+        let clock = SystemClock::new();
+        let keeper = Keeper::start(
+            Arc::clone(&registry),
+            claim("dead"),
+            settings,
+            Arc::new(clock),
+        );
+        let held = held(&keeper).await;
+        let leased = leased_generator(registry, &held, dead_dir.path(), clock);
+        let started = Instant::now();
+        let mut max = 0;
+        let mut status = keeper.status();
+        while started.elapsed() < Duration::from_millis(1_000) {
+            leased.follow(&mut status);
+            let batch = tokio::task::block_in_place(|| leased.generator.next_batch(4_096))
+                .expect("the holder issues");
+            max = max.max(batch.last().as_u64());
+        }
+        // Dies: no release; its registry clients go with it.
+        drop(leased);
+        drop(keeper);
+        (held.lease.worker, max)
+    };
+
+    let registry = registry_from_url(url).unwrap();
+    let behind = SystemClock::new().with_offset_ms(-3_000);
+    let keeper = Keeper::start(
+        Arc::clone(&registry),
+        claim("successor"),
+        settings,
+        Arc::new(behind),
+    );
+    let held = tokio::time::timeout(TTL * 5, held(&keeper))
+        .await
+        .expect("the successor gets the worker id");
+    assert_eq!(held.lease.worker, dead_worker);
+    let fresh = tempfile::tempdir().unwrap();
+    let leased = leased_generator(registry, &held, fresh.path(), behind);
+    // Its clock is behind the mark it took over: no id until it has passed.
+    let mut status = keeper.status();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let first = loop {
+        leased.follow(&mut status);
+        if leased.generator.clock_lag_ms() == 0 {
+            match tokio::task::block_in_place(|| leased.generator.next_id()) {
+                Ok(id) => break id.as_u64(),
+                Err(err) => assert!(Instant::now() < deadline, "no id from the successor: {err}"),
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the successor's clock never passed the mark"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(
+        first > dead_max,
+        "the successor issued {first}, at or below {dead_max} issued by the dead holder"
+    );
+    keeper.release(behind.now_ms()).await.unwrap();
+}
+
+async fn held(keeper: &Keeper) -> Held {
+    let mut status = keeper.status();
+    let held = status
+        .wait_for(|s| matches!(s, LeaseStatus::Held(_)))
+        .await
+        .unwrap()
+        .clone();
+    match held {
+        LeaseStatus::Held(held) => held,
+        _ => unreachable!(),
+    }
+}
+
+/// A generator issuing under a lease, and its store.
+struct Leased {
+    generator: Generator<SystemClock>,
+    store: Arc<LeasedStore>,
+}
+
+impl Leased {
+    /// Moves the fence and the confirmed mark to the latest renewal, as the server does.
+    fn follow(&self, status: &mut tokio::sync::watch::Receiver<LeaseStatus>) {
+        if let LeaseStatus::Held(held) = &*status.borrow_and_update() {
+            self.store.confirm(held.confirmed_high_water_ms);
+            self.generator.set_valid_until_ms(held.valid_until_ms);
+        }
+    }
+}
+
+/// A generator issuing under `held`, built as the server builds one.
+fn leased_generator(
+    registry: Arc<dyn Registry>,
+    held: &Held,
+    state: &std::path::Path,
+    clock: SystemClock,
+) -> Leased {
+    let (datacenter, worker) = (held.lease.datacenter, held.lease.worker);
+    let local = FileStore::for_generator(state, &Layout::TWITTER, datacenter, worker).unwrap();
+    let store = Arc::new(LeasedStore::new(
+        registry,
+        held.lease.clone(),
+        held.confirmed_high_water_ms,
+        local,
+    ));
+    let mut builder = Generator::builder(Layout::TWITTER)
+        .datacenter(datacenter)
+        .worker(worker)
+        .clock(clock)
+        .store(Arc::clone(&store) as Arc<dyn snowmint::Store>);
+    if let Some(mark) = held.lease.high_water_ms {
+        builder = builder.after_ms(mark);
+    }
+    let generator = builder.build().unwrap();
+    generator.set_valid_until_ms(held.valid_until_ms);
+    Leased { generator, store }
+}
+
 /// How soon a call to a registry that is gone or frozen must give up.
 pub const PROMPT: Duration = Duration::from_secs(3);
 
@@ -169,33 +312,54 @@ pub async fn unavailable_promptly<T: std::fmt::Debug>(
     took
 }
 
-/// The four conformance tests for one backend. `$setup` makes a `(guard, registry)` pair:
+/// The conformance tests for one expiring backend. `$setup` makes a `(guard, url)` pair:
 /// the guard keeps its server running for the test.
+#[allow(unused_macros)] // the file registry's tests take only the take-over test
 macro_rules! suite {
     ($setup:expr) => {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn conformance_eight_distinct_then_exhausted() {
-            let (_server, registry) = $setup;
+            let (_server, url) = $setup;
+            let registry = snowmint_lease::registry_from_url(&url).unwrap();
             conformance::eight_distinct_then_exhausted(registry, "eight").await;
         }
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn conformance_dead_holder_is_taken_over_after_its_ttl() {
-            let (_server, registry) = $setup;
+            let (_server, url) = $setup;
+            let registry = snowmint_lease::registry_from_url(&url).unwrap();
             conformance::dead_holder_is_taken_over_after_its_ttl(registry, "dead").await;
         }
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn conformance_release_frees_at_once_and_keeps_the_mark() {
-            let (_server, registry) = $setup;
+            let (_server, url) = $setup;
+            let registry = snowmint_lease::registry_from_url(&url).unwrap();
             conformance::release_frees_at_once_and_keeps_the_mark(registry, "release").await;
         }
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn conformance_same_identity_gets_its_worker_back() {
-            let (_server, registry) = $setup;
+            let (_server, url) = $setup;
+            let registry = snowmint_lease::registry_from_url(&url).unwrap();
             conformance::same_identity_gets_its_worker_back(registry, "sticky").await;
+        }
+
+        conformance::takeover!($setup);
+    };
+}
+#[allow(unused_imports)] // the file registry's tests take only the take-over test
+pub(crate) use suite;
+
+/// The take-over test, which every backend that shares a worker id between machines runs,
+/// expiring or not.
+macro_rules! takeover {
+    ($setup:expr) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn conformance_successor_on_a_new_machine_starts_after_the_dead() {
+            let (_server, url) = $setup;
+            conformance::successor_on_a_new_machine_starts_after_the_dead(&url, "takeover").await;
         }
     };
 }
-pub(crate) use suite;
+pub(crate) use takeover;
