@@ -12,7 +12,7 @@ use snowmint::{Id, Layout};
 
 use snowmint_testkit::Server;
 
-use crate::support::{Serve, ids, serve_command, spawn_logged};
+use crate::support::{Serve, ids, serve_command, spawn_logged, wall_clock_offset};
 
 /// Lease settings short enough for tests: a 3 s TTL renewed every 500 ms, 300 ms margin.
 pub const LEASE_FLAGS: [&str; 6] = [
@@ -27,10 +27,106 @@ pub const LEASE_FLAGS: [&str; 6] = [
 /// Starts `snowmint serve` with the lease `url` and `identity`, and waits until it has
 /// logged its address.
 pub fn serve(state: &Path, url: &str, identity: &str) -> Serve {
+    spawn_logged(serve_leased(state, url, identity))
+}
+
+fn serve_leased(state: &Path, url: &str, identity: &str) -> std::process::Command {
     let mut args = vec!["--grpc-addr", "off", "--lease", url, "--identity", identity];
     args.extend(["--max-batch", "100000"]);
     args.extend(LEASE_FLAGS);
-    spawn_logged(serve_command(state, &args))
+    serve_command(state, &args)
+}
+
+/// The registry's other 31 worker ids, held by long leases from this test process, so that
+/// a server can only take the one left; given back on drop.
+pub struct Blockers {
+    runtime: tokio::runtime::Runtime,
+    registry: std::sync::Arc<dyn snowmint_lease::Registry>,
+    held: Vec<(snowmint_lease::Claim, snowmint_lease::Lease)>,
+}
+
+impl Blockers {
+    pub fn hold_all_but_one(url: &str) -> Blockers {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let registry = snowmint_lease::registry_from_url(url).unwrap();
+        let namespace = format!("twitter-{}", Layout::TWITTER.epoch_ms());
+        let held = (0..31)
+            .map(|i| {
+                let claim = snowmint_lease::Claim::new(
+                    &namespace,
+                    0,
+                    32,
+                    &format!("blocker-{i}"),
+                    Duration::from_secs(120),
+                );
+                let lease = runtime
+                    .block_on(registry.acquire(&claim))
+                    .expect("a blocker lease");
+                (claim, lease)
+            })
+            .collect();
+        Blockers {
+            runtime,
+            registry,
+            held,
+        }
+    }
+}
+
+impl Drop for Blockers {
+    fn drop(&mut self) {
+        for (claim, lease) in &self.held {
+            let _ = self
+                .runtime
+                .block_on(self.registry.release(claim, lease, now_ms()));
+        }
+    }
+}
+
+/// The attack that found a hole in the `file` registry: a holder pulling ids is killed with
+/// SIGKILL; a successor on a new machine (an empty state directory, its wall clock 3 s
+/// behind) takes the same worker id. It must issue only ids greater than every id the dead
+/// holder issued, whatever the registry.
+pub fn successor_with_an_empty_state_dir_and_its_clock_behind(url: &str) {
+    let _blockers = Blockers::hold_all_but_one(url);
+    let state = tempfile::tempdir().unwrap();
+    let mut dead = serve(&state.path().join("dead"), url, "dead");
+    dead.wait_ready(Duration::from_secs(20));
+    let mut issued = Vec::new();
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(2) {
+        issued.extend(pull(&dead, 10_000).expect("ids before the crash"));
+    }
+    dead.kill();
+
+    let mut successor = serve_leased(&state.path().join("successor"), url, "successor");
+    wall_clock_offset(&mut successor, "-3s");
+    let successor = spawn_logged(successor);
+    successor.wait_ready(Duration::from_secs(30));
+    let mut after = Vec::new();
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(2) {
+        if let Some(ids) = pull(&successor, 10_000) {
+            after.extend(ids);
+        }
+    }
+    assert!(!after.is_empty(), "the successor issued nothing");
+    let dead_max = *issued.iter().max().unwrap();
+    let repeated = after
+        .iter()
+        .filter(|id| issued.binary_search(id).is_ok())
+        .count();
+    assert_eq!(
+        repeated,
+        0,
+        "{repeated} of the successor's {} ids were issued by the dead holder",
+        after.len()
+    );
+    assert!(
+        after[0] > dead_max,
+        "the successor issued {} at or below {dead_max}",
+        after[0]
+    );
 }
 
 /// Pulls `count` ids in one batch, or `None` if the server would not issue.
@@ -192,24 +288,7 @@ pub fn fleet_survives_a_crash_and_a_registry_restart(registry: &mut dyn Server) 
 /// The other 31 worker ids are held by long leases, so the successor can only take this one.
 pub fn killed_holders_worker_waits_out_its_ttl(registry: &mut dyn Server) {
     let url = registry.url();
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let blockers = snowmint_lease::registry_from_url(&url).unwrap();
-    let namespace = format!("twitter-{}", Layout::TWITTER.epoch_ms());
-    let held: Vec<_> = (0..31)
-        .map(|i| {
-            let claim = snowmint_lease::Claim::new(
-                &namespace,
-                0,
-                32,
-                &format!("blocker-{i}"),
-                Duration::from_secs(120),
-            );
-            let lease = runtime
-                .block_on(blockers.acquire(&claim))
-                .expect("a blocker lease");
-            (claim, lease)
-        })
-        .collect();
+    let _blockers = Blockers::hold_all_but_one(&url);
     let state = tempfile::tempdir().unwrap();
     let mut dead = serve(&state.path().join("dead"), &url, "dead");
     dead.wait_ready(Duration::from_secs(20));
@@ -242,7 +321,4 @@ pub fn killed_holders_worker_waits_out_its_ttl(registry: &mut dyn Server) {
         "successor issued {} <= {dead_max}",
         first[0]
     );
-    for (claim, lease) in &held {
-        let _ = runtime.block_on(blockers.release(claim, lease, now_ms()));
-    }
 }

@@ -28,6 +28,29 @@ pub fn serve_command(state: &Path, extra: &[&str]) -> Command {
     cmd
 }
 
+/// Sets the wall clock of the process `cmd` starts `offset` away from this machine's
+/// (`"-3s"`, `"+1h"`), the way an NTP step would: libfaketime, loaded with `LD_PRELOAD`,
+/// moves the wall clock only, and leaves monotonic time alone.
+///
+/// # Panics
+///
+/// When libfaketime is not installed (`scripts/setup` installs it): a test that needs it
+/// must fail, not skip.
+pub fn wall_clock_offset(cmd: &mut Command, offset: &str) {
+    let lib = [
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib/aarch64-linux-gnu",
+        "/usr/lib",
+    ]
+    .iter()
+    .map(|dir| Path::new(dir).join("faketime/libfaketime.so.1"))
+    .find(|path| path.exists())
+    .expect("libfaketime is not installed: run scripts/setup");
+    cmd.env("LD_PRELOAD", lib)
+        .env("FAKETIME", offset)
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+}
+
 /// A running `snowmint serve`, killed on drop if the test did not stop it.
 pub struct Serve {
     child: Child,
