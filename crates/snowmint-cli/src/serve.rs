@@ -31,7 +31,8 @@ pub struct ServeArgs {
     /// Datacenter id (default: 0)
     #[arg(long, env = "SNOWMINT_DATACENTER", value_name = "D")]
     datacenter: Option<u64>,
-    /// Worker id (default: 0)
+    /// Worker id (default: 0). Two processes with the same worker id and different state
+    /// directories, or on different hosts, issue the same ids: give each its own, or use --lease
     #[arg(long, env = "SNOWMINT_WORKER", value_name = "W")]
     worker: Option<u64>,
     /// Layout preset that can generate: twitter, sonyflake or baidu (default: twitter)

@@ -135,3 +135,25 @@ fn a_broken_config_is_refused_with_the_key_named() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("config key `http_addr`: \"nowhere\""));
 }
+
+/// Two processes given the same worker id by hand collide, and nothing can notice; the log
+/// is where an operator spots them, so the worker id and state file are in it at start.
+#[test]
+fn the_worker_id_and_its_state_file_are_logged_at_start() {
+    let state = tempfile::tempdir().unwrap();
+    let mut serve = start(state.path(), 0, &["--datacenter", "2", "--worker", "7"]);
+    let logged = serve.logged();
+    let file = state.path().join(format!(
+        "twitter-{}-dc2-w7.mark",
+        snowmint::Layout::TWITTER.epoch_ms()
+    ));
+    let line = logged
+        .lines()
+        .find(|l| l.contains("issuing ids"))
+        .unwrap_or_else(|| panic!("no start-up line names the worker id:\n{logged}"));
+    assert!(line.contains("datacenter=2 worker=7"), "{line}");
+    assert!(
+        line.contains(&format!("state_file={}", file.display())),
+        "{line}"
+    );
+}

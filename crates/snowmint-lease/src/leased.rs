@@ -87,6 +87,12 @@ impl LeasedStore {
         self.issued_ms.load(Ordering::Acquire)
     }
 
+    /// The local state file.
+    #[must_use]
+    pub fn state_file(&self) -> &std::path::Path {
+        self.local.path()
+    }
+
     /// The lease this store records marks for.
     #[must_use]
     pub fn lease(&self) -> &Lease {

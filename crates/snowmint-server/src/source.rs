@@ -179,10 +179,13 @@ impl IdSource {
                 dir: self.config.state_dir.clone(),
                 message: e.to_string(),
             })??;
+        // Two processes logging the same pair here will collide: the log is how an operator
+        // spots a worker id given twice by hand.
         tracing::info!(
             datacenter = slot.generator.datacenter(),
             worker = slot.generator.worker(),
             backend = self.backend,
+            state_file = %slot.store.state_file().display(),
             "issuing ids"
         );
         self.slot.store(Some(Arc::new(slot)));

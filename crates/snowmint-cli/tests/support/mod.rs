@@ -56,6 +56,8 @@ pub struct Serve {
     child: Child,
     pub http: SocketAddr,
     log: mpsc::Receiver<String>,
+    /// What it logged up to its address.
+    early: Vec<String>,
 }
 
 impl Drop for Serve {
@@ -75,6 +77,7 @@ pub fn spawn_logged(mut cmd: Command) -> Serve {
         child,
         http: SocketAddr::from(([127, 0, 0, 1], 0)),
         log: rx,
+        early: Vec::new(),
     };
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
@@ -89,6 +92,7 @@ pub fn spawn_logged(mut cmd: Command) -> Serve {
             .log
             .recv_timeout(deadline.saturating_duration_since(Instant::now()))
             .expect("the server logs its address");
+        serve.early.push(line.clone());
         if let Some(rest) = line.split("http=").nth(1) {
             serve.http = rest.split_whitespace().next().unwrap().parse().unwrap();
             return serve;
@@ -140,8 +144,11 @@ impl Serve {
         }
     }
 
-    pub fn logged(&self) -> String {
-        self.log.try_iter().collect::<Vec<_>>().join("\n")
+    /// Everything it has logged so far, start-up included.
+    pub fn logged(&mut self) -> String {
+        let more: Vec<String> = self.log.try_iter().collect();
+        self.early.extend(more);
+        self.early.join("\n")
     }
 }
 
