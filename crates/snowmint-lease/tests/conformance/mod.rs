@@ -312,41 +312,32 @@ pub async fn unavailable_promptly<T: std::fmt::Debug>(
     took
 }
 
-/// The conformance tests for one expiring backend. `$setup` makes a `(guard, url)` pair:
-/// the guard keeps its server running for the test.
+/// The conformance tests for one expiring backend, in a module `conformance_tests`.
+/// `$setup` makes a `(guard, url)` pair: the guard keeps its server running for the test.
 #[allow(unused_macros)] // the file registry's tests take only the take-over test
 macro_rules! suite {
     ($setup:expr) => {
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn conformance_eight_distinct_then_exhausted() {
-            let (_server, url) = $setup;
-            let registry = snowmint_lease::registry_from_url(&url).unwrap();
-            conformance::eight_distinct_then_exhausted(registry, "eight").await;
-        }
+        mod conformance_tests {
+            use super::*;
 
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn conformance_dead_holder_is_taken_over_after_its_ttl() {
-            let (_server, url) = $setup;
-            let registry = snowmint_lease::registry_from_url(&url).unwrap();
-            conformance::dead_holder_is_taken_over_after_its_ttl(registry, "dead").await;
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn conformance_release_frees_at_once_and_keeps_the_mark() {
-            let (_server, url) = $setup;
-            let registry = snowmint_lease::registry_from_url(&url).unwrap();
-            conformance::release_frees_at_once_and_keeps_the_mark(registry, "release").await;
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn conformance_same_identity_gets_its_worker_back() {
-            let (_server, url) = $setup;
-            let registry = snowmint_lease::registry_from_url(&url).unwrap();
-            conformance::same_identity_gets_its_worker_back(registry, "sticky").await;
+            conformance::suite!(@each $setup,
+                eight_distinct_then_exhausted "eight",
+                dead_holder_is_taken_over_after_its_ttl "dead",
+                release_frees_at_once_and_keeps_the_mark "release",
+                same_identity_gets_its_worker_back "sticky"
+            );
         }
 
         conformance::takeover!($setup);
     };
+    (@each $setup:expr, $($test:ident $namespace:literal),*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $test() {
+            let (_server, url) = $setup;
+            let registry = snowmint_lease::registry_from_url(&url).unwrap();
+            conformance::$test(registry, $namespace).await;
+        }
+    )*};
 }
 #[allow(unused_imports)] // the file registry's tests take only the take-over test
 pub(crate) use suite;
