@@ -8,20 +8,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use snowmint::{Clock, SystemClock};
-use snowmint_lease::{
-    Claim, EtcdRegistry, Held, Keeper, Lease, LeaseError, LeaseSettings, LeaseStatus, Registry,
-};
+use snowmint_lease::{Claim, EtcdRegistry, Keeper, Lease, LeaseError, LeaseStatus, Registry};
 use snowmint_testkit::Etcd;
 use snowmint_testkit::Server;
-use tokio::sync::watch;
 use tokio::task::block_in_place;
 
-/// The keeper's settings in these tests: the suite's 2 s TTL, renewed four times a TTL.
-const SETTINGS: LeaseSettings = LeaseSettings {
-    ttl: conformance::TTL,
-    renew_every: Duration::from_millis(500),
-    safety_margin: Duration::from_millis(200),
-};
+use conformance::SETTINGS;
 
 /// The longest any call may take against an etcd that is gone or frozen: the client's
 /// 2 s request timeout, and some slack.
@@ -120,8 +112,8 @@ async fn killed_holder_is_not_taken_over_before_its_ttl() {
         clock.clone(),
     );
     let mut status = keeper.status();
-    let first = wait_held(&mut status, "a first renewal", |_| true).await;
-    wait_held(&mut status, "a second renewal", |h| {
+    let first = conformance::held_when(&mut status, "a first renewal", |_| true).await;
+    conformance::held_when(&mut status, "a second renewal", |h| {
         h.valid_until_ms > first.valid_until_ms
     })
     .await;
@@ -158,64 +150,15 @@ async fn killed_holder_is_not_taken_over_before_its_ttl() {
     assert_ne!(taken.token, last.lease.token);
 }
 
-/// A keeper over etcd: renewals move the fence; with etcd stopped the fence stays where the
-/// last renewal put it, the status says why, and the clock passes it; with etcd back the
-/// same lease renews again.
+/// etcd gives every lease a full TTL again when it restarts, so the same lease goes on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keeper_fence_freezes_while_etcd_is_down_and_moves_once_it_is_back() {
     let mut etcd = Etcd::start();
-    let registry = registry(&etcd);
-    let clock = Arc::new(SystemClock::new());
-    let keeper = Keeper::start(
-        Arc::clone(&registry),
-        conformance::claim("fence", "pod", 1),
-        SETTINGS,
-        clock.clone(),
-    );
-    let mut status = keeper.status();
-    let first = wait_held(&mut status, "a first renewal", |_| true).await;
-    wait_held(&mut status, "a second renewal", |h| {
-        h.valid_until_ms > first.valid_until_ms
-    })
+    conformance::keeper_fence_freezes_while_the_registry_is_down(
+        &mut etcd,
+        "etcd registry is unavailable: ",
+    )
     .await;
-
-    block_in_place(|| etcd.stop());
-    let stopped_at = clock.now_ms();
-    let frozen = wait_held(&mut status, "a failed renewal", |h| h.last_error.is_some()).await;
-    let limit = SETTINGS.ttl - SETTINGS.safety_margin;
-    assert!(frozen.valid_until_ms <= stopped_at + limit.as_millis() as u64);
-    let error = frozen.last_error.clone().unwrap();
-    assert!(
-        error.starts_with("etcd registry is unavailable: "),
-        "{error}"
-    );
-    // Retries keep failing, and the fence stays put until the clock has passed it: a
-    // generator fenced by it has stopped issuing.
-    while clock.now_ms() <= frozen.valid_until_ms {
-        let held = wait_held(&mut status, "another failed renewal", |_| true).await;
-        assert_eq!(held.valid_until_ms, frozen.valid_until_ms);
-        assert_eq!(held.acquisition, frozen.acquisition);
-        assert!(held.last_error.is_some());
-    }
-
-    block_in_place(|| etcd.restart());
-    let back = wait_held(&mut status, "a renewal after the restart", |h| {
-        h.last_error.is_none()
-    })
-    .await;
-    assert!(back.valid_until_ms > frozen.valid_until_ms);
-    // etcd gives every lease a full TTL again when it restarts: the same lease goes on.
-    assert_eq!(
-        (back.acquisition, back.lease.clone()),
-        (frozen.acquisition, frozen.lease.clone())
-    );
-
-    keeper.release(clock.now_ms()).await.unwrap();
-    let next = registry
-        .acquire(&conformance::claim("fence", "next", 1))
-        .await
-        .unwrap();
-    assert_eq!(next.worker, back.lease.worker, "released at once");
 }
 
 /// Free workers are found past the first listing page, exhaustion is seen across pages,
@@ -270,27 +213,5 @@ async fn many_workers_are_found_across_listing_pages() {
             lease.worker < huge && seen.insert(lease.worker),
             "{lease:?}"
         );
-    }
-}
-
-/// Waits (10 s at most) for a new `Held` status that `wanted` accepts.
-async fn wait_held(
-    status: &mut watch::Receiver<LeaseStatus>,
-    what: &str,
-    wanted: impl Fn(&Held) -> bool,
-) -> Held {
-    let wait = async {
-        loop {
-            status.changed().await.expect("the keeper runs");
-            if let LeaseStatus::Held(held) = status.borrow_and_update().clone()
-                && wanted(&held)
-            {
-                return held;
-            }
-        }
-    };
-    match tokio::time::timeout(Duration::from_secs(10), wait).await {
-        Ok(held) => held,
-        Err(_) => panic!("no {what} within 10 s: {:?}", *status.borrow()),
     }
 }

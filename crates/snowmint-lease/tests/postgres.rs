@@ -12,22 +12,14 @@ use std::fmt::Debug;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use conformance::{TTL, claim};
+use conformance::{TTL, claim, held_when};
 use snowmint::{Clock, SystemClock, WallClock};
-use snowmint_lease::{
-    Held, Keeper, LeaseError, LeaseSettings, LeaseStatus, PostgresRegistry, Registry,
-};
+use snowmint_lease::{Keeper, LeaseError, LeaseStatus, PostgresRegistry, Registry};
 use snowmint_testkit::Postgres;
 use snowmint_testkit::Server;
-use tokio::sync::watch;
 use tokio::task::block_in_place;
 
-/// The settings the keeper tests run with: renewals four times a TTL.
-const SETTINGS: LeaseSettings = LeaseSettings {
-    ttl: TTL,
-    renew_every: Duration::from_millis(500),
-    safety_margin: Duration::from_millis(200),
-};
+use conformance::SETTINGS;
 
 /// The server shared by the tests that never stop it: started by the first that asks,
 /// stopped (and its cluster removed) when the last that holds it ends. Starting one costs
@@ -76,26 +68,6 @@ conformance::suite!({
     let url = postgres.url();
     (postgres, url)
 });
-
-/// The next `Held` status that satisfies `want`, within ten seconds.
-async fn held_when(
-    status: &mut watch::Receiver<LeaseStatus>,
-    want: impl Fn(&Held) -> bool,
-) -> Held {
-    let wait = async {
-        loop {
-            if let LeaseStatus::Held(held) = status.borrow_and_update().clone()
-                && want(&held)
-            {
-                return held;
-            }
-            status.changed().await.expect("the keeper is running");
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(10), wait)
-        .await
-        .unwrap_or_else(|_| panic!("no such status; the last: {:?}", *status.borrow()))
-}
 
 /// The server's processes: the postmaster and its children (one per session).
 fn server_processes(postmaster: u32) -> Vec<u32> {
@@ -276,8 +248,11 @@ async fn a_killed_holder_is_not_taken_over_before_its_ttl() {
         clock,
     );
     let mut status = doomed.status();
-    let first = held_when(&mut status, |h| h.last_error.is_none()).await;
-    held_when(&mut status, |h| h.valid_until_ms > first.valid_until_ms).await;
+    let first = held_when(&mut status, "a renewal", |h| h.last_error.is_none()).await;
+    held_when(&mut status, "a second renewal", |h| {
+        h.valid_until_ms > first.valid_until_ms
+    })
+    .await;
     // Dropping the keeper ends it as a crash would: no release, and its connection closes.
     drop(doomed);
     let LeaseStatus::Held(last) = status.borrow().clone() else {
@@ -318,66 +293,11 @@ async fn a_killed_holder_is_not_taken_over_before_its_ttl() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_keeper_freezes_its_fence_while_the_database_is_down() {
     let mut postgres = Postgres::start();
-    let url = postgres.url();
-    let clock = Arc::new(SystemClock::new());
-    let keeper = Keeper::start(
-        registry(&url),
-        claim("keeper", "web-1", 8),
-        SETTINGS,
-        clock.clone(),
+    let prefix = format!(
+        "postgres registry is unavailable: 127.0.0.1:{}/postgres: ",
+        postgres.port()
     );
-    let mut status = keeper.status();
-    let first = held_when(&mut status, |h| h.last_error.is_none()).await;
-    let before = held_when(&mut status, |h| h.valid_until_ms > first.valid_until_ms).await;
-
-    block_in_place(|| postgres.stop());
-    let failing = held_when(&mut status, |h| h.last_error.is_some()).await;
-    let fence = failing.valid_until_ms;
-    assert!(fence >= before.valid_until_ms);
-    assert!(
-        failing
-            .last_error
-            .as_deref()
-            .is_some_and(|e| e.starts_with(&format!(
-                "postgres registry is unavailable: 127.0.0.1:{}/postgres: ",
-                postgres.port()
-            ))),
-        "{failing:?}"
-    );
-    // Two more failed renewals: the fence stays where the last good one put it.
-    for _ in 0..2 {
-        status.changed().await.unwrap();
-        let LeaseStatus::Held(held) = status.borrow_and_update().clone() else {
-            panic!("still held while renewals fail")
-        };
-        assert_eq!(held.valid_until_ms, fence);
-        assert!(held.last_error.is_some());
-    }
-
-    block_in_place(|| postgres.restart());
-    let renewed = held_when(&mut status, |h| {
-        h.last_error.is_none() && h.valid_until_ms > fence
-    })
-    .await;
-    assert_eq!(renewed.lease.worker, first.lease.worker);
-    assert!(
-        keeper
-            .counters()
-            .renew_failures
-            .load(std::sync::atomic::Ordering::Relaxed)
-            >= 3
-    );
-
-    keeper.release(clock.now_ms()).await.unwrap();
-    let free = sql(&url)
-        .await
-        .query_one(
-            "SELECT holder IS NULL FROM snowmint_workers WHERE namespace = 'keeper' AND worker = $1",
-            &[&i64::try_from(renewed.lease.worker).unwrap()],
-        )
-        .await
-        .unwrap();
-    assert!(free.get::<_, bool>(0), "released on shutdown");
+    conformance::keeper_fence_freezes_while_the_registry_is_down(&mut postgres, &prefix).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

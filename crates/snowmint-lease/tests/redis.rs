@@ -11,13 +11,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use conformance::{TTL, claim};
-use snowmint::{Clock, SystemClock};
-use snowmint_lease::{
-    Held, Keeper, LeaseError, LeaseSettings, LeaseStatus, RedisRegistry, Registry,
-};
+use snowmint::Clock;
+use snowmint_lease::{LeaseError, RedisRegistry, Registry};
 use snowmint_testkit::Redis;
 use snowmint_testkit::Server;
-use tokio::sync::watch;
 
 fn registry(redis: &Redis) -> Arc<dyn Registry> {
     Arc::new(RedisRegistry::from_url(&redis.url()).expect("a valid URL"))
@@ -178,104 +175,12 @@ async fn a_dropped_holder_keeps_its_worker_until_its_ttl_even_from_its_own_ident
     );
 }
 
-/// The next status that is `Held` and satisfies `wanted`, waiting at most `within`.
-async fn held_when(
-    status: &mut watch::Receiver<LeaseStatus>,
-    within: Duration,
-    wanted: impl Fn(&Held) -> bool,
-) -> Held {
-    let wait = async {
-        loop {
-            if let LeaseStatus::Held(held) = status.borrow_and_update().clone()
-                && wanted(&held)
-            {
-                return held;
-            }
-            status.changed().await.expect("the keeper runs");
-        }
-    };
-    tokio::time::timeout(within, wait)
-        .await
-        .unwrap_or_else(|_| panic!("no such status within {within:?}: {:?}", *status.borrow()))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_keeper_freezes_its_fence_while_redis_is_down_and_renews_once_it_is_back() {
     let mut redis = Redis::start();
-    let registry = registry(&redis);
-    let settings = LeaseSettings {
-        ttl: TTL,
-        renew_every: Duration::from_millis(500),
-        safety_margin: Duration::from_millis(200),
-    };
-    settings.validate().unwrap();
-    let clock = Arc::new(SystemClock::new());
-    let keeper = Keeper::start(
-        Arc::clone(&registry),
-        claim("keeper", "pod-0", 32),
-        settings,
-        clock.clone(),
-    );
-    let mut status = keeper.status();
-    let first = held_when(&mut status, Duration::from_secs(5), |_| true).await;
-    let renewed = held_when(&mut status, Duration::from_secs(5), |h| {
-        h.valid_until_ms > first.valid_until_ms
-    })
+    conformance::keeper_fence_freezes_while_the_registry_is_down(
+        &mut redis,
+        "redis registry is unavailable: ",
+    )
     .await;
-
-    let stopped_at = clock.now_ms();
-    tokio::task::block_in_place(|| redis.stop());
-    let failing = held_when(&mut status, Duration::from_secs(3), |h| {
-        h.last_error.is_some()
-    })
-    .await;
-    let error = failing.last_error.clone().unwrap();
-    assert!(
-        error.starts_with("redis registry is unavailable: "),
-        "{error}"
-    );
-    let fence = failing.valid_until_ms;
-    assert!(fence >= renewed.valid_until_ms);
-    assert!(
-        fence <= stopped_at + 2_000 - 200,
-        "the fence is from a renewal before the stop"
-    );
-    // While Redis stays down, the fence does not move and the error stays.
-    tokio::time::sleep(Duration::from_millis(1_200)).await;
-    match &*status.borrow() {
-        LeaseStatus::Held(held) => {
-            assert_eq!(held.valid_until_ms, fence);
-            assert!(held.last_error.is_some());
-        }
-        other => panic!("{other:?}"),
-    }
-    assert!(
-        keeper
-            .counters()
-            .renew_failures
-            .load(std::sync::atomic::Ordering::Relaxed)
-            >= 2
-    );
-
-    // Back (perhaps after the lease ended, then the keeper acquires anew): the fence moves.
-    tokio::task::block_in_place(|| redis.restart());
-    let back = held_when(&mut status, Duration::from_secs(5), |h| {
-        h.last_error.is_none() && h.valid_until_ms > fence
-    })
-    .await;
-    eprintln!(
-        "renewing again with acquisition {} (worker {} before, {} after)",
-        back.acquisition, first.lease.worker, back.lease.worker
-    );
-    if back.acquisition == first.acquisition {
-        assert_eq!(back.lease, first.lease);
-    }
-    let issued = clock.now_ms();
-    keeper.release(issued).await.unwrap();
-    let next = registry
-        .acquire(&claim("keeper", "pod-1", 32))
-        .await
-        .unwrap();
-    assert_eq!(next.worker, back.lease.worker, "released at once");
-    assert!(next.high_water_ms >= Some(issued));
 }

@@ -198,9 +198,7 @@ pub async fn successor_on_a_new_machine_starts_after_the_dead(url: &str, ns: &st
         settings,
         Arc::new(behind),
     );
-    let held = tokio::time::timeout(TTL * 5, held(&keeper))
-        .await
-        .expect("the successor gets the worker id");
+    let held = held(&keeper).await;
     assert_eq!(held.lease.worker, dead_worker);
     let fresh = tempfile::tempdir().unwrap();
     let leased = leased_generator(registry, &held, fresh.path(), behind);
@@ -229,16 +227,7 @@ pub async fn successor_on_a_new_machine_starts_after_the_dead(url: &str, ns: &st
 }
 
 async fn held(keeper: &Keeper) -> Held {
-    let mut status = keeper.status();
-    let held = status
-        .wait_for(|s| matches!(s, LeaseStatus::Held(_)))
-        .await
-        .unwrap()
-        .clone();
-    match held {
-        LeaseStatus::Held(held) => held,
-        _ => unreachable!(),
-    }
+    held_when(&mut keeper.status(), "a lease", |_| true).await
 }
 
 /// A generator issuing under a lease, and its store.
@@ -283,6 +272,104 @@ fn leased_generator(
     let generator = builder.build().unwrap();
     generator.set_valid_until_ms(held.valid_until_ms);
     Leased { generator, store }
+}
+
+/// The keeper's settings in the keeper tests: the suite's TTL, renewed four times a TTL.
+pub const SETTINGS: LeaseSettings = LeaseSettings {
+    ttl: TTL,
+    renew_every: Duration::from_millis(500),
+    safety_margin: Duration::from_millis(200),
+};
+
+/// A keeper over a real registry: renewals move the fence; with the registry stopped the
+/// fence stays where the last renewal put it, the status says why (starting with
+/// `prefix`), and the clock passes it; with the registry back renewals resume, and a
+/// release frees the worker id at once.
+pub async fn keeper_fence_freezes_while_the_registry_is_down(
+    server: &mut dyn snowmint_testkit::Server,
+    prefix: &str,
+) {
+    let registry = registry_from_url(&server.url()).unwrap();
+    let clock = Arc::new(SystemClock::new());
+    let keeper = Keeper::start(
+        Arc::clone(&registry),
+        claim("fence", "pod", 1),
+        SETTINGS,
+        clock.clone(),
+    );
+    let mut status = keeper.status();
+    let first = held_when(&mut status, "a first renewal", |_| true).await;
+    let renewed = held_when(&mut status, "a second renewal", |h| {
+        h.valid_until_ms > first.valid_until_ms
+    })
+    .await;
+
+    let stopped_at = clock.now_ms();
+    tokio::task::block_in_place(|| server.stop());
+    let frozen = held_when(&mut status, "a failed renewal", |h| h.last_error.is_some()).await;
+    let error = frozen.last_error.clone().unwrap();
+    assert!(error.starts_with(prefix), "{error}");
+    assert!(frozen.valid_until_ms >= renewed.valid_until_ms);
+    let limit = SETTINGS.ttl - SETTINGS.safety_margin;
+    assert!(
+        frozen.valid_until_ms <= stopped_at + limit.as_millis() as u64,
+        "the fence is from a renewal before the stop"
+    );
+    // Retries keep failing, and the fence stays put until the clock has passed it: a
+    // generator fenced by it has stopped issuing.
+    while clock.now_ms() <= frozen.valid_until_ms {
+        status.changed().await.expect("the keeper runs");
+        let LeaseStatus::Held(held) = status.borrow_and_update().clone() else {
+            panic!("still held while renewals fail")
+        };
+        assert_eq!(
+            (held.valid_until_ms, held.acquisition),
+            (frozen.valid_until_ms, frozen.acquisition)
+        );
+        assert!(held.last_error.is_some());
+    }
+    let failures = keeper
+        .counters()
+        .renew_failures
+        .load(std::sync::atomic::Ordering::Relaxed);
+    assert!(failures >= 2, "{failures} failed renewals");
+
+    // Back (perhaps after the lease ended, and then the keeper acquires anew): it renews.
+    tokio::task::block_in_place(|| server.restart());
+    let back = held_when(&mut status, "a renewal after the restart", |h| {
+        h.last_error.is_none() && h.valid_until_ms > frozen.valid_until_ms
+    })
+    .await;
+    if back.acquisition == first.acquisition {
+        assert_eq!(back.lease, first.lease);
+    }
+    let issued = clock.now_ms();
+    keeper.release(issued).await.unwrap();
+    let next = registry.acquire(&claim("fence", "next", 1)).await.unwrap();
+    assert_eq!(next.worker, back.lease.worker, "released at once");
+    assert!(next.high_water_ms >= Some(issued));
+}
+
+/// The next `Held` status that `wanted` accepts (the current one included), within 10 s.
+pub async fn held_when(
+    status: &mut tokio::sync::watch::Receiver<LeaseStatus>,
+    what: &str,
+    wanted: impl Fn(&Held) -> bool,
+) -> Held {
+    let wait = async {
+        loop {
+            if let LeaseStatus::Held(held) = status.borrow_and_update().clone()
+                && wanted(&held)
+            {
+                return held;
+            }
+            status.changed().await.expect("the keeper runs");
+        }
+    };
+    match tokio::time::timeout(Duration::from_secs(10), wait).await {
+        Ok(held) => held,
+        Err(_) => panic!("no {what} within 10 s: {:?}", *status.borrow()),
+    }
 }
 
 /// How soon a call to a registry that is gone or frozen must give up.
