@@ -776,10 +776,12 @@
       return;
     }
     const segs = segments(layout);
-    const layoutName = layout.name === 'server' ? `this server's (${layout.label})` : layout.name;
+    const described = layout.name === 'server'
+      ? `this server's layout (${layout.label})`
+      : `the ${layout.name} layout`;
     caption.replaceChildren(parts
-      ? h('span', {}, h('code', {}, parts.id.toString()), ` with the ${layoutName} layout`)
-      : `The ${layoutName} layout; parse an ID to fill in its bits.`);
+      ? h('span', {}, h('code', {}, parts.id.toString()), ` with ${described}`)
+      : `${described[0].toUpperCase()}${described.slice(1)}; parse an ID to fill in its bits.`);
     const perRow = bitsPerRow();
     const cellWidth = diagram.clientWidth / perRow;
     const rows = [];

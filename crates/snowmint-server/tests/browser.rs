@@ -148,9 +148,18 @@ async fn generate_shows_fresh_ids_from_this_server() {
 async fn parse_the_discord_documentation_id() {
     let (server, browser) = start!("");
     browser.open(&server.url).await;
+    browser.wait_for("#diagram[data-layout='server']").await;
+    assert_eq!(
+        browser.text("#bits-caption").await,
+        "This server's layout (twitter); parse an ID to fill in its bits."
+    );
     browser.choose("#parse-layout", "discord").await;
     browser.type_into("#parse-input", DISCORD_ID).await;
     browser.wait_for(&parsed(DISCORD_ID, "discord")).await;
+    assert_eq!(
+        browser.text("#bits-caption").await,
+        format!("{DISCORD_ID} with the discord layout")
+    );
     assert_eq!(
         result_text(&browser, "[data-part='utc']").await,
         "2016-04-30 11:18:25.796 UTC"

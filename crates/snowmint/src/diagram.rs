@@ -4,14 +4,24 @@ use core::fmt;
 
 use crate::layout::{Field, Layout};
 
-/// A layout drawn as a row of bits, from bit 63 on the left to bit 0 on the right.
+/// A layout drawn as a row of bits, from bit 63 on the left to bit 0 on the right, with each
+/// field's bit range above it and its width below. The default layout:
 ///
 /// ```text
-///  63 62                                 22 21        17 16    12 11        0
-/// +---+-------------------------------------+------------+--------+----------+
-/// | 0 | timestamp                           | datacenter | worker | sequence |
-/// +---+-------------------------------------+------------+--------+----------+
-///       41 bits                               5 bits       5 bits   12 bits
+///   63     62     22  21      17  16  12  11     0
+/// +-------+-----------+------------+--------+----------+
+/// | 0     | timestamp | datacenter | worker | sequence |
+/// +-------+-----------+------------+--------+----------+
+///   1 bit   41 bits     5 bits       5 bits   12 bits
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::Layout;
+///
+/// let drawn = Layout::TWITTER.diagram().to_string();
+/// assert_eq!(drawn.lines().nth(2), Some("| 0     | timestamp | datacenter | worker | sequence |"));
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Diagram<'a>(pub(crate) &'a Layout);

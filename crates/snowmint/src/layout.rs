@@ -726,6 +726,19 @@ mod tests {
         assert_eq!(Layout::BAIDU.capacity().ids_per_second, 8_192);
     }
 
+    /// The six orders of the three fields below the timestamp.
+    const ORDERS: [[Field; 3]; 6] = {
+        use Field::{Datacenter as D, Sequence as S, Worker as W};
+        [
+            [D, W, S],
+            [D, S, W],
+            [W, D, S],
+            [W, S, D],
+            [S, D, W],
+            [S, W, D],
+        ]
+    };
+
     fn any_layout() -> impl Strategy<Value = Layout> {
         (
             1u8..=63,
@@ -767,7 +780,7 @@ mod tests {
         }
 
         #[test]
-        fn every_field_order_round_trips(raw in any::<u64>(), order in Just([Field::Sequence, Field::Worker, Field::Datacenter])) {
+        fn every_field_order_round_trips(raw in any::<u64>(), order in prop::sample::select(ORDERS.to_vec())) {
             let layout = Layout::TWITTER.with_order(order).unwrap();
             let id = Id::from_u64(raw >> 1);
             let p = layout.decode(id).unwrap();

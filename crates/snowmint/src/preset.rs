@@ -18,7 +18,11 @@ impl Layout {
     /// Twitter's Snowflake, the default: 41 bits of milliseconds since 2010-11-04T01:42:54.657Z.
     ///
     /// ```text
-    /// DIAGRAM_TWITTER
+    ///   63     62     22  21      17  16  12  11     0
+    /// +-------+-----------+------------+--------+----------+
+    /// | 0     | timestamp | datacenter | worker | sequence |
+    /// +-------+-----------+------------+--------+----------+
+    ///   1 bit   41 bits     5 bits       5 bits   12 bits
     /// ```
     pub const TWITTER: Layout = Layout::preset(
         "twitter",
@@ -35,7 +39,11 @@ impl Layout {
     /// increment.
     ///
     /// ```text
-    /// DIAGRAM_DISCORD
+    ///   63     22  21  17  16   12  11      0
+    /// +-----------+--------+---------+-----------+
+    /// | timestamp | worker | process | increment |
+    /// +-----------+--------+---------+-----------+
+    ///   42 bits     5 bits   5 bits    12 bits
     /// ```
     pub const DISCORD: Layout = Layout::preset(
         "discord",
@@ -54,7 +62,11 @@ impl Layout {
     /// and a 10-bit sequence. Uses bit 63, so it is decode-only. Keys: `worker` is the shard.
     ///
     /// ```text
-    /// DIAGRAM_INSTAGRAM
+    ///   63     23  22   10  9      0
+    /// +-----------+---------+----------+
+    /// | timestamp | shard   | sequence |
+    /// +-----------+---------+----------+
+    ///   41 bits     13 bits   10 bits
     /// ```
     pub const INSTAGRAM: Layout = Layout::preset(
         "instagram",
@@ -73,7 +85,11 @@ impl Layout {
     /// and then a 16-bit machine id. Keys: `worker` is the machine id.
     ///
     /// ```text
-    /// DIAGRAM_SONYFLAKE
+    ///   63     62     24  23    16  15    0
+    /// +-------+-----------+----------+---------+
+    /// | 0     | timestamp | sequence | machine |
+    /// +-------+-----------+----------+---------+
+    ///   1 bit   39 bits     8 bits     16 bits
     /// ```
     pub const SONYFLAKE: Layout = Layout::preset(
         "sonyflake",
@@ -93,7 +109,11 @@ impl Layout {
     /// time zone; this preset takes it as UTC.)
     ///
     /// ```text
-    /// DIAGRAM_BAIDU
+    ///   63     62     35  34   13  12     0
+    /// +-------+-----------+---------+----------+
+    /// | 0     | timestamp | worker  | sequence |
+    /// +-------+-----------+---------+----------+
+    ///   1 bit   28 bits     22 bits   13 bits
     /// ```
     pub const BAIDU: Layout = Layout::preset(
         "baidu",
@@ -109,7 +129,11 @@ impl Layout {
     /// time, so it is decode-only. Keys: `worker` is the node, `sequence` the counter.
     ///
     /// ```text
-    /// DIAGRAM_TSID
+    ///   63     22  21   12  11    0
+    /// +-----------+---------+---------+
+    /// | timestamp | node    | counter |
+    /// +-----------+---------+---------+
+    ///   42 bits     10 bits   12 bits
     /// ```
     pub const TSID: Layout = Layout::preset(
         "tsid",
@@ -128,7 +152,11 @@ impl Layout {
     /// sequence). Decode-only. Keys: `sequence` is the 16 low bits.
     ///
     /// ```text
-    /// DIAGRAM_MASTODON
+    ///   63     16  15     0
+    /// +-----------+----------+
+    /// | timestamp | sequence |
+    /// +-----------+----------+
+    ///   48 bits     16 bits
     /// ```
     pub const MASTODON: Layout = Layout::preset(
         "mastodon",
@@ -181,6 +209,32 @@ impl Layout {
 #[cfg(test)]
 mod tests {
     use crate::{Bits, Encoding, Id, Layout, UnixMs};
+
+    /// The diagrams in the presets' docs are what `Display` draws: the docs are checked
+    /// against the code, so they cannot drift.
+    #[test]
+    fn the_diagram_in_each_presets_docs_is_the_one_drawn() {
+        let source = include_str!("preset.rs");
+        for layout in Layout::PRESETS {
+            let constant = format!("pub const {}: Layout", layout.name().to_uppercase());
+            let before = &source[..source.find(&constant).expect("a constant per preset")];
+            let block = before.rsplit("/// ```text\n").next().unwrap();
+            let documented: Vec<&str> = block
+                .lines()
+                .take_while(|l| l.trim() != "/// ```")
+                .map(|l| l.trim_start().strip_prefix("///").unwrap())
+                .map(|l| l.strip_prefix(' ').unwrap_or(l))
+                .collect();
+            let drawn = layout.diagram().to_string();
+            let drawn: Vec<&str> = drawn.lines().map(str::trim_end).collect();
+            assert_eq!(
+                documented,
+                drawn,
+                "the diagram in the docs of {}",
+                layout.name()
+            );
+        }
+    }
 
     #[test]
     fn every_preset_is_a_valid_layout() {
