@@ -6,24 +6,28 @@ mod support;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use support::{Serve, http_get, ids, serve_command, spawn_logged};
+use support::{Serve, http_get, ids, serve_command, spawn_logged, wall_clock_offset};
 
-fn command(state: &std::path::Path, offset_ms: i64, extra: &[&str]) -> Command {
+/// `snowmint serve` with its wall clock `offset` away from this machine's (`"0s"`, `"-10s"`),
+/// moved by libfaketime as an NTP step would move it.
+fn command(state: &std::path::Path, offset: &str, extra: &[&str]) -> Command {
     let mut cmd = serve_command(state, extra);
-    cmd.args(["--grpc-addr", "127.0.0.1:0"])
-        .env("SNOWMINT_TEST_CLOCK_OFFSET_MS", offset_ms.to_string());
+    cmd.args(["--grpc-addr", "127.0.0.1:0"]);
+    if offset != "0s" {
+        wall_clock_offset(&mut cmd, offset);
+    }
     cmd
 }
 
 /// Starts the server and reads the address it logs as it binds.
-fn start(state: &std::path::Path, offset_ms: i64, extra: &[&str]) -> Serve {
-    spawn_logged(command(state, offset_ms, extra))
+fn start(state: &std::path::Path, offset: &str, extra: &[&str]) -> Serve {
+    spawn_logged(command(state, offset, extra))
 }
 
 #[test]
 fn sigterm_finishes_requests_in_flight_and_exits_zero() {
     let state = tempfile::tempdir().unwrap();
-    let mut serve = start(state.path(), 0, &["--max-batch", "1000000"]);
+    let mut serve = start(state.path(), "0s", &["--max-batch", "1000000"]);
     let addr = serve.http;
     // A million ids take about 250 ms at the default layout's cap of 4,096 per ms.
     let in_flight = std::thread::spawn(move || http_get(addr, "/v1/ids?count=1000000"));
@@ -41,7 +45,7 @@ fn sigterm_finishes_requests_in_flight_and_exits_zero() {
 #[test]
 fn restart_with_the_clock_set_back_never_repeats_an_id() {
     let state = tempfile::tempdir().unwrap();
-    let first = start(state.path(), 0, &[]);
+    let first = start(state.path(), "0s", &[]);
     let (code, body) = first.get("/v1/ids?count=5000");
     assert_eq!(code, 200);
     let before = ids(&body);
@@ -50,7 +54,7 @@ fn restart_with_the_clock_set_back_never_repeats_an_id() {
     drop(first);
 
     // Set back 10 s and told to fail: exits with the gap named, issuing nothing.
-    let out = command(state.path(), -10_000, &["--restart-behind", "fail"])
+    let out = command(state.path(), "-10s", &["--restart-behind", "fail"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -58,7 +62,7 @@ fn restart_with_the_clock_set_back_never_repeats_an_id() {
     assert!(stderr.contains("ms behind the high-water mark"), "{stderr}");
 
     // Set back 10 s and told to wait: serves probes, but is not ready and issues nothing.
-    let behind = start(state.path(), -10_000, &[]);
+    let behind = start(state.path(), "-10s", &[]);
     let (code, body) = behind.get("/readyz");
     assert_eq!(code, 503, "{body}");
     assert!(body.contains("behind the high-water mark"), "{body}");
@@ -68,7 +72,7 @@ fn restart_with_the_clock_set_back_never_repeats_an_id() {
     drop(behind);
 
     // Set back 1.5 s: ready once the clock passes the mark, and every id is higher.
-    let later = start(state.path(), -1_500, &[]);
+    let later = start(state.path(), "-1.5s", &[]);
     let deadline = Instant::now() + Duration::from_secs(10);
     while later.get("/readyz").0 != 200 {
         assert!(Instant::now() < deadline, "never became ready");
@@ -93,15 +97,15 @@ fn flags_override_the_environment_which_overrides_the_file() {
         )
     };
     assert_eq!(
-        worker_of(&start(state.path(), 0, &["--config", config])),
+        worker_of(&start(state.path(), "0s", &["--config", config])),
         (1, 3)
     );
-    let mut cmd = command(state.path(), 0, &["--config", config]);
+    let mut cmd = command(state.path(), "0s", &["--config", config]);
     cmd.env("SNOWMINT_WORKER", "4");
     let from_env = spawn_logged(cmd);
     assert_eq!(worker_of(&from_env), (1, 4));
     drop(from_env);
-    let mut cmd = command(state.path(), 0, &["--config", config, "--worker", "5"]);
+    let mut cmd = command(state.path(), "0s", &["--config", config, "--worker", "5"]);
     cmd.env("SNOWMINT_WORKER", "4");
     assert_eq!(worker_of(&spawn_logged(cmd)), (1, 5));
 }
@@ -111,7 +115,7 @@ fn a_broken_config_is_refused_with_the_key_named() {
     let state = tempfile::tempdir().unwrap();
     let file = state.path().join("bad.toml");
     std::fs::write(&file, "worker = 99\n").unwrap();
-    let out = command(state.path(), 0, &["--config", file.to_str().unwrap()])
+    let out = command(state.path(), "0s", &["--config", file.to_str().unwrap()])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -119,9 +123,13 @@ fn a_broken_config_is_refused_with_the_key_named() {
         String::from_utf8_lossy(&out.stderr).trim(),
         "error: config key `worker`: \"99\" is out of range 0..=31 for layout twitter"
     );
-    let out = command(state.path(), 0, &["--config", "/nonexistent/snowmint.toml"])
-        .output()
-        .unwrap();
+    let out = command(
+        state.path(),
+        "0s",
+        &["--config", "/nonexistent/snowmint.toml"],
+    )
+    .output()
+    .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&out.stderr)
@@ -141,7 +149,7 @@ fn a_broken_config_is_refused_with_the_key_named() {
 #[test]
 fn the_worker_id_and_its_state_file_are_logged_at_start() {
     let state = tempfile::tempdir().unwrap();
-    let mut serve = start(state.path(), 0, &["--datacenter", "2", "--worker", "7"]);
+    let mut serve = start(state.path(), "0s", &["--datacenter", "2", "--worker", "7"]);
     let logged = serve.logged();
     let file = state.path().join(format!(
         "twitter-{}-dc2-w7.mark",

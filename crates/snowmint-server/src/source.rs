@@ -43,16 +43,6 @@ pub struct IdSource {
     status: watch::Receiver<LeaseStatus>,
 }
 
-/// The clock the server runs on. `SNOWMINT_TEST_CLOCK_OFFSET_MS` shifts it, so tests can
-/// restart a real process with its clock set back; nothing else should set it.
-fn server_clock() -> SystemClock {
-    let offset = std::env::var("SNOWMINT_TEST_CLOCK_OFFSET_MS")
-        .ok()
-        .and_then(|v| v.parse::<i64>().ok())
-        .unwrap_or(0);
-    SystemClock::new().with_offset_ms(offset)
-}
-
 /// How long start-up waits for a lease that does not expire (static, hostname, file):
 /// those answer at once, so a server with one is ready when it starts listening.
 const FIRST_LEASE_WAIT: Duration = Duration::from_secs(15);
@@ -76,7 +66,7 @@ impl IdSource {
             &config.identity,
             config.lease_settings.ttl,
         );
-        let clock = server_clock();
+        let clock = SystemClock::new();
         let keeper = Keeper::start(
             Arc::clone(&registry),
             claim,
