@@ -1,0 +1,223 @@
+//! Configuring a generator: a [`Builder`] checks every setting and reads the store's mark
+//! once, then hands over a [`Generator`] ready to issue.
+
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::{Counters, Generator, Hot, duration_ms};
+use crate::policy::{OverflowPolicy, RollbackPolicy, SequenceStart};
+use crate::{Clock, Error, Layout, Store, SystemClock};
+
+/// Configures a [`Generator`]; see [`Generator::builder`].
+#[derive(Debug)]
+#[must_use]
+pub struct Builder<C: Clock = SystemClock> {
+    layout: Layout,
+    datacenter: u64,
+    worker: u64,
+    clock: C,
+    rollback: RollbackPolicy,
+    overflow: OverflowPolicy,
+    sequence_start: SequenceStart,
+    store: Option<Arc<dyn Store>>,
+    reserve_ahead: Duration,
+    after_ms: Option<u64>,
+}
+
+impl Generator<SystemClock> {
+    /// Starts configuring a generator for `layout`, with datacenter 0, worker 0, the
+    /// [`SystemClock`], the default policies, and no high-water-mark store.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Generator, Layout};
+    ///
+    /// let g = Generator::builder(Layout::TWITTER).datacenter(1).worker(7).build()?;
+    /// assert_eq!((g.datacenter(), g.worker()), (1, 7));
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn builder(layout: Layout) -> Builder<SystemClock> {
+        Builder {
+            layout,
+            datacenter: 0,
+            worker: 0,
+            clock: SystemClock::new(),
+            rollback: RollbackPolicy::default(),
+            overflow: OverflowPolicy::default(),
+            sequence_start: SequenceStart::default(),
+            store: None,
+            reserve_ahead: Duration::from_secs(1),
+            after_ms: None,
+        }
+    }
+}
+
+impl<C: Clock> Builder<C> {
+    /// The datacenter id (default 0).
+    pub fn datacenter(mut self, datacenter: u64) -> Self {
+        self.datacenter = datacenter;
+        self
+    }
+
+    /// The worker id (default 0).
+    pub fn worker(mut self, worker: u64) -> Self {
+        self.worker = worker;
+        self
+    }
+
+    /// Another clock: a [`ManualClock`](crate::ManualClock) in tests, a
+    /// [`WallClock`](crate::WallClock) to follow NTP steps.
+    pub fn clock<D: Clock>(self, clock: D) -> Builder<D> {
+        Builder {
+            layout: self.layout,
+            datacenter: self.datacenter,
+            worker: self.worker,
+            clock,
+            rollback: self.rollback,
+            overflow: self.overflow,
+            sequence_start: self.sequence_start,
+            store: self.store,
+            reserve_ahead: self.reserve_ahead,
+            after_ms: self.after_ms,
+        }
+    }
+
+    /// What to do when the clock is behind (default: wait up to 5 s).
+    pub fn rollback(mut self, policy: RollbackPolicy) -> Self {
+        self.rollback = policy;
+        self
+    }
+
+    /// What to do when a tick's sequence is spent (default: wait for the next tick).
+    pub fn overflow(mut self, policy: OverflowPolicy) -> Self {
+        self.overflow = policy;
+        self
+    }
+
+    /// Where each tick's sequence starts (default: zero).
+    pub fn sequence_start(mut self, start: SequenceStart) -> Self {
+        self.sequence_start = start;
+        self
+    }
+
+    /// A high-water-mark store: read once at build, written ahead of the ids issued.
+    pub fn store(mut self, store: Arc<dyn Store>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// How far ahead of the id being issued a reservation reaches (default 1 s). Longer
+    /// means fewer writes; after a crash, a restart waits out at most this much.
+    pub fn reserve_ahead(mut self, ahead: Duration) -> Self {
+        self.reserve_ahead = ahead;
+        self
+    }
+
+    /// Never issue an id whose time is at or before `unix_ms`: a mark handed over by a
+    /// worker-id lease, on top of the store's own.
+    pub fn after_ms(mut self, unix_ms: u64) -> Self {
+        self.after_ms = Some(self.after_ms.map_or(unix_ms, |m| m.max(unix_ms)));
+        self
+    }
+
+    /// Validates the configuration, reads the store's mark, and returns the generator.
+    ///
+    /// # Errors
+    ///
+    /// A decode-only layout, a datacenter or worker id out of range, a random start bound
+    /// above the sequence count, a store that cannot be read, or a mark past the layout's
+    /// range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Generator, Layout};
+    ///
+    /// let err = Generator::builder(Layout::TWITTER).worker(40).build().unwrap_err();
+    /// assert_eq!(err.to_string(), "worker id 40 is out of range 0..=31");
+    /// let err = Generator::builder(Layout::DISCORD).build().unwrap_err();
+    /// assert_eq!(err.to_string(), "layout discord uses bit 63 and can decode ids but not generate them");
+    /// ```
+    pub fn build(self) -> Result<Generator<C>, Error> {
+        let layout = self.layout;
+        if layout.is_decode_only() {
+            return Err(Error::DecodeOnly {
+                layout: layout.name(),
+            });
+        }
+        // Compose checks every range; the id itself is thrown away.
+        layout.compose(0, self.datacenter, self.worker, 0)?;
+        let sequences = layout.max_sequence() + 1;
+        if let SequenceStart::Random { below } = self.sequence_start
+            && below > sequences
+        {
+            return Err(Error::OutOfRange {
+                what: "random sequence start bound",
+                value: below,
+                max: sequences,
+            });
+        }
+        let stored = match &self.store {
+            Some(store) => store.load().map_err(|e| Error::Store {
+                message: format!("cannot read it: {e}"),
+            })?,
+            None => None,
+        };
+        let mark = stored.max(self.after_ms);
+        // The first tick that may be issued: after the mark's tick.
+        let (floor, seen) = match mark {
+            Some(ms) if ms >= layout.epoch_ms() => {
+                let tick = layout.tick_at(ms)?;
+                (tick + 1, tick)
+            }
+            _ => (0, 0),
+        };
+        let [
+            timestamp_shift,
+            datacenter_shift,
+            worker_shift,
+            sequence_shift,
+        ] = layout.shifts();
+        let seq_bits = u32::from(layout.bits().sequence);
+        let tick_ms = layout.tick_ms();
+        let reserved = if self.store.is_some() { 0 } else { u64::MAX };
+        let lead_ticks = match self.overflow {
+            OverflowPolicy::Wait => 0,
+            OverflowPolicy::Borrow { lead } => duration_ms(lead) / tick_ms,
+        };
+        Ok(Generator {
+            hot: Hot {
+                state: AtomicU64::new(floor << seq_bits),
+                seen: AtomicU64::new(seen),
+                limit: AtomicU64::new(reserved),
+                seq_mask: layout.max_sequence(),
+                node: self.datacenter << datacenter_shift | self.worker << worker_shift,
+                seq_bits: layout.bits().sequence,
+                timestamp_shift,
+                sequence_shift,
+            },
+            reserved: AtomicU64::new(reserved),
+            fence: AtomicU64::new(u64::MAX),
+            epoch_ms: layout.epoch_ms(),
+            tick_ms,
+            max_tick: layout.max_timestamp(),
+            lead_ticks,
+            ahead_ticks: duration_ms(self.reserve_ahead) / tick_ms,
+            layout,
+            datacenter: self.datacenter,
+            worker: self.worker,
+            rollback: self.rollback,
+            sequence_start: self.sequence_start,
+            salt: RandomState::new().hash_one(floor),
+            clock: self.clock,
+            store: self.store,
+            reserve_lock: Mutex::new(()),
+            closed: AtomicBool::new(false),
+            counters: Counters::default(),
+        })
+    }
+}

@@ -1,0 +1,132 @@
+//! What bounds the fast path: the store's reservation (ids up to a high-water mark written
+//! ahead of them) and the lease's fence (ids only while the lease is certainly valid). The
+//! fast path reads their minimum, `limit`, with one load; both move under one lock.
+
+use std::sync::atomic::Ordering::SeqCst;
+
+use super::Generator;
+use crate::{Clock, Error};
+
+impl<C: Clock> Generator<C> {
+    #[cold]
+    pub(super) fn reserve(&self, tick: u64) -> Result<(), Error> {
+        let _guard = self.reserve_lock.lock().unwrap_or_else(|e| e.into_inner());
+        if self.closed.load(SeqCst) {
+            return Err(Error::Closed);
+        }
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        if tick <= self.reserved.load(SeqCst) {
+            return Ok(());
+        }
+        let until = tick.saturating_add(self.ahead_ticks).min(self.max_tick);
+        let granted_ms = store
+            .reserve(self.tick_end_ms(until))
+            .map_err(|e| Error::Store {
+                message: e.to_string(),
+            })?;
+        // The last tick that ends within the grant.
+        let granted = ((granted_ms.saturating_add(1)).saturating_sub(self.epoch_ms) / self.tick_ms)
+            .checked_sub(1);
+        let until = match granted {
+            Some(granted) if granted >= tick => until.min(granted),
+            _ => {
+                return Err(Error::Store {
+                    message: format!(
+                        "it vouches only for ids up to {}, before the id being issued",
+                        crate::UnixMs(granted_ms)
+                    ),
+                });
+            }
+        };
+        self.counters.reservations.fetch_add(1, SeqCst);
+        self.reserved.store(until, SeqCst);
+        self.update_limit();
+        Ok(())
+    }
+
+    /// Stops issuing ids and, if a store is attached, lowers its mark from the reservation
+    /// to the newest id actually issued, so the next run need not wait out the reservation.
+    /// Called by `Drop`; call it yourself to see the store's error.
+    ///
+    /// # Errors
+    ///
+    /// The store could not lower its mark (keeping the higher mark is safe).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Error, Generator, Layout};
+    ///
+    /// let g = Generator::builder(Layout::TWITTER).build()?;
+    /// g.next_id()?;
+    /// g.shutdown()?;
+    /// assert_eq!(g.next_id(), Err(Error::Closed));
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn shutdown(&self) -> Result<(), Error> {
+        let _guard = self.reserve_lock.lock().unwrap_or_else(|e| e.into_inner());
+        if self.closed.swap(true, SeqCst) {
+            return Ok(());
+        }
+        // From here every caller takes the slow path and finds the generator closed.
+        let reserved = self.reserved.swap(0, SeqCst);
+        self.update_limit();
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        if reserved == 0 {
+            return Ok(());
+        }
+        // Every id issued came from a slot below the counter, and none past the reservation.
+        let last_tick =
+            (self.hot.state.load(SeqCst).saturating_sub(1) >> self.hot.seq_bits).min(reserved);
+        store
+            .release(self.tick_end_ms(reserved), self.tick_end_ms(last_tick))
+            .map_err(|e| Error::Store {
+                message: e.to_string(),
+            })
+    }
+
+    /// Lets the generator issue ids only while its clock reads before `unix_ms`: the
+    /// instant a worker-id lease could expire, less a safety margin. Renewals move it
+    /// forward; when they stop, issuing stops at that instant, not when the failure is
+    /// noticed. `u64::MAX` lifts the fence. Whole ticks only: a tick that would end after
+    /// `unix_ms` is not issued.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use snowmint::{Error, Generator, Layout, ManualClock};
+    ///
+    /// let clock = Arc::new(ManualClock::new(1_800_000_000_000));
+    /// let g = Generator::builder(Layout::TWITTER).clock(Arc::clone(&clock)).build()?;
+    /// g.set_valid_until_ms(1_800_000_000_100);
+    /// assert!(g.next_id().is_ok());
+    /// clock.advance(100);
+    /// assert_eq!(g.next_id(), Err(Error::Fenced { until_ms: 1_800_000_000_100 }));
+    /// g.set_valid_until_ms(1_800_000_005_000); // renewed
+    /// assert!(g.next_id().is_ok());
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn set_valid_until_ms(&self, unix_ms: u64) {
+        let fence = if unix_ms == u64::MAX {
+            u64::MAX
+        } else {
+            // The last tick that ends at or before `unix_ms`.
+            (unix_ms.saturating_sub(self.epoch_ms) / self.tick_ms).saturating_sub(1)
+        };
+        // Under the reservation lock, so `limit` is always the minimum of the two.
+        let _guard = self.reserve_lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.fence.store(fence, SeqCst);
+        self.update_limit();
+    }
+
+    /// Recomputes the fast path's limit; called with the reservation lock held.
+    pub(super) fn update_limit(&self) {
+        let limit = self.reserved.load(SeqCst).min(self.fence.load(SeqCst));
+        self.hot.limit.store(limit, SeqCst);
+    }
+}
