@@ -1,9 +1,9 @@
 //! Bad input: one line on stderr naming the problem, exit status 2, nothing on stdout, and
 //! nothing written to the state directory.
 
-mod common;
+mod support;
 
-use common::Snowmint;
+use support::Snowmint;
 
 fn rejects(args: &[&str], expected: &str) {
     let sm = Snowmint::new();

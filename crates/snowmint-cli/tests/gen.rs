@@ -1,16 +1,16 @@
 //! `snowmint gen`, run as real processes: uniqueness across runs, across processes started
 //! at the same moment, and across a crash.
 
-mod common;
+mod support;
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::thread;
 
-use common::{Snowmint, ids, now_ms, strictly_increasing, twitter_ms};
 use snowmint::Layout;
 use snowmint_lease::FileStore;
+use support::{Snowmint, id_lines, now_ms, strictly_increasing, twitter_ms};
 
 #[test]
 fn five_json_ids_increase_and_carry_the_time_of_now() {
@@ -129,7 +129,7 @@ fn two_processes_started_at_once_print_disjoint_ids() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let list = ids(std::str::from_utf8(&out.stdout).unwrap());
+        let list = id_lines(std::str::from_utf8(&out.stdout).unwrap());
         assert_eq!(list.len(), N);
         assert!(strictly_increasing(&list));
         all.extend(list);
@@ -199,7 +199,7 @@ fn after_a_crash_ids_come_after_the_mark() {
     let sm = Snowmint::new();
     let mark = crash_leaving_a_mark(&sm, 3_000);
     let out = sm.ok(&["gen", "-n", "3"]);
-    let list = ids(&out);
+    let list = id_lines(&out);
     assert_eq!(list.len(), 3);
     assert!(strictly_increasing(&list));
     for id in list {

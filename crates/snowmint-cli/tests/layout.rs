@@ -1,8 +1,8 @@
 //! `snowmint layout`, run as a real process.
 
-mod common;
+mod support;
 
-use common::Snowmint;
+use support::Snowmint;
 
 #[test]
 fn the_default_layout() {

@@ -32,3 +32,12 @@ fn four_servers_on_one_host_share_worker_ids_through_a_directory() {
     let mut registry = Directory(tempfile::tempdir().unwrap());
     fleet::fleet_survives_a_crash_and_a_registry_restart(&mut registry);
 }
+
+/// A successor on another state directory, with its wall clock 3 s behind, takes over the
+/// worker file of a holder killed with SIGKILL, and repeats none of its ids.
+#[test]
+fn a_successor_with_an_empty_state_dir_and_its_clock_behind_starts_after_the_dead() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file:{}", dir.path().join("registry").display());
+    fleet::successor_with_an_empty_state_dir_and_its_clock_behind(&url);
+}

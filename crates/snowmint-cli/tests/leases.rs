@@ -1,8 +1,8 @@
 //! `snowmint serve --lease` against real Redis, etcd and PostgreSQL servers: the registry
 //! going away under a running server, a SIGKILLed holder's worker id waiting out its TTL, a
 //! successor on a new machine with its clock behind, and a fleet surviving a crashed member
-//! and a registry restart. The same tests run against each, and the take-over test against
-//! the `file` registry too.
+//! and a registry restart. The same tests run against each. The `file` registry takes the
+//! take-over test in `lease_file.rs`.
 
 mod fleet;
 mod support;
@@ -42,16 +42,3 @@ macro_rules! registry_tests {
 registry_tests!(redis, Redis);
 registry_tests!(etcd, Etcd);
 registry_tests!(postgres, Postgres);
-
-/// The `file` registry has no server to stop; it takes the test that shares a worker id
-/// between state directories.
-mod file {
-    use super::*;
-
-    #[test]
-    fn a_successor_with_an_empty_state_dir_and_its_clock_behind_starts_after_the_dead() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("file:{}", dir.path().join("registry").display());
-        fleet::successor_with_an_empty_state_dir_and_its_clock_behind(&url);
-    }
-}

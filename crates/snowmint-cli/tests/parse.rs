@@ -1,8 +1,8 @@
 //! `snowmint parse`, run as a real process.
 
-mod common;
+mod support;
 
-use common::Snowmint;
+use support::Snowmint;
 
 const DISCORD_JSON: &str = r#"{"id":"175928847299117063","unix_ms":1462015105796,"time":"2016-04-30T11:18:25.796Z","datacenter":0,"worker":1,"sequence":7}"#;
 

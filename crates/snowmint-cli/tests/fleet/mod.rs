@@ -8,11 +8,13 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use snowmint::{Id, Layout};
+use snowmint::Layout;
 
 use snowmint_testkit::Server;
 
-use crate::support::{Serve, ids, serve_command, spawn_logged, wall_clock_offset};
+use crate::support::{
+    Serve, ids, now_ms, serve_command, spawn_logged, twitter_ms, wall_clock_offset,
+};
 
 /// Lease settings short enough for tests: a 3 s TTL renewed every 500 ms, 300 ms margin.
 pub const LEASE_FLAGS: [&str; 6] = [
@@ -135,15 +137,6 @@ pub fn pull(server: &Serve, count: u32) -> Option<Vec<u64>> {
     (status == 200).then(|| ids(&body))
 }
 
-/// The time an id was made, in ms since the Unix epoch.
-pub fn time_of(id: u64) -> u64 {
-    Layout::TWITTER.decode(Id::from_u64(id)).unwrap().unix_ms
-}
-
-pub fn now_ms() -> u64 {
-    snowmint::Clock::now_ms(&snowmint::WallClock)
-}
-
 /// Checks that no id repeats across all of `by_process`, and that each list increases.
 pub fn assert_unique_and_increasing(by_process: &HashMap<String, Vec<u64>>) -> usize {
     let mut all = Vec::new();
@@ -185,7 +178,7 @@ pub fn registry_away_and_back(registry: &mut dyn Server) {
         );
         std::thread::sleep(Duration::from_millis(20));
     };
-    let last = time_of(*ids.last().unwrap());
+    let last = twitter_ms(*ids.last().unwrap());
     assert!(
         last < stopped_at + 3000 - 300,
         "id at {last} after the lease could have expired"

@@ -1,14 +1,22 @@
-//! Running `snowmint serve` as a real process in tests: spawn it, read the address it
-//! binds, talk HTTP to it, stop it.
+//! Running the real `snowmint` in tests: a command with a state directory of its own
+//! ([`Snowmint`]), and `snowmint serve` as a process: spawn it, read the address it binds,
+//! talk HTTP to it, stop it.
 
 #![allow(dead_code)] // each test file uses what it needs
+
+mod command;
+
+#[allow(unused_imports)] // the serve tests do not run commands
+pub use command::Snowmint;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use snowmint::{Id, Layout};
 
 /// `snowmint serve` on free loopback ports with `state` as its state directory, with no
 /// `SNOWMINT_*` variable of the test's environment leaking in.
@@ -180,4 +188,35 @@ pub fn ids(body: &str) -> Vec<u64> {
         .iter()
         .map(|s| s.as_str().unwrap().parse().unwrap())
         .collect()
+}
+
+/// The wall clock, in ms since the Unix epoch.
+pub fn now_ms() -> u64 {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("after 1970");
+    u64::try_from(since.as_millis()).expect("fits")
+}
+
+/// The time of a decimal Twitter-layout id, in ms since the Unix epoch.
+pub fn twitter_ms(id: u64) -> u64 {
+    Layout::TWITTER
+        .decode(Id::from_u64(id))
+        .expect("a twitter id")
+        .unix_ms
+}
+
+/// Lines of decimal ids, as `snowmint gen` prints them.
+pub fn id_lines(stdout: &str) -> Vec<u64> {
+    stdout
+        .lines()
+        .map(|line| {
+            line.parse()
+                .unwrap_or_else(|_| panic!("not a decimal id: {line:?}"))
+        })
+        .collect()
+}
+
+pub fn strictly_increasing(ids: &[u64]) -> bool {
+    ids.windows(2).all(|w| w[0] < w[1])
 }
