@@ -11,7 +11,7 @@ use tokio::sync::Mutex;
 use tokio_postgres::Config;
 use tokio_postgres::config::SslMode;
 
-use self::session::{CONNECT_TIMEOUT, Session, checkin, describe};
+use self::session::{CONNECT_TIMEOUT, Session, describe};
 use self::url::{redact, target};
 use crate::registry::{Claim, Lease, LeaseError, Registry};
 
@@ -120,13 +120,8 @@ impl Registry for PostgresRegistry {
     }
 
     async fn acquire(&self, claim: &Claim) -> Result<Lease, LeaseError> {
-        self.bounded(async {
-            let (mut slot, mut session) = self.checkout().await?;
-            let result = self.acquire_on(&mut session, claim).await;
-            checkin(&mut slot, session, &result);
-            result
-        })
-        .await
+        self.on_session(async |s| self.acquire_on(s, claim).await)
+            .await
     }
 
     async fn renew(
@@ -135,13 +130,8 @@ impl Registry for PostgresRegistry {
         lease: &Lease,
         high_water_ms: u64,
     ) -> Result<(), LeaseError> {
-        self.bounded(async {
-            let (mut slot, session) = self.checkout().await?;
-            let result = self.renew_on(&session, claim, lease, high_water_ms).await;
-            checkin(&mut slot, session, &result);
-            result
-        })
-        .await
+        self.on_session(async |s| self.renew_on(s, claim, lease, high_water_ms).await)
+            .await
     }
 
     async fn release(
@@ -150,13 +140,8 @@ impl Registry for PostgresRegistry {
         lease: &Lease,
         high_water_ms: u64,
     ) -> Result<(), LeaseError> {
-        self.bounded(async {
-            let (mut slot, session) = self.checkout().await?;
-            let result = self.release_on(&session, claim, lease, high_water_ms).await;
-            checkin(&mut slot, session, &result);
-            result
-        })
-        .await
+        self.on_session(async |s| self.release_on(s, claim, lease, high_water_ms).await)
+            .await
     }
 }
 

@@ -53,13 +53,20 @@ impl PostgresRegistry {
         self.unavailable(&describe(err))
     }
 
-    /// Runs one call within [`CALL_TIMEOUT`]. A call cut short drops its session (it was
-    /// taken out of the slot), closing the connection.
-    pub(super) async fn bounded<T>(
+    /// Runs one call on the open session, or a new one, within [`CALL_TIMEOUT`], then
+    /// puts the session back for the next call unless the call failed on it. A call cut
+    /// short drops its session (it was taken out of the slot), closing the connection.
+    pub(super) async fn on_session<T>(
         &self,
-        call: impl Future<Output = Result<T, LeaseError>>,
+        call: impl AsyncFnOnce(&mut Session) -> Result<T, LeaseError>,
     ) -> Result<T, LeaseError> {
-        tokio::time::timeout(CALL_TIMEOUT, call)
+        let work = async {
+            let (mut slot, mut session) = self.checkout().await?;
+            let result = call(&mut session).await;
+            checkin(&mut slot, session, &result);
+            result
+        };
+        tokio::time::timeout(CALL_TIMEOUT, work)
             .await
             .unwrap_or_else(|_| {
                 Err(self.unavailable(&format!("no answer within {} ms", CALL_TIMEOUT.as_millis())))
@@ -67,9 +74,7 @@ impl PostgresRegistry {
     }
 
     /// The open session, or a new one if there is none or its connection has closed.
-    pub(super) async fn checkout(
-        &self,
-    ) -> Result<(MutexGuard<'_, Option<Session>>, Session), LeaseError> {
+    async fn checkout(&self) -> Result<(MutexGuard<'_, Option<Session>>, Session), LeaseError> {
         let mut slot = self.session.lock().await;
         let session = match slot.take() {
             Some(session) if !session.client.is_closed() => session,
@@ -134,11 +139,7 @@ impl PostgresRegistry {
 
 /// Puts a session back for the next call, unless the call failed on it: after an error
 /// the next call starts on a fresh connection, whatever state this one was left in.
-pub(super) fn checkin<T>(
-    slot: &mut Option<Session>,
-    session: Session,
-    result: &Result<T, LeaseError>,
-) {
+fn checkin<T>(slot: &mut Option<Session>, session: Session, result: &Result<T, LeaseError>) {
     let failed = matches!(result, Err(LeaseError::Unavailable { .. }));
     if !failed && !session.client.is_closed() {
         *slot = Some(session);
