@@ -47,12 +47,11 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 
 use self::gateway::{Kv, compare, delete, excerpt, put, range, unavailable};
 use self::keys::Keys;
+use super::CONNECT_TIMEOUT;
 use crate::registry::{Claim, Lease, LeaseError, Registry};
 
 /// etcd's client port, when the URL names none.
 const DEFAULT_PORT: u16 = 2379;
-/// A reachable etcd accepts a connection in well under this.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 /// Every request answers within this or fails.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
 /// Every call (acquire, renew, release) ends within this, however many requests it
@@ -134,15 +133,14 @@ impl EtcdRegistry {
         call: &str,
         work: impl Future<Output = Result<T, LeaseError>>,
     ) -> Result<T, LeaseError> {
-        tokio::time::timeout(CALL_TIMEOUT, work)
-            .await
-            .unwrap_or_else(|_| {
-                Err(unavailable(format!(
-                    "{call} at {} took over {} ms",
-                    self.endpoint,
-                    CALL_TIMEOUT.as_millis()
-                )))
-            })
+        super::within(CALL_TIMEOUT, work, || {
+            unavailable(format!(
+                "{call} at {} took over {} ms",
+                self.endpoint,
+                CALL_TIMEOUT.as_millis()
+            ))
+        })
+        .await
     }
 }
 

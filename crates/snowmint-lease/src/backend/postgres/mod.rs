@@ -11,8 +11,9 @@ use tokio::sync::Mutex;
 use tokio_postgres::Config;
 use tokio_postgres::config::SslMode;
 
-use self::session::{CONNECT_TIMEOUT, Session, describe};
+use self::session::{Session, describe};
 use self::url::{redact, target};
+use super::CONNECT_TIMEOUT;
 use crate::registry::{Claim, Lease, LeaseError, Registry};
 
 /// Leases worker ids through a PostgreSQL table, created at first use if absent:

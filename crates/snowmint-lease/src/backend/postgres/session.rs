@@ -11,8 +11,6 @@ use super::PostgresRegistry;
 use super::protocol::{CREATE_TABLE, HOLDER, INSERT, LOWEST_MISSING, RELEASE, RENEW, take_sql};
 use crate::registry::LeaseError;
 
-/// How long opening a TCP connection may take, unless the URL sets `connect_timeout`.
-pub(super) const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 /// How long the whole of one call may take, connecting included: past it the registry is
 /// reported unavailable and the connection dropped (the server then rolls back whatever
 /// the call had begun).
@@ -66,11 +64,9 @@ impl PostgresRegistry {
             checkin(&mut slot, session, &result);
             result
         };
-        tokio::time::timeout(CALL_TIMEOUT, work)
-            .await
-            .unwrap_or_else(|_| {
-                Err(self.unavailable(&format!("no answer within {} ms", CALL_TIMEOUT.as_millis())))
-            })
+        let late =
+            || self.unavailable(&format!("no answer within {} ms", CALL_TIMEOUT.as_millis()));
+        crate::backend::within(CALL_TIMEOUT, work, late).await
     }
 
     /// The open session, or a new one if there is none or its connection has closed.
