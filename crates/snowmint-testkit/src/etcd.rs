@@ -4,11 +4,18 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::process::Command;
 
-use tempfile::TempDir;
-
+use crate::instance::{Instance, Kind};
 use crate::net::{self, free_port};
-use crate::process::{self, Daemon};
 use crate::program;
+
+/// What the guard needs to know to run an `etcd` on a port of its own.
+const KIND: Kind = Kind {
+    name: "etcd",
+    program: "etcd",
+    // etcd answers SIGTERM by stopping its server and closing its log.
+    stop_signal: libc::SIGTERM,
+    ready: healthy,
+};
 
 /// Milliseconds between the leader's heartbeats.
 const HEARTBEAT_MS: u32 = 10;
@@ -41,10 +48,7 @@ const ELECTION_TIMEOUT_MS: u32 = 100;
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub struct Etcd {
-    // Declared before `dir`, so the server stops before its directory is removed.
-    daemon: Daemon,
-    port: u16,
-    dir: TempDir,
+    server: Instance,
 }
 
 impl Etcd {
@@ -67,51 +71,11 @@ impl Etcd {
     #[track_caller]
     pub fn start() -> Etcd {
         let program = program::find_on_path("etcd", "etcd-server");
-        process::start_on_free_port(|| Etcd::new(&program), |etcd| &mut etcd.daemon)
-    }
-
-    fn new(program: &Path) -> Etcd {
-        let (port, peer_port) = (free_port(), free_port());
-        let dir = crate::scratch_dir("etcd");
-        let data = dir.path().join("data");
-        let program = program.to_path_buf();
-        let command = move || {
-            let client = format!("http://127.0.0.1:{port}");
-            let peer = format!("http://127.0.0.1:{peer_port}");
-            let mut command = Command::new(&program);
-            command
-                .args(["--name", "default"])
-                .arg("--data-dir")
-                .arg(&data)
-                .args(["--listen-client-urls", &client])
-                .args(["--advertise-client-urls", &client])
-                .args(["--listen-peer-urls", &peer])
-                .args(["--initial-advertise-peer-urls", &peer])
-                .args(["--initial-cluster", &format!("default={peer}")])
-                // Only read on the first start: later ones find the member in the data.
-                .args(["--initial-cluster-state", "new"])
-                // A lone member elects itself after one election timeout, which the
-                // default (1 s) adds to every restart. Alone, it has no rival to lose
-                // leadership to, so a short timeout is safe; it also lowers etcd's
-                // shortest lease TTL from 2 s to 1 s.
-                .args(["--heartbeat-interval", &HEARTBEAT_MS.to_string()])
-                .args(["--election-timeout", &ELECTION_TIMEOUT_MS.to_string()])
-                .args(["--logger", "zap", "--log-outputs", "stderr"]);
-            if let Some(arch) = unsupported_arch() {
-                command.env("ETCD_UNSUPPORTED_ARCH", arch);
-            }
-            command
-        };
-        let daemon = Daemon::new(
-            "etcd",
-            port,
-            dir.path().join("etcd.log"),
-            // etcd answers SIGTERM by stopping its server and closing its log.
-            libc::SIGTERM,
-            Box::new(command),
-            Box::new(move || healthy(port)),
-        );
-        Etcd { daemon, port, dir }
+        let server = Instance::start(&KIND, |port, dir| {
+            let (program, data, peer_port) = (program.clone(), dir.join("data"), free_port());
+            move || etcd_command(&program, port, peer_port, &data)
+        });
+        Etcd { server }
     }
 
     /// The client port on 127.0.0.1; the same across restarts.
@@ -122,7 +86,7 @@ impl Etcd {
     /// ```
     #[must_use]
     pub fn port(&self) -> u16 {
-        self.port
+        self.server.port
     }
 
     /// The client endpoint as an `http://` URL, the form etcd's own clients take.
@@ -133,7 +97,7 @@ impl Etcd {
     /// ```
     #[must_use]
     pub fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        format!("http://127.0.0.1:{}", self.server.port)
     }
 
     /// The client endpoint as an `etcd://` URL, the form `snowmint serve --lease` takes.
@@ -144,8 +108,37 @@ impl Etcd {
     /// ```
     #[must_use]
     pub fn url(&self) -> String {
-        format!("etcd://127.0.0.1:{}", self.port)
+        format!("etcd://127.0.0.1:{}", self.server.port)
     }
+}
+
+/// A lone member of a cluster of its own, serving clients on `port` and its peer
+/// protocol on `peer_port`, with its data in `data`.
+fn etcd_command(program: &Path, port: u16, peer_port: u16, data: &Path) -> Command {
+    let client = format!("http://127.0.0.1:{port}");
+    let peer = format!("http://127.0.0.1:{peer_port}");
+    let mut command = Command::new(program);
+    command
+        .args(["--name", "default"])
+        .arg("--data-dir")
+        .arg(data)
+        .args(["--listen-client-urls", &client])
+        .args(["--advertise-client-urls", &client])
+        .args(["--listen-peer-urls", &peer])
+        .args(["--initial-advertise-peer-urls", &peer])
+        .args(["--initial-cluster", &format!("default={peer}")])
+        // Only read on the first start: later ones find the member in the data.
+        .args(["--initial-cluster-state", "new"])
+        // A lone member elects itself after one election timeout, which the default (1 s)
+        // adds to every restart. Alone, it has no rival to lose leadership to, so a short
+        // timeout is safe; it also lowers etcd's shortest lease TTL from 2 s to 1 s.
+        .args(["--heartbeat-interval", &HEARTBEAT_MS.to_string()])
+        .args(["--election-timeout", &ELECTION_TIMEOUT_MS.to_string()])
+        .args(["--logger", "zap", "--log-outputs", "stderr"]);
+    if let Some(arch) = unsupported_arch() {
+        command.env("ETCD_UNSUPPORTED_ARCH", arch);
+    }
+    command
 }
 
 /// The value etcd 3.4 wants in `ETCD_UNSUPPORTED_ARCH` before it runs on this

@@ -40,6 +40,7 @@
 #![warn(missing_docs)]
 
 mod etcd;
+mod instance;
 mod net;
 mod postgres;
 mod process;
@@ -82,8 +83,8 @@ pub trait Server {
     fn kill(&mut self);
 }
 
-/// Implements [`Server`] for a guard with a `daemon: Daemon` and a `dir: TempDir` field
-/// and an inherent `url()`.
+/// Implements [`Server`] for a guard with a `server: Instance` field and an inherent
+/// `url()`.
 macro_rules! server_controls {
     ($guard:ident) => {
         impl $crate::Server for $guard {
@@ -92,35 +93,26 @@ macro_rules! server_controls {
             }
 
             fn dir(&self) -> &std::path::Path {
-                self.dir.path()
+                self.server.dir.path()
             }
 
             fn pid(&self) -> Option<u32> {
-                self.daemon.pid()
+                self.server.daemon.pid()
             }
 
             fn stop(&mut self) {
-                self.daemon.stop();
+                self.server.daemon.stop();
             }
 
             #[track_caller]
             fn restart(&mut self) {
-                self.daemon.restart();
+                self.server.daemon.restart();
             }
 
             fn kill(&mut self) {
-                self.daemon.kill();
+                self.server.daemon.kill();
             }
         }
     };
 }
 pub(crate) use server_controls;
-
-/// A fresh temporary directory for one server, named after it so a leftover one (from
-/// a test process killed outright) says what it was.
-fn scratch_dir(server: &str) -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix(&format!("snowmint-{server}-"))
-        .tempdir()
-        .unwrap_or_else(|err| panic!("cannot create a temporary directory for {server}: {err}"))
-}

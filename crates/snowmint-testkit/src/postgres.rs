@@ -9,10 +9,8 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use tempfile::TempDir;
-
-use crate::net::{self, free_port};
-use crate::process::{self, Daemon};
+use crate::instance::{Instance, Kind};
+use crate::net;
 use crate::program::{self, Missing};
 
 /// The superuser `initdb` creates, and the user of [`Postgres::url`].
@@ -24,6 +22,16 @@ const DEBIAN_VERSIONS: &str = "/usr/lib/postgresql";
 /// Who may connect: anyone on the server's private socket directory or on 127.0.0.1,
 /// without a password. The server listens nowhere else.
 const PG_HBA: &str = "local all all trust\nhost all all 127.0.0.1/32 trust\n";
+
+/// What the guard needs to know to run a `postgres` server on a port of its own.
+const KIND: Kind = Kind {
+    name: "postgres",
+    program: "postgres",
+    // SIGINT is the fast shutdown: it ends open sessions. SIGTERM would wait for every
+    // client to disconnect.
+    stop_signal: libc::SIGINT,
+    ready: accepts_sessions,
+};
 
 /// A PostgreSQL server with a cluster of its own on a free loopback port, stopped when
 /// dropped.
@@ -56,10 +64,7 @@ const PG_HBA: &str = "local all all trust\nhost all all 127.0.0.1/32 trust\n";
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub struct Postgres {
-    // Declared before `dir`, so the server stops before its directory is removed.
-    daemon: Daemon,
-    port: u16,
-    dir: TempDir,
+    server: Instance,
 }
 
 /// The user and group the server runs as.
@@ -94,54 +99,8 @@ impl Postgres {
             Err(missing) => panic!("{missing}"),
         };
         let account = run_as();
-        process::start_on_free_port(|| Postgres::new(&bin, account), |pg| &mut pg.daemon)
-    }
-
-    fn new(bin: &Path, account: Option<Account>) -> Postgres {
-        let port = free_port();
-        let dir = crate::scratch_dir("postgres");
-        if let Some(Account { uid, gid }) = account {
-            chown(dir.path(), Some(uid), Some(gid)).unwrap_or_else(|err| {
-                panic!(
-                    "cannot give {} to the postgres user: {err}",
-                    dir.path().display()
-                )
-            });
-        }
-        let data = dir.path().join("data");
-        initdb(bin, &data, dir.path(), account);
-        let hba = data.join("pg_hba.conf");
-        fs::write(&hba, PG_HBA)
-            .unwrap_or_else(|err| panic!("cannot write {}: {err}", hba.display()));
-
-        let program = bin.join("postgres");
-        let sockets = dir.path().to_path_buf();
-        let command = move || {
-            let mut command = Command::new(&program);
-            command
-                .arg("-D")
-                .arg(&data)
-                .args(["-p", &port.to_string()])
-                .args(["-c", "listen_addresses=127.0.0.1"])
-                // Its Unix socket goes in the private directory, not /var/run/postgresql.
-                .arg("-k")
-                .arg(&sockets)
-                // No fsync: see the type's documentation.
-                .arg("-F");
-            as_account(&mut command, account, &sockets);
-            command
-        };
-        let daemon = Daemon::new(
-            "postgres",
-            port,
-            dir.path().join("postgres.log"),
-            // SIGINT is the fast shutdown: it ends open sessions. SIGTERM would wait for
-            // every client to disconnect.
-            libc::SIGINT,
-            Box::new(command),
-            Box::new(move || accepts_sessions(port)),
-        );
-        Postgres { daemon, port, dir }
+        let server = Instance::start(&KIND, |port, dir| cluster(&bin, account, port, dir));
+        Postgres { server }
     }
 
     /// The port the server listens on, on 127.0.0.1; the same across restarts.
@@ -152,7 +111,7 @@ impl Postgres {
     /// ```
     #[must_use]
     pub fn port(&self) -> u16 {
-        self.port
+        self.server.port
     }
 
     /// The superuser's name, `postgres`, who connects without a password.
@@ -178,7 +137,10 @@ impl Postgres {
     /// ```
     #[must_use]
     pub fn url(&self) -> String {
-        format!("postgres://{SUPERUSER}@127.0.0.1:{}/{DATABASE}", self.port)
+        format!(
+            "postgres://{SUPERUSER}@127.0.0.1:{}/{DATABASE}",
+            self.server.port
+        )
     }
 }
 
@@ -250,6 +212,43 @@ fn lookup(name: &str) -> Option<Account> {
         uid: entry.pw_uid,
         gid: entry.pw_gid,
     })
+}
+
+/// Makes a cluster in `dir`, owned by `account` if one is given, and answers how to start
+/// `postgres` on it at `port`.
+fn cluster(
+    bin: &Path,
+    account: Option<Account>,
+    port: u16,
+    dir: &Path,
+) -> impl Fn() -> Command + Send + Sync + use<> {
+    if let Some(Account { uid, gid }) = account {
+        chown(dir, Some(uid), Some(gid)).unwrap_or_else(|err| {
+            panic!("cannot give {} to the postgres user: {err}", dir.display())
+        });
+    }
+    let data = dir.join("data");
+    initdb(bin, &data, dir, account);
+    let hba = data.join("pg_hba.conf");
+    fs::write(&hba, PG_HBA).unwrap_or_else(|err| panic!("cannot write {}: {err}", hba.display()));
+
+    let program = bin.join("postgres");
+    let sockets = dir.to_path_buf();
+    move || {
+        let mut command = Command::new(&program);
+        command
+            .arg("-D")
+            .arg(&data)
+            .args(["-p", &port.to_string()])
+            .args(["-c", "listen_addresses=127.0.0.1"])
+            // Its Unix socket goes in the private directory, not /var/run/postgresql.
+            .arg("-k")
+            .arg(&sockets)
+            // No fsync: see the type's documentation.
+            .arg("-F");
+        as_account(&mut command, account, &sockets);
+        command
+    }
 }
 
 /// Makes `command` run as `account`, if one is given, from `dir`, which it owns: a

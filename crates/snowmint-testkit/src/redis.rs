@@ -3,14 +3,21 @@
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use tempfile::TempDir;
-
-use crate::net::{self, free_port};
-use crate::process::{self, Daemon};
+use crate::instance::{Instance, Kind};
+use crate::net;
 use crate::program;
+
+/// What the guard needs to know to run a `redis-server` on a port of its own.
+const KIND: Kind = Kind {
+    name: "redis",
+    program: "redis-server",
+    // Redis answers SIGTERM by flushing its append-only file and exiting.
+    stop_signal: libc::SIGTERM,
+    ready: answers_ping,
+};
 
 /// A `redis-server` of its own on a free loopback port, stopped when dropped.
 ///
@@ -40,10 +47,7 @@ use crate::program;
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub struct Redis {
-    // Declared before `dir`, so the server stops before its directory is removed.
-    daemon: Daemon,
-    port: u16,
-    dir: TempDir,
+    server: Instance,
 }
 
 impl Redis {
@@ -65,27 +69,14 @@ impl Redis {
     #[track_caller]
     pub fn start() -> Redis {
         let program = program::find_on_path("redis-server", "redis-server");
-        process::start_on_free_port(|| Redis::new(&program), |redis| &mut redis.daemon)
-    }
-
-    fn new(program: &Path) -> Redis {
-        let port = free_port();
-        let dir = crate::scratch_dir("redis");
-        let data = dir.path().join("data");
-        fs::create_dir(&data)
-            .unwrap_or_else(|err| panic!("cannot create {}: {err}", data.display()));
-        let program = program.to_path_buf();
-        let command = move || redis_command(&program, port, &data);
-        let daemon = Daemon::new(
-            "redis-server",
-            port,
-            dir.path().join("redis.log"),
-            // Redis answers SIGTERM by flushing its append-only file and exiting.
-            libc::SIGTERM,
-            Box::new(command),
-            Box::new(move || answers_ping(port)),
-        );
-        Redis { daemon, port, dir }
+        let server = Instance::start(&KIND, |port, dir| {
+            let data = dir.join("data");
+            fs::create_dir(&data)
+                .unwrap_or_else(|err| panic!("cannot create {}: {err}", data.display()));
+            let program = program.clone();
+            move || redis_command(&program, port, &data)
+        });
+        Redis { server }
     }
 
     /// The port the server listens on, on 127.0.0.1; the same across restarts.
@@ -96,7 +87,7 @@ impl Redis {
     /// ```
     #[must_use]
     pub fn port(&self) -> u16 {
-        self.port
+        self.server.port
     }
 
     /// The server's address as a `redis://` URL, the form `snowmint serve --lease` takes.
@@ -107,11 +98,11 @@ impl Redis {
     /// ```
     #[must_use]
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
+        format!("redis://127.0.0.1:{}", self.server.port)
     }
 }
 
-fn redis_command(program: &PathBuf, port: u16, data: &Path) -> Command {
+fn redis_command(program: &Path, port: u16, data: &Path) -> Command {
     let mut command = Command::new(program);
     command
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])

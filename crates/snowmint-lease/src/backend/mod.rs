@@ -8,6 +8,7 @@ mod redis;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use etcd::EtcdRegistry;
 pub use file::FileRegistry;
@@ -16,6 +17,24 @@ pub use postgres::PostgresRegistry;
 pub use redis::RedisRegistry;
 
 use crate::registry::{LeaseError, Registry};
+
+/// How long a network registry may take to accept a connection: one that is up needs far
+/// less, and one that is down must fail fast, so that the keeper retries and reports it.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Runs one call to a network registry within `deadline`, however many requests it sends,
+/// so that a registry that is down or frozen is reported while the fence still stands. A
+/// call cut short is dropped where it stands (each backend says why that leaves nothing
+/// half done), and answers `late()`.
+async fn within<T>(
+    deadline: Duration,
+    call: impl Future<Output = Result<T, LeaseError>>,
+    late: impl FnOnce() -> LeaseError,
+) -> Result<T, LeaseError> {
+    tokio::time::timeout(deadline, call)
+        .await
+        .unwrap_or_else(|_| Err(late()))
+}
 
 /// Picks a registry from a lease URL: `static:W`, `hostname`, `file:DIR`, `redis://...`,
 /// `etcd://host:port` or `postgres://...`.

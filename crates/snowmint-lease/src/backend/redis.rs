@@ -32,6 +32,7 @@ use std::time::Duration;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, ConnectionAddr, FromRedisValue, RedisError, Script};
 
+use super::CONNECT_TIMEOUT;
 use crate::registry::{Claim, Lease, LeaseError, Registry};
 
 /// Entries of the expiry index looked at per acquisition before sweeping.
@@ -42,8 +43,7 @@ const CANDIDATES: u32 = 16;
 const SWEEP: u64 = 1_024;
 /// Lua numbers are doubles: worker ids above this would lose precision.
 const MAX_WORKERS: u64 = 1 << 53;
-/// A dead or unreachable Redis must fail fast, so the keeper retries and reports it.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+/// Every request answers within this or fails.
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(1);
 /// Bounds a whole operation, reconnection and script loading included.
 const OPERATION_TIMEOUT: Duration = Duration::from_secs(2);
@@ -249,26 +249,23 @@ impl RedisRegistry {
             Ok::<_, LeaseError>(result)
         };
         let attempts = async {
-            match once().await? {
-                Err(err) if err.is_io_error() && !err.is_timeout() => once().await,
-                result => Ok(result),
-            }
-        };
-        match tokio::time::timeout(OPERATION_TIMEOUT, attempts).await {
-            Ok(Ok(Ok(value))) => Ok(value),
-            Ok(Ok(Err(err))) => {
+            let result = match once().await? {
+                Err(err) if err.is_io_error() && !err.is_timeout() => once().await?,
+                result => result,
+            };
+            result.map_err(|err| {
                 if err.is_timeout() {
                     self.forget_connection();
                 }
-                Err(self.unavailable(&err))
-            }
-            Ok(Err(err)) => Err(err),
-            Err(_) => {
-                self.forget_connection();
-                let ms = OPERATION_TIMEOUT.as_millis();
-                Err(self.unavailable(&format!("no answer within {ms} ms")))
-            }
-        }
+                self.unavailable(&err)
+            })
+        };
+        super::within(OPERATION_TIMEOUT, attempts, || {
+            self.forget_connection();
+            let ms = OPERATION_TIMEOUT.as_millis();
+            self.unavailable(&format!("no answer within {ms} ms"))
+        })
+        .await
     }
 }
 

@@ -1,0 +1,259 @@
+//! Posting to etcd's v3 JSON gateway: the requests the protocol sends, the answers it
+//! reads, and the errors that quote them.
+
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::keys::Keys;
+use super::{EtcdRegistry, PAGE};
+use crate::registry::LeaseError;
+
+impl EtcdRegistry {
+    /// Posts `body` to a gateway path; answers the HTTP status and the body.
+    async fn post(&self, path: &str, body: &Value) -> Result<(u16, Vec<u8>), LeaseError> {
+        let url = format!("{}{path}", self.endpoint);
+        let response = self
+            .http
+            .post(&url)
+            .json(body)
+            .send()
+            .await
+            .map_err(|e| unavailable(chain(&e)))?;
+        let status = response.status().as_u16();
+        let bytes = response.bytes().await.map_err(|e| unavailable(chain(&e)))?;
+        Ok((status, bytes.to_vec()))
+    }
+
+    /// Posts and decodes a successful answer; etcd's errors become `Unavailable`.
+    async fn call<T: DeserializeOwned>(&self, path: &str, body: &Value) -> Result<T, LeaseError> {
+        let (status, bytes) = self.post(path, body).await?;
+        if status != 200 {
+            return Err(unavailable(format!(
+                "{}{path} answered {status}: {}",
+                self.endpoint,
+                etcd_message(&bytes)
+            )));
+        }
+        serde_json::from_slice(&bytes).map_err(|e| {
+            unavailable(format!(
+                "{}{path} answered {:?}: {e}",
+                self.endpoint,
+                excerpt(&bytes)
+            ))
+        })
+    }
+
+    pub(super) async fn txn(
+        &self,
+        compare: Vec<Value>,
+        success: Vec<Value>,
+    ) -> Result<Txn, LeaseError> {
+        let body = json!({ "compare": compare, "success": success });
+        self.call("/v3/kv/txn", &body).await
+    }
+
+    /// Grants a lease of `ttl`, rounded up to whole seconds as etcd counts them.
+    pub(super) async fn grant(&self, ttl: Duration) -> Result<i64, LeaseError> {
+        let seconds = u64::try_from(ttl.as_millis().div_ceil(1_000))
+            .unwrap_or(u64::MAX)
+            .max(1);
+        let granted: LeaseAnswer = self
+            .call("/v3/lease/grant", &json!({ "TTL": seconds.to_string() }))
+            .await?;
+        if u64::try_from(granted.ttl).unwrap_or(0) > seconds {
+            // etcd's shortest lease is 1.5 election timeouts: successors wait longer.
+            tracing::warn!(
+                asked = seconds,
+                granted = granted.ttl,
+                "etcd granted a longer lease TTL than asked"
+            );
+        }
+        Ok(granted.id)
+    }
+
+    /// Keeps a lease alive; answers its TTL in seconds, 0 once it has expired.
+    pub(super) async fn keepalive(&self, lease: i64) -> Result<i64, LeaseError> {
+        let body = json!({ "ID": lease.to_string() });
+        let (status, bytes) = self.post("/v3/lease/keepalive", &body).await?;
+        // A stream: one `{"result": ...}` line per keep-alive sent, and one was sent.
+        let first = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
+        match serde_json::from_slice::<KeepAlive>(first) {
+            Ok(KeepAlive {
+                result: Some(answer),
+            }) if status == 200 => Ok(answer.ttl),
+            _ => Err(unavailable(format!(
+                "{}/v3/lease/keepalive answered {status}: {}",
+                self.endpoint,
+                etcd_message(&bytes)
+            ))),
+        }
+    }
+
+    /// Revokes a lease, deleting the keys bound to it; one already gone is not an error.
+    pub(super) async fn revoke(&self, lease: i64) -> Result<(), LeaseError> {
+        let (status, bytes) = self
+            .post("/v3/lease/revoke", &json!({ "ID": lease.to_string() }))
+            .await?;
+        match status {
+            200 | 404 => Ok(()),
+            _ => Err(unavailable(format!(
+                "{}/v3/lease/revoke answered {status}: {}",
+                self.endpoint,
+                etcd_message(&bytes)
+            ))),
+        }
+    }
+
+    /// Lists worker (and mark) keys from `from`, in key order.
+    pub(super) async fn page(&self, keys: &Keys, from: &[u8]) -> Result<Range, LeaseError> {
+        self.call("/v3/kv/range", &list(keys, from)).await
+    }
+}
+
+pub(super) fn unavailable(message: impl Into<String>) -> LeaseError {
+    LeaseError::Unavailable {
+        backend: "etcd",
+        message: message.into(),
+    }
+}
+
+/// An error and its causes: reqwest's own message omits "connection refused".
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut message = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        message = format!("{message}: {cause}");
+        source = cause.source();
+    }
+    message
+}
+
+/// etcd's reason from an error answer, or the start of the answer.
+fn etcd_message(body: &[u8]) -> String {
+    #[derive(Deserialize)]
+    struct GatewayError {
+        message: String,
+    }
+    match serde_json::from_slice::<GatewayError>(body) {
+        Ok(err) => err.message,
+        Err(_) => excerpt(body),
+    }
+}
+
+pub(super) fn excerpt(body: &[u8]) -> String {
+    String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned()
+}
+
+pub(super) fn range(key: &str) -> Value {
+    json!({ "request_range": { "key": BASE64.encode(key) } })
+}
+
+/// A range request for one page of the worker and mark keys, from `from` on.
+pub(super) fn list(keys: &Keys, from: impl AsRef<[u8]>) -> Value {
+    json!({
+        "key": BASE64.encode(from),
+        "range_end": BASE64.encode(&keys.workers_end),
+        "limit": PAGE.to_string(),
+        "keys_only": true,
+    })
+}
+
+/// A put, bound to `lease` unless it is 0.
+pub(super) fn put(key: &str, value: &str, lease: i64) -> Value {
+    json!({ "request_put": {
+        "key": BASE64.encode(key),
+        "value": BASE64.encode(value),
+        "lease": lease.to_string(),
+    } })
+}
+
+pub(super) fn delete(key: &str) -> Value {
+    json!({ "request_delete_range": { "key": BASE64.encode(key) } })
+}
+
+/// `target(key) == operand`; `field` names where etcd reads the operand.
+pub(super) fn compare(key: &str, target: &str, field: &str, operand: &str) -> Value {
+    json!({ "key": BASE64.encode(key), "target": target, "result": "EQUAL", field: operand })
+}
+
+/// etcd's answers, as the gateway writes them: 64-bit integers as strings, bytes as
+/// base64, and fields at their default value left out.
+#[derive(Deserialize)]
+struct LeaseAnswer {
+    #[serde(rename = "ID", deserialize_with = "int")]
+    id: i64,
+    #[serde(rename = "TTL", default, deserialize_with = "int")]
+    ttl: i64,
+}
+
+#[derive(Deserialize)]
+struct KeepAlive {
+    result: Option<LeaseAnswer>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct Txn {
+    #[serde(default)]
+    pub(super) succeeded: bool,
+    #[serde(default)]
+    responses: Vec<TxnAnswer>,
+}
+
+impl Txn {
+    /// The answer to the txn's `i`-th operation, a range.
+    pub(super) fn range(&self, i: usize) -> Result<&Range, LeaseError> {
+        self.responses
+            .get(i)
+            .and_then(|r| r.response_range.as_ref())
+            .ok_or_else(|| unavailable(format!("etcd's txn answer has no range at {i}")))
+    }
+}
+
+#[derive(Deserialize)]
+struct TxnAnswer {
+    response_range: Option<Range>,
+}
+
+#[derive(Clone, Deserialize)]
+pub(super) struct Range {
+    #[serde(default)]
+    pub(super) kvs: Vec<Kv>,
+    #[serde(default)]
+    pub(super) more: bool,
+}
+
+#[derive(Clone, Deserialize)]
+pub(super) struct Kv {
+    #[serde(deserialize_with = "bytes")]
+    pub(super) key: Vec<u8>,
+    #[serde(default, deserialize_with = "bytes")]
+    pub(super) value: Vec<u8>,
+    #[serde(default, deserialize_with = "int")]
+    pub(super) mod_revision: i64,
+    #[serde(default, deserialize_with = "int")]
+    pub(super) lease: i64,
+}
+
+fn int<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Int {
+        Number(i64),
+        Text(String),
+    }
+    match Int::deserialize(d)? {
+        Int::Number(n) => Ok(n),
+        Int::Text(text) => text.parse().map_err(serde::de::Error::custom),
+    }
+}
+
+fn bytes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+    BASE64
+        .decode(String::deserialize(d)?)
+        .map_err(serde::de::Error::custom)
+}

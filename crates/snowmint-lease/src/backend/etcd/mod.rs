@@ -1,0 +1,323 @@
+//! Worker-id leases on etcd, through its v3 JSON gateway (`POST /v3/...` with base64 keys),
+//! so building needs no protobuf compiler.
+//!
+//! # Keys
+//!
+//! ```text
+//! /snowmint/{namespace}/dc{D}/w{W}                 holder   bound to the holder's etcd lease
+//! /snowmint/{namespace}/dc{D}/w{W}/hwm             ms       high-water mark, no lease: kept
+//! /snowmint/{namespace}/dc{D}/sticky/{identity}    W        the instance's last worker, kept
+//! ```
+//!
+//! A worker is held while its key exists; etcd deletes it when the lease expires, so a
+//! killed holder frees its worker one TTL after its last keep-alive, never before.
+//!
+//! # Transactions
+//!
+//! - **acquire**: grant a lease; read the sticky key and a page of the worker keys in one
+//!   read-only txn; then, for the sticky worker and then free ones, one txn each:
+//!   `if create_revision(w) == 0 then put w = holder (lease), get hwm, put sticky = W`.
+//!   The mark comes back from the same txn that took the worker. On any failure the lease
+//!   is revoked, which deletes whatever it took.
+//! - **renew**: keep-alive the lease (no TTL in the answer: expired, [`LeaseError::Lost`]);
+//!   then read the worker key and the mark in one snapshot, and if the mark is lower,
+//!   `if value(w) == holder && lease(w) == ours && mod_revision(hwm) == seen then put hwm`.
+//!   The mark's revision guard makes "raise to the max" one atomic step while keeping the
+//!   stored value plain decimal; only the holder writes the mark, so a retry is rare.
+//! - **release**: `if value(w) == holder && lease(w) == ours then put hwm = exactly the
+//!   last id's ms, delete w`, then revoke the lease. Not held: nothing changes.
+//!
+//! # Cost of an acquisition
+//!
+//! One grant, one read and one take txn in the common case (sticky worker free, or a free
+//! worker among the first listed). Worker keys are listed `PAGE` at a time in key order,
+//! and free ids are found in the gaps, so a datacenter with 2^22 worker ids costs the same
+//! as one with 32. At most 1 + `MAX_TAKES` take txns are sent (the sticky one, then free
+//! ones), each lost only to another acquirer that won. Proving that every worker is held
+//! reads every worker and mark key once: `2 * workers / PAGE` reads at worst.
+
+mod gateway;
+mod keys;
+mod take;
+
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+
+use self::gateway::{Kv, compare, delete, excerpt, put, range, unavailable};
+use self::keys::Keys;
+use super::CONNECT_TIMEOUT;
+use crate::registry::{Claim, Lease, LeaseError, Registry};
+
+/// etcd's client port, when the URL names none.
+const DEFAULT_PORT: u16 = 2379;
+/// Every request answers within this or fails.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+/// Every call (acquire, renew, release) ends within this, however many requests it
+/// sends, so a frozen etcd is reported while the fence still stands.
+const CALL_TIMEOUT: Duration = Duration::from_millis(2_500);
+/// Worker and mark keys per listing page: about 100 bytes of JSON each.
+const PAGE: u64 = 256;
+/// Free workers tried per batch, in an order of their own per acquirer so concurrent
+/// acquirers rarely race for the same one.
+const BATCH: usize = 16;
+/// Take txns per acquisition beyond the sticky one; losing more means a storm of
+/// acquirers, and the keeper retries after a backoff.
+const MAX_TAKES: u32 = 16;
+/// Attempts to raise a mark that keeps changing under us (nothing but the holder writes it).
+const RAISE_TRIES: u32 = 3;
+
+/// Leases worker ids through etcd's v3 JSON gateway: a lease with keep-alive per holder,
+/// worker keys created only if absent and bound to it, the high-water mark beside them.
+#[derive(Debug)]
+pub struct EtcdRegistry {
+    /// `http://host:port`.
+    endpoint: String,
+    http: reqwest::Client,
+}
+
+impl EtcdRegistry {
+    /// A registry for `etcd://HOST[:PORT]` (port 2379 by default). Checks the URL; the
+    /// first acquisition connects.
+    ///
+    /// # Errors
+    ///
+    /// [`LeaseError::Invalid`] for a URL that is not `etcd://HOST[:PORT]`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_lease::{EtcdRegistry, Registry};
+    ///
+    /// let registry = EtcdRegistry::from_url("etcd://127.0.0.1:2379")?;
+    /// assert_eq!(registry.backend(), "etcd");
+    /// let err = EtcdRegistry::from_url("etcd://db:port").unwrap_err();
+    /// assert_eq!(err.to_string(), r#"lease URL "etcd://db:port": expected etcd://HOST:PORT (invalid port number)"#);
+    /// # Ok::<(), snowmint_lease::LeaseError>(())
+    /// ```
+    pub fn from_url(url: &str) -> Result<EtcdRegistry, LeaseError> {
+        let invalid = |why: &str| {
+            LeaseError::Invalid(format!(
+                "lease URL {url:?}: expected etcd://HOST:PORT ({why})"
+            ))
+        };
+        let rest = url
+            .strip_prefix("etcd://")
+            .ok_or_else(|| invalid("wrong scheme"))?;
+        let parsed =
+            reqwest::Url::parse(&format!("http://{rest}")).map_err(|e| invalid(&e.to_string()))?;
+        if !parsed.username().is_empty() || parsed.password().is_some() {
+            return Err(invalid("user names are not supported"));
+        }
+        if parsed.path() != "/" || parsed.query().is_some() || parsed.fragment().is_some() {
+            return Err(invalid("nothing may follow the port"));
+        }
+        let host = parsed
+            .host_str()
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| invalid("no host"))?;
+        let endpoint = format!("http://{host}:{}", parsed.port().unwrap_or(DEFAULT_PORT));
+        let http = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .timeout(REQUEST_TIMEOUT)
+            .build()
+            .map_err(|e| invalid(&e.to_string()))?;
+        Ok(EtcdRegistry { endpoint, http })
+    }
+
+    /// Runs one registry call with its deadline. Cut short, it leaves nothing half done:
+    /// each txn is atomic, and a lease granted but not handed out expires unrenewed.
+    async fn within<T>(
+        &self,
+        call: &str,
+        work: impl Future<Output = Result<T, LeaseError>>,
+    ) -> Result<T, LeaseError> {
+        super::within(CALL_TIMEOUT, work, || {
+            unavailable(format!(
+                "{call} at {} took over {} ms",
+                self.endpoint,
+                CALL_TIMEOUT.as_millis()
+            ))
+        })
+        .await
+    }
+}
+
+/// The three calls, each run within [`CALL_TIMEOUT`] by the [`Registry`] impl below.
+impl EtcdRegistry {
+    async fn acquire_within(&self, claim: &Claim) -> Result<Lease, LeaseError> {
+        if claim.workers == 0 {
+            return Err(LeaseError::Exhausted {
+                datacenter: claim.datacenter,
+                workers: 0,
+            });
+        }
+        let keys = Keys::new(claim);
+        let lease = self.grant(claim.ttl).await?;
+        match self.take_free(claim, &keys, lease).await {
+            Ok(taken) => Ok(taken),
+            Err(err) => {
+                // Revoking deletes whatever the lease took, even by a txn whose answer was
+                // lost; if etcd is gone too, the lease expires on its own.
+                if let Err(revoke) = self.revoke(lease).await {
+                    tracing::warn!(error = %revoke, lease, "cannot revoke an unused etcd lease");
+                }
+                Err(err)
+            }
+        }
+    }
+
+    async fn renew_within(
+        &self,
+        claim: &Claim,
+        lease: &Lease,
+        high_water_ms: u64,
+    ) -> Result<(), LeaseError> {
+        let lost = |reason: String| LeaseError::Lost {
+            datacenter: lease.datacenter,
+            worker: lease.worker,
+            reason,
+        };
+        if self.keepalive(lease.token).await? <= 0 {
+            return Err(lost(format!("etcd lease {:x} has expired", lease.token)));
+        }
+        let keys = Keys::new(claim);
+        let (key, hwm) = (keys.worker(lease.worker), keys.mark(lease.worker));
+        for _ in 0..RAISE_TRIES {
+            let read = self.txn(vec![], vec![range(&key), range(&hwm)]).await?;
+            match read.range(0)?.kvs.first() {
+                Some(kv) if kv.value == claim.holder.as_bytes() && kv.lease == lease.token => {}
+                Some(kv) => {
+                    let holder = String::from_utf8_lossy(&kv.value);
+                    return Err(lost(format!("{key} is held by {holder}")));
+                }
+                None => return Err(lost(format!("{key} is gone"))),
+            }
+            let (mark, revision) = match read.range(1)?.kvs.first() {
+                Some(kv) => (Some(parse_mark(&hwm, kv)?), kv.mod_revision),
+                None => (None, 0),
+            };
+            if mark.is_some_and(|mark| mark >= high_water_ms) {
+                return Ok(());
+            }
+            let raised = self
+                .txn(
+                    vec![
+                        compare(&key, "VALUE", "value", &BASE64.encode(&claim.holder)),
+                        compare(&key, "LEASE", "lease", &lease.token.to_string()),
+                        // 0 matches an absent key: the first mark.
+                        compare(&hwm, "MOD", "mod_revision", &revision.to_string()),
+                    ],
+                    vec![put(&hwm, &high_water_ms.to_string(), 0)],
+                )
+                .await?;
+            if raised.succeeded {
+                return Ok(());
+            }
+            // The holder changed (the next read says so) or the mark moved: look again.
+        }
+        Err(unavailable(format!(
+            "{hwm} changed under each of {RAISE_TRIES} attempts to raise it"
+        )))
+    }
+
+    async fn release_within(
+        &self,
+        claim: &Claim,
+        lease: &Lease,
+        high_water_ms: u64,
+    ) -> Result<(), LeaseError> {
+        let keys = Keys::new(claim);
+        let (key, hwm) = (keys.worker(lease.worker), keys.mark(lease.worker));
+        // The mark becomes the last id's instant, lower than the reservation: nothing past
+        // it was issued, so a successor need not wait out the reservation.
+        self.txn(
+            vec![
+                compare(&key, "VALUE", "value", &BASE64.encode(&claim.holder)),
+                compare(&key, "LEASE", "lease", &lease.token.to_string()),
+            ],
+            vec![put(&hwm, &high_water_ms.to_string(), 0), delete(&key)],
+        )
+        .await?;
+        // The worker is free now; the lease holds nothing more, and would expire anyway.
+        if let Err(err) = self.revoke(lease.token).await {
+            tracing::warn!(error = %err, lease = lease.token, "cannot revoke a released etcd lease");
+        }
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl Registry for EtcdRegistry {
+    fn backend(&self) -> &'static str {
+        "etcd"
+    }
+
+    async fn acquire(&self, claim: &Claim) -> Result<Lease, LeaseError> {
+        self.within("acquire", self.acquire_within(claim)).await
+    }
+
+    async fn renew(
+        &self,
+        claim: &Claim,
+        lease: &Lease,
+        high_water_ms: u64,
+    ) -> Result<(), LeaseError> {
+        self.within("renew", self.renew_within(claim, lease, high_water_ms))
+            .await
+    }
+
+    async fn release(
+        &self,
+        claim: &Claim,
+        lease: &Lease,
+        high_water_ms: u64,
+    ) -> Result<(), LeaseError> {
+        self.within("release", self.release_within(claim, lease, high_water_ms))
+            .await
+    }
+}
+
+/// A mark as stored: decimal ms. Anything else is an error, never read as zero.
+fn parse_mark(key: &str, kv: &Kv) -> Result<u64, LeaseError> {
+    std::str::from_utf8(&kv.value)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| {
+            unavailable(format!(
+                "{key} holds {:?}, not milliseconds since the Unix epoch",
+                excerpt(&kv.value)
+            ))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_checked_without_connecting() {
+        let endpoint = |url| EtcdRegistry::from_url(url).map(|r| r.endpoint);
+        assert_eq!(
+            endpoint("etcd://10.0.0.5:2381").unwrap(),
+            "http://10.0.0.5:2381"
+        );
+        assert_eq!(
+            endpoint("etcd://etcd.internal").unwrap(),
+            "http://etcd.internal:2379"
+        );
+        assert_eq!(endpoint("etcd://[::1]:2379/").unwrap(), "http://[::1]:2379");
+        for (url, why) in [
+            ("etcd://", "empty host"),
+            ("etcd://h:2379/v3", "nothing may follow the port"),
+            ("etcd://user:pw@h:2379", "user names are not supported"),
+            ("http://h:2379", "wrong scheme"),
+        ] {
+            assert_eq!(
+                endpoint(url).unwrap_err().to_string(),
+                format!("lease URL {url:?}: expected etcd://HOST:PORT ({why})")
+            );
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! The table, the statements that take, renew and give back its rows, and the calls
+//! that run them on a session.
+
+use tokio_postgres::types::ToSql;
+
+use super::PostgresRegistry;
+use super::session::Session;
+use crate::registry::{Claim, Lease, LeaseError};
+
+/// The table, made at the first connection if it is absent: see [`PostgresRegistry`].
+pub(super) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS snowmint_workers (
+    namespace text NOT NULL,
+    datacenter bigint NOT NULL,
+    worker bigint NOT NULL,
+    holder text,
+    identity text,
+    expires_at timestamptz,
+    high_water bigint,
+    PRIMARY KEY (namespace, datacenter, worker)
+)";
+
+/// Takes the lowest free or expired row, of this identity only when `sticky`. Rows that
+/// another acquisition has locked are skipped, not waited for. The choice is a
+/// materialized CTE read through a scalar subquery: made once, then one index lookup. (As
+/// a subquery joined in `FROM`, the planner may run it again for every row of the
+/// datacenter; each rerun skips the rows this statement has just updated and picks the
+/// next free one, so one call took every free row.)
+/// Parameters: namespace, datacenter, workers, holder, identity, TTL in seconds.
+pub(super) fn take_sql(sticky: bool) -> String {
+    let only_identity = if sticky { "AND identity = $5" } else { "" };
+    format!(
+        "WITH free AS MATERIALIZED (
+             SELECT worker FROM snowmint_workers
+             WHERE namespace = $1 AND datacenter = $2 AND worker >= 0 AND worker < $3
+               AND (holder IS NULL OR expires_at < clock_timestamp()) {only_identity}
+             ORDER BY worker LIMIT 1
+             FOR UPDATE SKIP LOCKED)
+         UPDATE snowmint_workers
+         SET holder = $4, identity = $5,
+             expires_at = clock_timestamp() + $6::float8 * interval '1 second'
+         WHERE namespace = $1 AND datacenter = $2 AND worker = (SELECT worker FROM free)
+         RETURNING worker, high_water"
+    )
+}
+
+/// The lowest worker number in `0..workers` with no row: 0, or the first row (in index
+/// order) whose successor is missing. Parameters: namespace, datacenter, workers.
+pub(super) const LOWEST_MISSING: &str = "SELECT candidate FROM (
+        SELECT 0::bigint AS candidate
+        WHERE NOT EXISTS (SELECT FROM snowmint_workers
+                          WHERE namespace = $1 AND datacenter = $2 AND worker = 0)
+        UNION ALL
+        (SELECT worker + 1 FROM (
+             SELECT worker, lead(worker) OVER (ORDER BY worker) AS next
+             FROM snowmint_workers
+             WHERE namespace = $1 AND datacenter = $2 AND worker >= 0 AND worker < $3) AS rows
+         WHERE next IS DISTINCT FROM worker + 1
+         ORDER BY worker
+         LIMIT 1)
+    ) AS missing
+    WHERE candidate < $3
+    LIMIT 1";
+
+/// Creates a held row, unless another session created it first.
+/// Parameters: namespace, datacenter, worker, holder, identity, TTL in seconds.
+pub(super) const INSERT: &str = "INSERT INTO snowmint_workers
+        (namespace, datacenter, worker, holder, identity, expires_at)
+    VALUES ($1, $2, $3, $4, $5, clock_timestamp() + $6::float8 * interval '1 second')
+    ON CONFLICT DO NOTHING
+    RETURNING worker";
+
+/// Parameters: namespace, datacenter, worker, holder, TTL in seconds, high-water mark.
+pub(super) const RENEW: &str = "UPDATE snowmint_workers
+    SET expires_at = clock_timestamp() + $5::float8 * interval '1 second',
+        high_water = greatest(coalesce(high_water, 0), $6)
+    WHERE namespace = $1 AND datacenter = $2 AND worker = $3
+      AND holder = $4 AND expires_at > clock_timestamp()";
+
+/// Why a renewal found nothing to renew. Parameters: namespace, datacenter, worker.
+pub(super) const HOLDER: &str = "SELECT holder FROM snowmint_workers
+    WHERE namespace = $1 AND datacenter = $2 AND worker = $3";
+
+/// Sets the mark to the last id issued, but never below the mark the lease began with:
+/// that one covers a predecessor's ids. Parameters: namespace, datacenter, worker,
+/// holder, last issued (ms), mark at acquisition (ms, or null).
+pub(super) const RELEASE: &str = "UPDATE snowmint_workers
+    SET holder = NULL, expires_at = NULL, high_water = greatest($5::bigint, $6::bigint)
+    WHERE namespace = $1 AND datacenter = $2 AND worker = $3 AND holder = $4";
+
+/// A bound parameter.
+type Param<'a> = &'a (dyn ToSql + Sync);
+
+impl PostgresRegistry {
+    pub(super) async fn acquire_on(
+        &self,
+        s: &mut Session,
+        claim: &Claim,
+    ) -> Result<Lease, LeaseError> {
+        let pg = |err| self.failed(&err);
+        let (ns, holder, identity) = (&claim.namespace, &claim.holder, &claim.identity);
+        let dc = bigint("datacenter", claim.datacenter)?;
+        let workers = bigint("worker count", claim.workers)?;
+        let ttl = claim.ttl.as_secs_f64();
+        let tx = s.client.transaction().await.map_err(pg)?;
+        let take: [Param; 6] = [ns, &dc, &workers, holder, identity, &ttl];
+        let mut taken = tx.query_opt(&s.take_own, &take).await.map_err(pg)?;
+        if taken.is_none() {
+            taken = tx.query_opt(&s.take_any, &take).await.map_err(pg)?;
+        }
+        let (worker, mark): (i64, Option<i64>) = match taken {
+            Some(row) => (row.try_get(0).map_err(pg)?, row.try_get(1).map_err(pg)?),
+            // Every row is held: create the lowest missing one. A conflict means another
+            // session created that one first and committed it, so the next search sees it
+            // and moves past it; the call's deadline bounds the retries.
+            None => loop {
+                let search: [Param; 3] = [ns, &dc, &workers];
+                let missing = tx.query_opt(&s.lowest_missing, &search).await;
+                let Some(missing) = missing.map_err(pg)? else {
+                    return Err(LeaseError::Exhausted {
+                        datacenter: claim.datacenter,
+                        workers: claim.workers,
+                    });
+                };
+                let worker: i64 = missing.try_get(0).map_err(pg)?;
+                let insert: [Param; 6] = [ns, &dc, &worker, holder, identity, &ttl];
+                if tx
+                    .query_opt(&s.insert, &insert)
+                    .await
+                    .map_err(pg)?
+                    .is_some()
+                {
+                    break (worker, None);
+                }
+            },
+        };
+        let unsigned = |value: i64, what: &str| {
+            u64::try_from(value).map_err(|_| {
+                let dc = claim.datacenter;
+                self.unavailable(&format!(
+                    "worker {worker} of datacenter {dc} has a negative {what} {value} in snowmint_workers"
+                ))
+            })
+        };
+        // Checked before committing: a corrupt mark is never read as "none" (ids up to an
+        // unknown instant may have been issued), and the row stays as it was.
+        let high_water_ms = mark.map(|m| unsigned(m, "high-water mark")).transpose()?;
+        let worker = unsigned(worker, "worker id")?;
+        tx.commit().await.map_err(pg)?;
+        Ok(Lease {
+            datacenter: claim.datacenter,
+            worker,
+            high_water_ms,
+            token: 0,
+        })
+    }
+
+    pub(super) async fn renew_on(
+        &self,
+        s: &Session,
+        claim: &Claim,
+        lease: &Lease,
+        mark: u64,
+    ) -> Result<(), LeaseError> {
+        let pg = |err| self.failed(&err);
+        let (ns, holder) = (&claim.namespace, &claim.holder);
+        let (dc, worker) = key(lease)?;
+        let (ttl, mark) = (claim.ttl.as_secs_f64(), bigint("high-water mark", mark)?);
+        let renew: [Param; 6] = [ns, &dc, &worker, holder, &ttl, &mark];
+        if s.client.execute(&s.renew, &renew).await.map_err(pg)? == 1 {
+            return Ok(());
+        }
+        // Only to say why: the renewal itself has already failed, atomically.
+        let key: [Param; 3] = [ns, &dc, &worker];
+        let row = s.client.query_opt(&s.holder, &key).await;
+        let reason = match row.map_err(pg)? {
+            None => "its row is gone from snowmint_workers".to_string(),
+            Some(row) => match row.try_get::<_, Option<String>>(0).map_err(pg)? {
+                None => "it was given back".to_string(),
+                Some(now) if now == *holder => "it expired before this renewal".to_string(),
+                Some(now) => format!("it expired and {now} holds it now"),
+            },
+        };
+        Err(LeaseError::Lost {
+            datacenter: lease.datacenter,
+            worker: lease.worker,
+            reason,
+        })
+    }
+
+    pub(super) async fn release_on(
+        &self,
+        s: &Session,
+        claim: &Claim,
+        lease: &Lease,
+        mark: u64,
+    ) -> Result<(), LeaseError> {
+        let (ns, holder) = (&claim.namespace, &claim.holder);
+        let (dc, worker) = key(lease)?;
+        let issued = bigint("high-water mark", mark)?;
+        let floor = lease
+            .high_water_ms
+            .map(|m| bigint("high-water mark", m))
+            .transpose()?;
+        // No row changed means the lease was already lost: nothing to give back.
+        let release: [Param; 6] = [ns, &dc, &worker, holder, &issued, &floor];
+        let released = s.client.execute(&s.release, &release).await;
+        released.map_err(|err| self.failed(&err))?;
+        Ok(())
+    }
+}
+
+/// The datacenter and worker of a lease's row.
+fn key(lease: &Lease) -> Result<(i64, i64), LeaseError> {
+    Ok((
+        bigint("datacenter", lease.datacenter)?,
+        bigint("worker", lease.worker)?,
+    ))
+}
+
+/// A value as a PostgreSQL `bigint`.
+fn bigint(what: &str, value: u64) -> Result<i64, LeaseError> {
+    i64::try_from(value).map_err(|_| {
+        LeaseError::Invalid(format!(
+            "{what} {value} is out of range of a postgres bigint (at most {})",
+            i64::MAX
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_beyond_bigint_are_refused_not_wrapped() {
+        assert_eq!(bigint("worker", 7).unwrap(), 7);
+        assert_eq!(
+            bigint("high-water mark", u64::MAX).unwrap_err().to_string(),
+            "high-water mark 18446744073709551615 is out of range of a postgres bigint (at most 9223372036854775807)"
+        );
+    }
+}

@@ -1,0 +1,155 @@
+//! The registry's connection: opened at the first call and again after a failure, given
+//! the server's own timeouts, the table created if absent and the statements prepared;
+//! and the deadline of every call.
+
+use std::time::Duration;
+
+use tokio::sync::MutexGuard;
+use tokio_postgres::{Client, NoTls, SimpleQueryMessage, Statement};
+
+use super::PostgresRegistry;
+use super::protocol::{CREATE_TABLE, HOLDER, INSERT, LOWEST_MISSING, RELEASE, RENEW, take_sql};
+use crate::registry::LeaseError;
+
+/// How long the whole of one call may take, connecting included: past it the registry is
+/// reported unavailable and the connection dropped (the server then rolls back whatever
+/// the call had begun).
+const CALL_TIMEOUT: Duration = Duration::from_secs(2);
+/// The server's own limit on one statement, below [`CALL_TIMEOUT`] so that a slow
+/// statement is usually cancelled by the server, which says why.
+const STATEMENT_TIMEOUT_MS: u64 = 1_500;
+/// A session that stops talking inside a transaction (its host vanished without closing
+/// the socket) is ended after this long, so it cannot hold a row lock, or an uncommitted
+/// new worker row that others wait on, for the hours TCP keepalive would take.
+const IDLE_IN_TRANSACTION_MS: u64 = 5_000;
+/// The advisory lock taken while creating the table: "snowmint" in ASCII. Two sessions
+/// running `CREATE TABLE IF NOT EXISTS` at once can both find the table missing, and one
+/// then fails on the catalog's unique index; the lock makes them take turns.
+const SCHEMA_LOCK: i64 = 0x736e_6f77_6d69_6e74;
+
+/// A connection with the statements prepared on it.
+pub(super) struct Session {
+    pub(super) client: Client,
+    pub(super) take_own: Statement,
+    pub(super) take_any: Statement,
+    pub(super) lowest_missing: Statement,
+    pub(super) insert: Statement,
+    pub(super) renew: Statement,
+    pub(super) holder: Statement,
+    pub(super) release: Statement,
+}
+
+impl PostgresRegistry {
+    pub(super) fn unavailable(&self, problem: &str) -> LeaseError {
+        LeaseError::Unavailable {
+            backend: "postgres",
+            message: format!("{}: {problem}", self.target),
+        }
+    }
+
+    pub(super) fn failed(&self, err: &tokio_postgres::Error) -> LeaseError {
+        self.unavailable(&describe(err))
+    }
+
+    /// Runs one call on the open session, or a new one, within [`CALL_TIMEOUT`], then
+    /// puts the session back for the next call unless the call failed on it. A call cut
+    /// short drops its session (it was taken out of the slot), closing the connection.
+    pub(super) async fn on_session<T>(
+        &self,
+        call: impl AsyncFnOnce(&mut Session) -> Result<T, LeaseError>,
+    ) -> Result<T, LeaseError> {
+        let work = async {
+            let (mut slot, mut session) = self.checkout().await?;
+            let result = call(&mut session).await;
+            checkin(&mut slot, session, &result);
+            result
+        };
+        let late =
+            || self.unavailable(&format!("no answer within {} ms", CALL_TIMEOUT.as_millis()));
+        crate::backend::within(CALL_TIMEOUT, work, late).await
+    }
+
+    /// The open session, or a new one if there is none or its connection has closed.
+    async fn checkout(&self) -> Result<(MutexGuard<'_, Option<Session>>, Session), LeaseError> {
+        let mut slot = self.session.lock().await;
+        let session = match slot.take() {
+            Some(session) if !session.client.is_closed() => session,
+            _ => self.connect().await?,
+        };
+        Ok((slot, session))
+    }
+
+    async fn connect(&self) -> Result<Session, LeaseError> {
+        let cannot = |err: tokio_postgres::Error| {
+            self.unavailable(&format!("cannot connect: {}", describe(&err)))
+        };
+        let (client, connection) = self.config.connect(NoTls).await.map_err(cannot)?;
+        let target = self.target.clone();
+        tokio::spawn(async move {
+            if let Err(err) = connection.await {
+                tracing::debug!(%target, error = %describe(&err), "postgres registry connection ended");
+            }
+        });
+        let setup = format!(
+            "SET statement_timeout = {STATEMENT_TIMEOUT_MS};
+             SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_MS};
+             SELECT to_regclass('snowmint_workers') IS NOT NULL"
+        );
+        let answers = client.simple_query(&setup).await.map_err(cannot)?;
+        let exists = answers
+            .iter()
+            .any(|m| matches!(m, SimpleQueryMessage::Row(row) if row.get(0) == Some("t")));
+        // Checked first so that a role without CREATE rights can use a table made for it.
+        if !exists {
+            let create = format!(
+                "BEGIN; SELECT pg_advisory_xact_lock({SCHEMA_LOCK}); {CREATE_TABLE}; COMMIT"
+            );
+            client.batch_execute(&create).await.map_err(cannot)?;
+        }
+        let (take_own, take_any) = (take_sql(true), take_sql(false));
+        // Prepared together: the client pipelines them in one round trip.
+        let (take_own, take_any, lowest_missing, insert, renew, holder, release) =
+            tokio::try_join!(
+                client.prepare(&take_own),
+                client.prepare(&take_any),
+                client.prepare(LOWEST_MISSING),
+                client.prepare(INSERT),
+                client.prepare(RENEW),
+                client.prepare(HOLDER),
+                client.prepare(RELEASE),
+            )
+            .map_err(cannot)?;
+        tracing::info!(target = %self.target, "connected to the postgres registry");
+        Ok(Session {
+            client,
+            take_own,
+            take_any,
+            lowest_missing,
+            insert,
+            renew,
+            holder,
+            release,
+        })
+    }
+}
+
+/// Puts a session back for the next call, unless the call failed on it: after an error
+/// the next call starts on a fresh connection, whatever state this one was left in.
+fn checkin<T>(slot: &mut Option<Session>, session: Session, result: &Result<T, LeaseError>) {
+    let failed = matches!(result, Err(LeaseError::Unavailable { .. }));
+    if !failed && !session.client.is_closed() {
+        *slot = Some(session);
+    }
+}
+
+/// An error and its causes, which tokio-postgres keeps out of its own message.
+pub(super) fn describe(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
