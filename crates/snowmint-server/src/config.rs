@@ -75,6 +75,9 @@ pub struct Settings {
     pub auth_token: Option<String>,
     /// Largest `count` of `/v1/ids` and gRPC batches (default 100000).
     pub max_batch: Option<u64>,
+    /// Most bytes one response of ids or serials may carry, over HTTP or gRPC (default
+    /// 33554432, 32 MiB).
+    pub max_response_bytes: Option<u64>,
     /// How long shutdown waits for requests in flight, in ms (default 10000).
     pub shutdown_grace_ms: Option<u64>,
     /// On start behind the high-water mark: `wait` until the clock passes it, or `fail`
@@ -164,6 +167,7 @@ impl Settings {
             epoch: over.epoch.or(self.epoch),
             auth_token: over.auth_token.or(self.auth_token),
             max_batch: over.max_batch.or(self.max_batch),
+            max_response_bytes: over.max_response_bytes.or(self.max_response_bytes),
             shutdown_grace_ms: over.shutdown_grace_ms.or(self.shutdown_grace_ms),
             restart_behind: over.restart_behind.or(self.restart_behind),
             rollback: over.rollback.or(self.rollback),
@@ -208,6 +212,8 @@ pub struct Config {
     pub auth_token: Option<String>,
     /// Largest batch.
     pub max_batch: u64,
+    /// Most bytes one response of ids or serials may carry.
+    pub max_response_bytes: u64,
     /// Grace period of shutdown.
     pub shutdown_grace: Duration,
     /// Start-up behaviour behind the high-water mark.
@@ -230,6 +236,14 @@ pub struct Config {
 
 /// The largest batch a request may ask for: a million ids is 20 MB of JSON.
 const BATCH_LIMIT: u64 = 1_000_000;
+
+/// The default response budget: room for the largest batch, a million ids, in any format
+/// (22 MB of decimal JSON), and for 100,000 serials of the longest kind.
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 32 * 1024 * 1024;
+
+/// The response budget's bounds: a kibibyte holds one id or serial in any format; past a
+/// gibibyte one response holds more memory than an id service should spend on a request.
+const RESPONSE_BYTES: std::ops::RangeInclusive<u64> = 1024..=1024 * 1024 * 1024;
 
 fn addr(
     key: &'static str,
@@ -359,6 +373,18 @@ impl TryFrom<Settings> for Config {
                 format!("is out of range 1..={BATCH_LIMIT}"),
             ));
         }
+        let max_response_bytes = s.max_response_bytes.unwrap_or(DEFAULT_MAX_RESPONSE_BYTES);
+        if !RESPONSE_BYTES.contains(&max_response_bytes) {
+            return Err(invalid(
+                "max_response_bytes",
+                max_response_bytes,
+                format!(
+                    "is out of range {}..={}",
+                    RESPONSE_BYTES.start(),
+                    RESPONSE_BYTES.end()
+                ),
+            ));
+        }
         let restart_behind = match s.restart_behind.as_deref().unwrap_or("wait") {
             "wait" => RestartBehind::Wait,
             "fail" => RestartBehind::Fail,
@@ -443,6 +469,7 @@ impl TryFrom<Settings> for Config {
             worker,
             auth_token: s.auth_token,
             max_batch,
+            max_response_bytes,
             shutdown_grace: Duration::from_millis(s.shutdown_grace_ms.unwrap_or(10_000)),
             restart_behind,
             rollback,
@@ -479,6 +506,7 @@ mod tests {
         assert_eq!(c.grpc_addr, Some("127.0.0.1:50051".parse().unwrap()));
         assert_eq!((c.datacenter, c.worker, c.layout), (0, 0, Layout::TWITTER));
         assert_eq!(c.max_batch, 100_000);
+        assert_eq!(c.max_response_bytes, 32 * 1024 * 1024);
     }
 
     #[test]
@@ -503,6 +531,10 @@ mod tests {
             (
                 "max_batch = 0",
                 "config key `max_batch`: \"0\" is out of range 1..=1000000",
+            ),
+            (
+                "max_response_bytes = 100",
+                "config key `max_response_bytes`: \"100\" is out of range 1024..=1073741824",
             ),
             (
                 "rollback = \"ignore\"",

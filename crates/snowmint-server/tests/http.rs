@@ -24,7 +24,7 @@ async fn server(extra: &str) -> Server {
         Config::try_from(Settings::from_toml(&toml, "test.toml".as_ref()).unwrap()).unwrap();
     let source = IdSource::start(&config).await.unwrap();
     Server {
-        state: AppState::new(source, config.max_batch, config.auth_token.clone()),
+        state: AppState::for_config(source, &config),
         _dir: dir,
     }
 }
@@ -446,5 +446,82 @@ async fn serials_are_made_and_taken_apart() {
         a.error().contains("mistyped") || a.error().contains("check digit"),
         "{}",
         a.error()
+    );
+}
+
+#[tokio::test]
+async fn an_amplifying_template_is_refused_before_any_id_is_taken() {
+    let s = server("").await;
+    let template = format!(
+        "%7Bbiz%7D%7Btime%7D%7Bnode%7D%7Bseq%7D{}",
+        "-".repeat(8_100)
+    );
+    let uri = format!("/v1/serials/PAY?count=100000&template={template}");
+    assert!(uri.len() <= snowmint_server::MAX_URI_BYTES, "{}", uri.len());
+    let a = get(&s, &uri).await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        a.error(),
+        "template is 8122 bytes long, more than the 128 allowed"
+    );
+    let a = get(
+        &s,
+        "/v1/serials/PAY?count=1&template=%7Bbiz%7D%7Btime%7D%7Bnode:19%7D%7Bseq:19%7D",
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        a.error(),
+        "template makes serials of up to 71 characters, more than the 64 allowed"
+    );
+    // Nothing was issued for either.
+    let metrics = get(&s, "/metrics").await.body;
+    assert!(metrics.contains("snowmint_ids_issued_total 0"), "{metrics}");
+}
+
+#[tokio::test]
+async fn responses_stay_within_the_budget() {
+    let s = server("max_response_bytes = 4096").await;
+    // {"ids":[ and ]} around ids of up to 20 digits, quoted, with a comma: 177 fit.
+    for (query, accept, fit, bytes) in [
+        ("", "application/json", 177, 4104),
+        ("&format=int", "application/json", 194, 4105),
+        ("&format=base62", "application/json", 291, 4098),
+        ("", "text/plain", 195, 4116),
+    ] {
+        let a = call(
+            &s,
+            "GET",
+            &format!("/v1/ids?count={fit}{query}"),
+            &[("accept", accept)],
+        )
+        .await;
+        assert_eq!(a.status, StatusCode::OK, "{query} {accept}: {}", a.body);
+        assert!(a.body.len() <= 4096);
+        let over = fit + 1;
+        let a = call(
+            &s,
+            "GET",
+            &format!("/v1/ids?count={over}{query}"),
+            &[("accept", accept)],
+        )
+        .await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{query} {accept}");
+        assert_eq!(
+            a.error(),
+            format!(
+                "{over} ids would make a response of up to {bytes} bytes, more than the 4096 of max_response_bytes: ask for at most {fit}"
+            )
+        );
+    }
+    // A serial of the default template with PAY is 28 characters; 31 bytes in the array.
+    let a = get(&s, "/v1/serials/PAY?count=131").await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert!(a.body.len() <= 4096);
+    let a = get(&s, "/v1/serials/PAY?count=132").await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        a.error(),
+        "132 serials would make a response of up to 4106 bytes, more than the 4096 of max_response_bytes: ask for at most 131"
     );
 }

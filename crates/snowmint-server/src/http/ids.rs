@@ -14,6 +14,9 @@ use crate::{ApiError, AppState};
 /// wait for several ticks, so they move to the blocking pool.
 const INLINE_BATCH: u64 = 4096;
 
+/// `{"ids":[` and `]}` around the ids.
+const JSON_IDS_OVERHEAD: u64 = 10;
+
 /// `GET /v1/id[?format=dec|hex|base32|base62|int]`: `{"id":"..."}`.
 #[utoipa::path(
     get,
@@ -60,7 +63,7 @@ pub async fn one(
             (super::schema::IdsBody = "application/json"),
             (String = "text/plain", example = "7389021983019802624\n7389021983019802625\n"),
         )),
-        (status = 400, description = "count missing or out of range, or an unknown parameter", body = super::schema::ErrorBody),
+        (status = 400, description = "count missing or out of range, a response larger than max_response_bytes, or an unknown parameter", body = super::schema::ErrorBody),
         (status = 401, description = "Missing or wrong bearer token", body = super::schema::ErrorBody),
         (status = 503, description = "Not ready", body = super::schema::ErrorBody),
     ),
@@ -75,6 +78,11 @@ pub async fn many(
     let format = Format::from_params(&params)?;
     let count = count_param(&params, state.max_batch)?;
     let plain = wants_plain_text(&headers);
+    if plain {
+        state.check_response_size(count, "ids", format.text_bytes(), 0)?;
+    } else {
+        state.check_response_size(count, "ids", format.json_bytes(), JSON_IDS_OVERHEAD)?;
+    }
     let ids = issue(&state, count).await?;
     state.metrics.ids_issued.inc_by(count);
     if plain {

@@ -14,6 +14,9 @@ use super::json;
 use super::query::Params;
 use crate::{ApiError, AppState};
 
+/// `{"serials":[` and `]}` around the serials.
+const JSON_SERIALS_OVERHEAD: u64 = 14;
+
 /// `?template=` and `?tz=`, over the server's layout.
 fn format_params(state: &AppState, params: &Params) -> Result<(Template, Zone), ApiError> {
     let template = Template::parse(
@@ -38,7 +41,7 @@ fn format_params(state: &AppState, params: &Params) -> Result<(Template, Zone), 
     ),
     responses(
         (status = 200, description = "The serials, in issue order", body = super::schema::SerialsBody),
-        (status = 400, description = "Bad business code, template, zone or count", body = super::schema::ErrorBody),
+        (status = 400, description = "Bad business code, template, zone or count, or a response larger than max_response_bytes", body = super::schema::ErrorBody),
         (status = 401, description = "Missing or wrong bearer token", body = super::schema::ErrorBody),
         (status = 503, description = "Not ready", body = super::schema::ErrorBody),
     ),
@@ -53,9 +56,12 @@ pub async fn issue_serials(
     let biz = BizCode::new(&biz)?;
     let (template, zone) = format_params(&state, &params)?;
     let count = count_param(&params, state.max_batch)?;
+    // Each serial is quoted and followed by a comma.
+    let item_bytes = template.serial_len(&biz) as u64 + 3;
+    state.check_response_size(count, "serials", item_bytes, JSON_SERIALS_OVERHEAD)?;
     let ids = issue(&state, count).await?;
     state.metrics.ids_issued.inc_by(count);
-    let mut body = String::with_capacity(ids.len() * 36 + 16);
+    let mut body = String::with_capacity((count * item_bytes + JSON_SERIALS_OVERHEAD) as usize);
     body.push_str("{\"serials\":[");
     for (i, id) in ids.into_iter().enumerate() {
         if i > 0 {

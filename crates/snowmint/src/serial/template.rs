@@ -202,6 +202,29 @@ impl Template {
         }
     }
 
+    /// How many characters the serials of this template have for business code `biz`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::serial::{BizCode, Template};
+    /// use snowmint::Layout;
+    ///
+    /// let t = Template::new(&Layout::TWITTER);
+    /// assert_eq!(t.serial_len(&BizCode::new("PAY")?), 28);
+    /// let t = Template::parse("{time}{node}{seq}", &Layout::TWITTER)?;
+    /// assert_eq!(t.serial_len(&BizCode::new("PAY")?), 25); // no {biz}: not written
+    /// # Ok::<(), snowmint::serial::SerialError>(())
+    /// ```
+    #[must_use]
+    pub fn serial_len(&self, biz: &BizCode) -> usize {
+        if self.has_biz {
+            self.fixed_len + biz.len()
+        } else {
+            self.fixed_len
+        }
+    }
+
     /// Separator bytes of a literal piece.
     pub(crate) fn literal(&self, start: usize, end: usize) -> &[u8] {
         &self.text.as_bytes()[start..end]
