@@ -135,3 +135,64 @@ fn a_broken_config_is_refused_with_the_key_named() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("config key `http_addr`: \"nowhere\""));
 }
+
+#[test]
+fn a_layout_that_ran_out_is_refused_at_start() {
+    let state = tempfile::tempdir().unwrap();
+    let mut child = serve_command(state.path(), &["--layout", "baidu"])
+        .spawn()
+        .unwrap();
+    // Bounded: a server that starts anyway is killed and the test fails.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "it started and served");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim_end(),
+        "error: config key `layout`: \"baidu\" has a time field that ran out on 2024-11-20T21:24:16.000Z, so no id can be issued; use another layout or a later epoch"
+    );
+}
+
+/// `/readyz`, `snowmint_ready` and `/v1/id` of a server whose clock is `offset_ms` away.
+fn readiness_with_clock_offset(offset_ms: i64) -> (String, String, String) {
+    let state = tempfile::tempdir().unwrap();
+    let serve = start(state.path(), offset_ms, &[]);
+    let (code, ready) = serve.get("/readyz");
+    assert_eq!(code, 503, "{ready}");
+    let (code, metrics) = serve.get("/metrics");
+    assert_eq!(code, 200);
+    let gauge = metrics
+        .lines()
+        .find(|l| l.starts_with("snowmint_ready "))
+        .unwrap_or_default()
+        .to_string();
+    let (code, id) = serve.get("/v1/id");
+    assert_eq!(code, 503, "{id}");
+    (ready, gauge, id)
+}
+
+#[test]
+fn a_clock_outside_the_layouts_range_is_not_ready() {
+    let now = snowmint::Clock::now_ms(&snowmint::WallClock) as i64;
+    let layout = snowmint::Layout::TWITTER;
+    let range = "is outside the layout's range 2010-11-04T01:42:54.657Z..=2080-07-10T17:30:30.208Z";
+    // A minute past the end of the time field, and a minute before the epoch.
+    let past_end = layout.capacity().runs_out_ms as i64 + 60_000 - now;
+    let before_epoch = layout.epoch_ms() as i64 - 60_000 - now;
+    for offset in [past_end, before_epoch] {
+        let (ready, gauge, id) = readiness_with_clock_offset(offset);
+        let ready: serde_json::Value = serde_json::from_str(&ready).unwrap();
+        let reason = ready["error"].as_str().unwrap();
+        assert!(
+            reason.starts_with("no id of layout twitter can be issued now: time ")
+                && reason.ends_with(range),
+            "{reason}"
+        );
+        assert_eq!(gauge, "snowmint_ready 0.0");
+        assert!(id.contains(range), "{id}");
+    }
+}

@@ -300,8 +300,8 @@ impl TryFrom<Settings> for Config {
                 "uses bit 63 and can decode ids but not generate them; use twitter, sonyflake or baidu",
             ));
         }
-        if let Some(epoch) = s.epoch {
-            let ms = parse_epoch(&epoch).map_err(|rule| invalid("epoch", &epoch, rule))?;
+        if let Some(epoch) = &s.epoch {
+            let ms = parse_epoch(epoch).map_err(|rule| invalid("epoch", &epoch, rule))?;
             let now = snowmint::Clock::now_ms(&snowmint::WallClock);
             if ms > now {
                 return Err(invalid(
@@ -313,6 +313,24 @@ impl TryFrom<Settings> for Config {
             layout = layout
                 .with_epoch_ms(ms)
                 .map_err(|e| invalid("epoch", &epoch, e))?;
+        }
+        let runs_out_ms = layout.capacity().runs_out_ms;
+        if runs_out_ms <= snowmint::Clock::now_ms(&snowmint::WallClock) {
+            let end = snowmint::UnixMs(runs_out_ms);
+            let rule = "so no id can be issued; use another layout or a later epoch";
+            // The epoch moves the end too, so the key to change is the one that was set.
+            return Err(match &s.epoch {
+                Some(epoch) => invalid(
+                    "epoch",
+                    epoch,
+                    format!("makes layout {name}'s time field run out on {end}, {rule}"),
+                ),
+                None => invalid(
+                    "layout",
+                    &name,
+                    format!("has a time field that ran out on {end}, {rule}"),
+                ),
+            });
         }
         let datacenter = s.datacenter.unwrap_or(0);
         if datacenter > layout.max_datacenter() {
@@ -563,6 +581,18 @@ mod tests {
             config("layout = \"flickr\"").unwrap_err().to_string(),
             "config key `layout`: \"flickr\" is not a layout: expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon"
         );
+        assert_eq!(
+            config("layout = \"baidu\"").unwrap_err().to_string(),
+            "config key `layout`: \"baidu\" has a time field that ran out on 2024-11-20T21:24:16.000Z, so no id can be issued; use another layout or a later epoch"
+        );
+        // Baidu's 28 bits of seconds from 2010 ran out in 2018.
+        assert_eq!(
+            config("layout = \"baidu\"\nepoch = \"2010-01-01T00:00:00Z\"")
+                .unwrap_err()
+                .to_string(),
+            "config key `epoch`: \"2010-01-01T00:00:00Z\" makes layout baidu's time field run out on 2018-07-04T21:24:16.000Z, so no id can be issued; use another layout or a later epoch"
+        );
+        assert!(config("layout = \"baidu\"\nepoch = \"2024-01-01T00:00:00Z\"").is_ok());
         let err = config("worker = \"three\"").unwrap_err().to_string();
         assert!(
             err.starts_with("config file test.toml: TOML parse error"),
