@@ -54,12 +54,22 @@ impl Answer {
 }
 
 async fn call(server: &Server, method: &str, uri: &str, headers: &[(&str, &str)]) -> Answer {
+    call_with_body(server, method, uri, headers, Body::empty()).await
+}
+
+async fn call_with_body(
+    server: &Server,
+    method: &str,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: Body,
+) -> Answer {
     let mut request = Request::builder().method(method).uri(uri);
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
     let response = router(server.state.clone())
-        .oneshot(request.body(Body::empty()).unwrap())
+        .oneshot(request.body(body).unwrap())
         .await
         .unwrap();
     let status = response.status();
@@ -321,6 +331,38 @@ async fn unknown_routes_methods_and_oversized_requests_get_json_errors() {
         a.error(),
         "request target is 10011 bytes, more than the 8192 this server accepts"
     );
+    let a = call_with_body(
+        &s,
+        "GET",
+        "/v1/id",
+        &[("content-length", "20000")],
+        Body::from(vec![b'x'; 20_000]),
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(
+        a.error(),
+        "request body is 20000 bytes, more than the 16384 this server accepts"
+    );
+    // A path that does not percent-decode to text.
+    for (path, message) in [
+        (
+            "/v1/decode/%FF",
+            "path parameter id of /v1/decode/%FF is not UTF-8 text once percent-decoded",
+        ),
+        (
+            "/v1/serials/%C3%28?count=1",
+            "path parameter biz of /v1/serials/%C3%28 is not UTF-8 text once percent-decoded",
+        ),
+        (
+            "/v1/serials/decode/%FFPAY",
+            "path parameter serial of /v1/serials/decode/%FFPAY is not UTF-8 text once percent-decoded",
+        ),
+    ] {
+        let a = get(&s, path).await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{path}");
+        assert_eq!(a.error(), message, "{path}");
+    }
     // The server keeps serving after all of it.
     assert_eq!(get(&s, "/v1/id").await.status, StatusCode::OK);
 }

@@ -2,7 +2,7 @@
 //! made from new ids, and taken back apart.
 
 use axum::Json;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Serialize;
@@ -11,6 +11,7 @@ use snowmint::serial::{Template, Zone};
 
 use super::ids::{count_param, issue};
 use super::json;
+use super::path::PathText;
 use super::query::Params;
 use crate::{ApiError, AppState};
 
@@ -49,7 +50,7 @@ fn format_params(state: &AppState, params: &Params) -> Result<(Template, Zone), 
 )]
 pub async fn issue_serials(
     State(state): State<AppState>,
-    Path(biz): Path<String>,
+    PathText(biz): PathText,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     let params = Params::parse(raw.as_deref(), &["count", "template", "tz"])?;
@@ -106,7 +107,7 @@ pub struct DecodedSerial {
 )]
 pub async fn decode_serial(
     State(state): State<AppState>,
-    Path(serial): Path<String>,
+    PathText(serial): PathText,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<DecodedSerial>, ApiError> {
     let params = Params::parse(raw.as_deref(), &["template", "tz"])?;
