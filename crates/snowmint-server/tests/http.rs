@@ -160,6 +160,44 @@ async fn many_ids_as_json_and_as_text() {
     assert_eq!(lines.len(), 3);
     assert!(lines.iter().all(|l| l.len() == 16));
 
+    // The Accept header is read by q-value, wildcard and specificity.
+    for (accept, text) in [
+        ("text/plain;q=0, application/json", false),
+        ("application/json;q=0.5, text/plain;q=0.9", true),
+        ("text/*;q=0.8, application/json;q=0.3", true),
+        ("*/*", false),
+        ("application/json;q=0, */*", true),
+        ("text/html", false),
+    ] {
+        let a = call(&s, "GET", "/v1/ids?count=2", &[("accept", accept)]).await;
+        assert_eq!(a.status, StatusCode::OK, "{accept}");
+        let expected = if text {
+            "text/plain"
+        } else {
+            "application/json"
+        };
+        assert!(
+            a.content_type.starts_with(expected),
+            "{accept}: {}",
+            a.content_type
+        );
+    }
+    let a = call(
+        &s,
+        "GET",
+        "/v1/ids?count=2",
+        &[
+            ("accept", "text/plain;q=0.5"),
+            ("accept", "application/json;q=0.1"),
+        ],
+    )
+    .await;
+    assert!(
+        a.content_type.starts_with("text/plain"),
+        "{}",
+        a.content_type
+    );
+
     for (query, message) in [
         (
             "count=0",

@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 
 use snowmint::Id;
 
+use super::accept::{Answer, negotiate};
 use super::json;
 use super::query::{Format, Params};
 use crate::{ApiError, AppState};
@@ -139,16 +140,14 @@ pub async fn issue(state: &AppState, count: u64) -> Result<Vec<Id>, ApiError> {
     .map_err(|e| ApiError::Unavailable(format!("batch was interrupted: {e}")))?
 }
 
-/// Whether the client prefers plain text to JSON (`Accept: text/plain`).
+/// Whether the client prefers plain text to JSON, by its `Accept` headers' q-values (several
+/// header lines count as one list).
 fn wants_plain_text(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|accept| {
-            accept
-                .split(',')
-                .map(|part| part.split(';').next().unwrap_or("").trim())
-                .find(|m| *m == "text/plain" || *m == "application/json")
-                == Some("text/plain")
-        })
+    let lines: Vec<&str> = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    let accept = (!lines.is_empty()).then(|| lines.join(","));
+    negotiate(accept.as_deref()) == Answer::PlainText
 }

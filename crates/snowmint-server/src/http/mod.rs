@@ -1,6 +1,7 @@
 //! The HTTP/JSON API: routes, and the layers every request passes through (size limits,
 //! bearer token, metrics, JSON errors).
 
+mod accept;
 mod decode;
 mod health;
 mod ids;
