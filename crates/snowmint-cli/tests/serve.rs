@@ -136,13 +136,10 @@ fn a_broken_config_is_refused_with_the_key_named() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("config key `http_addr`: \"nowhere\""));
 }
 
-#[test]
-fn a_layout_that_ran_out_is_refused_at_start() {
-    let state = tempfile::tempdir().unwrap();
-    let mut child = serve_command(state.path(), &["--layout", "baidu"])
-        .spawn()
-        .unwrap();
-    // Bounded: a server that starts anyway is killed and the test fails.
+/// Runs a `serve` that must refuse to start, and returns its one line of error. Bounded: a
+/// server that starts anyway is killed and the test fails.
+fn refused_at_start(mut cmd: Command) -> String {
+    let mut child = cmd.spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
     while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
@@ -150,10 +147,35 @@ fn a_layout_that_ran_out_is_refused_at_start() {
     let _ = child.kill();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(2), "it started and served");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    String::from_utf8_lossy(&out.stderr).trim_end().to_string()
+}
+
+#[test]
+fn a_layout_that_ran_out_is_refused_at_start() {
+    let state = tempfile::tempdir().unwrap();
     assert_eq!(
-        stderr.trim_end(),
+        refused_at_start(serve_command(state.path(), &["--layout", "baidu"])),
         "error: config key `layout`: \"baidu\" has a time field that ran out on 2024-11-20T21:24:16.000Z, so no id can be issued; use another layout or a later epoch"
+    );
+}
+
+#[test]
+fn numeric_settings_are_bounded_from_flags_and_the_environment() {
+    let state = tempfile::tempdir().unwrap();
+    let lead = "error: config key `overflow_lead_ms`: \"18446744073709551615\" must be at most 1000 ms: ids borrowed ahead of the clock must stay within reserve_ahead_ms";
+    let cmd = serve_command(
+        state.path(),
+        &["--overflow-lead-ms", "18446744073709551615"],
+    );
+    assert_eq!(refused_at_start(cmd), lead);
+    let mut cmd = serve_command(state.path(), &[]);
+    cmd.env("SNOWMINT_OVERFLOW_LEAD_MS", "18446744073709551615");
+    assert_eq!(refused_at_start(cmd), lead);
+    let mut cmd = serve_command(state.path(), &[]);
+    cmd.env("SNOWMINT_MAX_RESPONSE_BYTES", "1");
+    assert_eq!(
+        refused_at_start(cmd),
+        "error: config key `max_response_bytes`: \"1\" is out of range 1024..=1073741824"
     );
 }
 

@@ -245,6 +245,29 @@ pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 32 * 1024 * 1024;
 /// gibibyte one response holds more memory than an id service should spend on a request.
 const RESPONSE_BYTES: std::ops::RangeInclusive<u64> = 1024..=1024 * 1024 * 1024;
 
+/// The longest reservation window: after a crash, a restart waits out what was reserved.
+const RESERVE_AHEAD_MAX_MS: u64 = 60_000;
+/// The longest wait for a clock that went back: a request waits that long, and past a
+/// minute its client has given up.
+const ROLLBACK_WAIT_MAX_MS: u64 = 60_000;
+/// The longest shutdown grace: orchestrators stop a process long before ten minutes
+/// (Kubernetes after 30 s, systemd after 90 s, by default).
+const SHUTDOWN_GRACE_MAX_MS: u64 = 600_000;
+/// The longest lease TTL: a crashed holder's worker id stays unusable that long.
+const LEASE_TTL_MAX_MS: u64 = 600_000;
+
+/// A `key` of `value` ms above `max` ms: the error names both and says what it bounds.
+fn at_most(key: &'static str, value: u64, max: u64, why: &str) -> Result<u64, ConfigError> {
+    if value > max {
+        return Err(invalid(
+            key,
+            value,
+            format!("must be at most {max} ms: {why}"),
+        ));
+    }
+    Ok(value)
+}
+
 fn addr(
     key: &'static str,
     value: Option<String>,
@@ -408,7 +431,12 @@ impl TryFrom<Settings> for Config {
             "fail" => RestartBehind::Fail,
             other => return Err(invalid("restart_behind", other, "must be wait or fail")),
         };
-        let wait = Duration::from_millis(s.rollback_wait_ms.unwrap_or(5_000));
+        let wait = Duration::from_millis(at_most(
+            "rollback_wait_ms",
+            s.rollback_wait_ms.unwrap_or(5_000),
+            ROLLBACK_WAIT_MAX_MS,
+            "a request waits this long for a clock that went back",
+        )?);
         let rollback = match s.rollback.as_deref().unwrap_or("wait") {
             "refuse" => RollbackPolicy::Refuse,
             "wait" => RollbackPolicy::WaitUpTo(wait),
@@ -454,7 +482,26 @@ impl TryFrom<Settings> for Config {
                 format!("must be at least one tick ({} ms)", layout.tick_ms()),
             ));
         }
-        let ttl_ms = s.lease_ttl_ms.unwrap_or(10_000);
+        at_most(
+            "reserve_ahead_ms",
+            reserve_ahead_ms,
+            RESERVE_AHEAD_MAX_MS,
+            "after a crash, a restart waits out what was reserved",
+        )?;
+        // Borrowed ids stay within the window the mark reserves ahead anyway, so a burst
+        // cannot push the mark far ahead: a restart waits out at most twice the window.
+        at_most(
+            "overflow_lead_ms",
+            s.overflow_lead_ms.unwrap_or(0),
+            reserve_ahead_ms,
+            "ids borrowed ahead of the clock must stay within reserve_ahead_ms",
+        )?;
+        let ttl_ms = at_most(
+            "lease_ttl_ms",
+            s.lease_ttl_ms.unwrap_or(10_000),
+            LEASE_TTL_MAX_MS,
+            "a crashed holder's worker id stays unusable for the TTL",
+        )?;
         let lease_settings = LeaseSettings {
             ttl: Duration::from_millis(ttl_ms),
             renew_every: Duration::from_millis(s.lease_renew_ms.unwrap_or(ttl_ms / 3)),
@@ -488,7 +535,12 @@ impl TryFrom<Settings> for Config {
             auth_token: s.auth_token,
             max_batch,
             max_response_bytes,
-            shutdown_grace: Duration::from_millis(s.shutdown_grace_ms.unwrap_or(10_000)),
+            shutdown_grace: Duration::from_millis(at_most(
+                "shutdown_grace_ms",
+                s.shutdown_grace_ms.unwrap_or(10_000),
+                SHUTDOWN_GRACE_MAX_MS,
+                "requests in flight are waited for this long at shutdown",
+            )?),
             restart_behind,
             rollback,
             overflow,
@@ -528,6 +580,27 @@ mod tests {
     }
 
     #[test]
+    fn durations_up_to_their_bounds_are_taken() {
+        let c = config(
+            "overflow_lead_ms = 60000\nreserve_ahead_ms = 60000\nrollback_wait_ms = 60000\nshutdown_grace_ms = 600000\nlease_ttl_ms = 600000",
+        )
+        .unwrap();
+        assert_eq!(
+            c.overflow,
+            OverflowPolicy::Borrow {
+                lead: Duration::from_secs(60)
+            }
+        );
+        assert_eq!(c.reserve_ahead, Duration::from_secs(60));
+        assert_eq!(
+            c.rollback,
+            RollbackPolicy::WaitUpTo(Duration::from_secs(60))
+        );
+        assert_eq!(c.shutdown_grace, Duration::from_secs(600));
+        assert_eq!(c.lease_settings.ttl, Duration::from_secs(600));
+    }
+
+    #[test]
     fn errors_name_the_key_the_value_and_the_rule() {
         let cases = [
             (
@@ -553,6 +626,30 @@ mod tests {
             (
                 "max_response_bytes = 100",
                 "config key `max_response_bytes`: \"100\" is out of range 1024..=1073741824",
+            ),
+            (
+                "overflow_lead_ms = 18446744073709551615",
+                "config key `overflow_lead_ms`: \"18446744073709551615\" must be at most 1000 ms: ids borrowed ahead of the clock must stay within reserve_ahead_ms",
+            ),
+            (
+                "overflow_lead_ms = 3000\nreserve_ahead_ms = 2000",
+                "config key `overflow_lead_ms`: \"3000\" must be at most 2000 ms: ids borrowed ahead of the clock must stay within reserve_ahead_ms",
+            ),
+            (
+                "reserve_ahead_ms = 60001",
+                "config key `reserve_ahead_ms`: \"60001\" must be at most 60000 ms: after a crash, a restart waits out what was reserved",
+            ),
+            (
+                "rollback_wait_ms = 18446744073709551615",
+                "config key `rollback_wait_ms`: \"18446744073709551615\" must be at most 60000 ms: a request waits this long for a clock that went back",
+            ),
+            (
+                "shutdown_grace_ms = 600001",
+                "config key `shutdown_grace_ms`: \"600001\" must be at most 600000 ms: requests in flight are waited for this long at shutdown",
+            ),
+            (
+                "lease_ttl_ms = 18446744073709551615",
+                "config key `lease_ttl_ms`: \"18446744073709551615\" must be at most 600000 ms: a crashed holder's worker id stays unusable for the TTL",
             ),
             (
                 "rollback = \"ignore\"",
