@@ -324,18 +324,18 @@ impl TryFrom<Settings> for Config {
             ));
         }
         if let Some(epoch) = &s.epoch {
-            let ms = parse_epoch(epoch).map_err(|rule| invalid("epoch", &epoch, rule))?;
+            let ms = parse_epoch(epoch).map_err(|rule| invalid("epoch", epoch, rule))?;
             let now = snowmint::Clock::now_ms(&snowmint::WallClock);
             if ms > now {
                 return Err(invalid(
                     "epoch",
-                    &epoch,
+                    epoch,
                     format!("is in the future (now is {})", snowmint::UnixMs(now)),
                 ));
             }
             layout = layout
                 .with_epoch_ms(ms)
-                .map_err(|e| invalid("epoch", &epoch, e))?;
+                .map_err(|e| invalid("epoch", epoch, e))?;
         }
         let runs_out_ms = layout.capacity().runs_out_ms;
         if runs_out_ms <= snowmint::Clock::now_ms(&snowmint::WallClock) {
