@@ -52,6 +52,9 @@ pub struct ServeArgs {
     /// Largest count of /v1/ids and gRPC batches (default: 100000)
     #[arg(long, env = "SNOWMINT_MAX_BATCH", value_name = "N")]
     max_batch: Option<u64>,
+    /// Most bytes one response of ids or serials may carry, over HTTP or gRPC (default: 33554432, 32 MiB)
+    #[arg(long, env = "SNOWMINT_MAX_RESPONSE_BYTES", value_name = "BYTES")]
+    max_response_bytes: Option<u64>,
     /// How long shutdown waits for requests in flight, in ms (default: 10000)
     #[arg(long, env = "SNOWMINT_SHUTDOWN_GRACE_MS", value_name = "MS")]
     shutdown_grace_ms: Option<u64>,
@@ -104,6 +107,7 @@ impl ServeArgs {
             epoch: self.epoch,
             auth_token: self.auth_token,
             max_batch: self.max_batch,
+            max_response_bytes: self.max_response_bytes,
             shutdown_grace_ms: self.shutdown_grace_ms,
             restart_behind: self.restart_behind,
             rollback: self.rollback,

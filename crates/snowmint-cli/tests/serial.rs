@@ -115,6 +115,16 @@ fn bad_input_is_one_line_and_exit_2() {
             vec!["serial", "parse", "PAY123"],
             "expected 26 to 41 characters for this template, got 6",
         ),
+        (
+            vec![
+                "serial",
+                "--biz",
+                "PAY",
+                "--template",
+                "{biz}{time}{node:19}{seq:19}",
+            ],
+            "template makes serials of up to 71 characters, more than the 64 allowed",
+        ),
     ] {
         let out = snowmint(state.path(), &args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

@@ -165,3 +165,94 @@ fn the_worker_id_and_its_state_file_are_logged_at_start() {
         "{line}"
     );
 }
+
+/// Runs a `serve` that must refuse to start, and returns its one line of error. Bounded: a
+/// server that starts anyway is killed and the test fails.
+fn refused_at_start(mut cmd: Command) -> String {
+    let mut child = cmd.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "it started and served");
+    String::from_utf8_lossy(&out.stderr).trim_end().to_string()
+}
+
+#[test]
+fn a_layout_that_ran_out_is_refused_at_start() {
+    let state = tempfile::tempdir().unwrap();
+    assert_eq!(
+        refused_at_start(serve_command(state.path(), &["--layout", "baidu"])),
+        "error: config key `layout`: \"baidu\" has a time field that ran out on 2024-11-20T21:24:16.000Z, so no id can be issued; use another layout or a later epoch"
+    );
+}
+
+#[test]
+fn numeric_settings_are_bounded_from_flags_and_the_environment() {
+    let state = tempfile::tempdir().unwrap();
+    let lead = "error: config key `overflow_lead_ms`: \"18446744073709551615\" must be at most 1000 ms: ids borrowed ahead of the clock must stay within reserve_ahead_ms";
+    let cmd = serve_command(
+        state.path(),
+        &["--overflow-lead-ms", "18446744073709551615"],
+    );
+    assert_eq!(refused_at_start(cmd), lead);
+    let mut cmd = serve_command(state.path(), &[]);
+    cmd.env("SNOWMINT_OVERFLOW_LEAD_MS", "18446744073709551615");
+    assert_eq!(refused_at_start(cmd), lead);
+    let mut cmd = serve_command(state.path(), &[]);
+    cmd.env("SNOWMINT_MAX_RESPONSE_BYTES", "1");
+    assert_eq!(
+        refused_at_start(cmd),
+        "error: config key `max_response_bytes`: \"1\" is out of range 1024..=1073741824"
+    );
+}
+
+/// `/readyz`, `snowmint_ready` and `/v1/id` of a server whose clock is `offset_ms` away.
+fn readiness_with_clock_offset(offset_ms: i64) -> (String, String, String) {
+    let state = tempfile::tempdir().unwrap();
+    let serve = start(state.path(), &format!("{:+}s", offset_ms / 1000), &[]);
+    let (code, ready) = serve.get("/readyz");
+    assert_eq!(code, 503, "{ready}");
+    let (code, metrics) = serve.get("/metrics");
+    assert_eq!(code, 200);
+    let gauge = metrics
+        .lines()
+        .find(|l| l.starts_with("snowmint_ready "))
+        .unwrap_or_default()
+        .to_string();
+    let (code, id) = serve.get("/v1/id");
+    assert_eq!(code, 503, "{id}");
+    (ready, gauge, id)
+}
+
+/// A machine whose clock reads before the layout's epoch cannot issue: the server starts (its
+/// clock may be fixed while it runs) but is not ready, and says why. One whose clock reads
+/// past the end of the time field is refused at start, as an exhausted layout is.
+#[test]
+fn a_clock_outside_the_layouts_range_is_not_ready() {
+    let now = snowmint::Clock::now_ms(&snowmint::WallClock) as i64;
+    let layout = snowmint::Layout::TWITTER;
+    let range = "is outside the layout's range 2010-11-04T01:42:54.657Z..=2080-07-10T17:30:30.208Z";
+    let before_epoch = layout.epoch_ms() as i64 - 60_000 - now;
+    let (ready, gauge, id) = readiness_with_clock_offset(before_epoch);
+    let ready: serde_json::Value = serde_json::from_str(&ready).unwrap();
+    let reason = ready["error"].as_str().unwrap();
+    assert!(
+        reason.starts_with("no id of layout twitter can be issued now: time ")
+            && reason.ends_with(range),
+        "{reason}"
+    );
+    assert_eq!(gauge, "snowmint_ready 0.0");
+    assert!(id.contains(range), "{id}");
+
+    let state = tempfile::tempdir().unwrap();
+    let past_end = layout.capacity().runs_out_ms as i64 + 60_000 - now;
+    let mut cmd = serve_command(state.path(), &[]);
+    wall_clock_offset(&mut cmd, &format!("{:+}s", past_end / 1000));
+    assert_eq!(
+        refused_at_start(cmd),
+        "error: config key `layout`: \"twitter\" has a time field that ran out on 2080-07-10T17:30:30.209Z, so no id can be issued; use another layout or a later epoch"
+    );
+}

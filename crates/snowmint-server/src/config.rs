@@ -75,6 +75,9 @@ pub struct Settings {
     pub auth_token: Option<String>,
     /// Largest `count` of `/v1/ids` and gRPC batches (default 100000).
     pub max_batch: Option<u64>,
+    /// Most bytes one response of ids or serials may carry, over HTTP or gRPC (default
+    /// 33554432, 32 MiB).
+    pub max_response_bytes: Option<u64>,
     /// How long shutdown waits for requests in flight, in ms (default 10000).
     pub shutdown_grace_ms: Option<u64>,
     /// On start behind the high-water mark: `wait` until the clock passes it, or `fail`
@@ -164,6 +167,7 @@ impl Settings {
             epoch: over.epoch.or(self.epoch),
             auth_token: over.auth_token.or(self.auth_token),
             max_batch: over.max_batch.or(self.max_batch),
+            max_response_bytes: over.max_response_bytes.or(self.max_response_bytes),
             shutdown_grace_ms: over.shutdown_grace_ms.or(self.shutdown_grace_ms),
             restart_behind: over.restart_behind.or(self.restart_behind),
             rollback: over.rollback.or(self.rollback),
@@ -208,6 +212,8 @@ pub struct Config {
     pub auth_token: Option<String>,
     /// Largest batch.
     pub max_batch: u64,
+    /// Most bytes one response of ids or serials may carry.
+    pub max_response_bytes: u64,
     /// Grace period of shutdown.
     pub shutdown_grace: Duration,
     /// Start-up behaviour behind the high-water mark.
@@ -230,6 +236,37 @@ pub struct Config {
 
 /// The largest batch a request may ask for: a million ids is 20 MB of JSON.
 const BATCH_LIMIT: u64 = 1_000_000;
+
+/// The default response budget: room for the largest batch, a million ids, in any format
+/// (22 MB of decimal JSON), and for 100,000 serials of the longest kind.
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 32 * 1024 * 1024;
+
+/// The response budget's bounds: a kibibyte holds one id or serial in any format; past a
+/// gibibyte one response holds more memory than an id service should spend on a request.
+const RESPONSE_BYTES: std::ops::RangeInclusive<u64> = 1024..=1024 * 1024 * 1024;
+
+/// The longest reservation window: after a crash, a restart waits out what was reserved.
+const RESERVE_AHEAD_MAX_MS: u64 = 60_000;
+/// The longest wait for a clock that went back: a request waits that long, and past a
+/// minute its client has given up.
+const ROLLBACK_WAIT_MAX_MS: u64 = 60_000;
+/// The longest shutdown grace: orchestrators stop a process long before ten minutes
+/// (Kubernetes after 30 s, systemd after 90 s, by default).
+const SHUTDOWN_GRACE_MAX_MS: u64 = 600_000;
+/// The longest lease TTL: a crashed holder's worker id stays unusable that long.
+const LEASE_TTL_MAX_MS: u64 = 600_000;
+
+/// A `key` of `value` ms above `max` ms: the error names both and says what it bounds.
+fn at_most(key: &'static str, value: u64, max: u64, why: &str) -> Result<u64, ConfigError> {
+    if value > max {
+        return Err(invalid(
+            key,
+            value,
+            format!("must be at most {max} ms: {why}"),
+        ));
+    }
+    Ok(value)
+}
 
 fn addr(
     key: &'static str,
@@ -286,19 +323,37 @@ impl TryFrom<Settings> for Config {
                 "uses bit 63 and can decode ids but not generate them; use twitter, sonyflake or baidu",
             ));
         }
-        if let Some(epoch) = s.epoch {
-            let ms = parse_epoch(&epoch).map_err(|rule| invalid("epoch", &epoch, rule))?;
+        if let Some(epoch) = &s.epoch {
+            let ms = parse_epoch(epoch).map_err(|rule| invalid("epoch", epoch, rule))?;
             let now = snowmint::Clock::now_ms(&snowmint::WallClock);
             if ms > now {
                 return Err(invalid(
                     "epoch",
-                    &epoch,
+                    epoch,
                     format!("is in the future (now is {})", snowmint::UnixMs(now)),
                 ));
             }
             layout = layout
                 .with_epoch_ms(ms)
-                .map_err(|e| invalid("epoch", &epoch, e))?;
+                .map_err(|e| invalid("epoch", epoch, e))?;
+        }
+        let runs_out_ms = layout.capacity().runs_out_ms;
+        if runs_out_ms <= snowmint::Clock::now_ms(&snowmint::WallClock) {
+            let end = snowmint::UnixMs(runs_out_ms);
+            let rule = "so no id can be issued; use another layout or a later epoch";
+            // The epoch moves the end too, so the key to change is the one that was set.
+            return Err(match &s.epoch {
+                Some(epoch) => invalid(
+                    "epoch",
+                    epoch,
+                    format!("makes layout {name}'s time field run out on {end}, {rule}"),
+                ),
+                None => invalid(
+                    "layout",
+                    &name,
+                    format!("has a time field that ran out on {end}, {rule}"),
+                ),
+            });
         }
         let datacenter = s.datacenter.unwrap_or(0);
         if datacenter > layout.max_datacenter() {
@@ -359,12 +414,29 @@ impl TryFrom<Settings> for Config {
                 format!("is out of range 1..={BATCH_LIMIT}"),
             ));
         }
+        let max_response_bytes = s.max_response_bytes.unwrap_or(DEFAULT_MAX_RESPONSE_BYTES);
+        if !RESPONSE_BYTES.contains(&max_response_bytes) {
+            return Err(invalid(
+                "max_response_bytes",
+                max_response_bytes,
+                format!(
+                    "is out of range {}..={}",
+                    RESPONSE_BYTES.start(),
+                    RESPONSE_BYTES.end()
+                ),
+            ));
+        }
         let restart_behind = match s.restart_behind.as_deref().unwrap_or("wait") {
             "wait" => RestartBehind::Wait,
             "fail" => RestartBehind::Fail,
             other => return Err(invalid("restart_behind", other, "must be wait or fail")),
         };
-        let wait = Duration::from_millis(s.rollback_wait_ms.unwrap_or(5_000));
+        let wait = Duration::from_millis(at_most(
+            "rollback_wait_ms",
+            s.rollback_wait_ms.unwrap_or(5_000),
+            ROLLBACK_WAIT_MAX_MS,
+            "a request waits this long for a clock that went back",
+        )?);
         let rollback = match s.rollback.as_deref().unwrap_or("wait") {
             "refuse" => RollbackPolicy::Refuse,
             "wait" => RollbackPolicy::WaitUpTo(wait),
@@ -410,7 +482,26 @@ impl TryFrom<Settings> for Config {
                 format!("must be at least one tick ({} ms)", layout.tick_ms()),
             ));
         }
-        let ttl_ms = s.lease_ttl_ms.unwrap_or(10_000);
+        at_most(
+            "reserve_ahead_ms",
+            reserve_ahead_ms,
+            RESERVE_AHEAD_MAX_MS,
+            "after a crash, a restart waits out what was reserved",
+        )?;
+        // Borrowed ids stay within the window the mark reserves ahead anyway, so a burst
+        // cannot push the mark far ahead: a restart waits out at most twice the window.
+        at_most(
+            "overflow_lead_ms",
+            s.overflow_lead_ms.unwrap_or(0),
+            reserve_ahead_ms,
+            "ids borrowed ahead of the clock must stay within reserve_ahead_ms",
+        )?;
+        let ttl_ms = at_most(
+            "lease_ttl_ms",
+            s.lease_ttl_ms.unwrap_or(10_000),
+            LEASE_TTL_MAX_MS,
+            "a crashed holder's worker id stays unusable for the TTL",
+        )?;
         let lease_settings = LeaseSettings {
             ttl: Duration::from_millis(ttl_ms),
             renew_every: Duration::from_millis(s.lease_renew_ms.unwrap_or(ttl_ms / 3)),
@@ -443,7 +534,13 @@ impl TryFrom<Settings> for Config {
             worker,
             auth_token: s.auth_token,
             max_batch,
-            shutdown_grace: Duration::from_millis(s.shutdown_grace_ms.unwrap_or(10_000)),
+            max_response_bytes,
+            shutdown_grace: Duration::from_millis(at_most(
+                "shutdown_grace_ms",
+                s.shutdown_grace_ms.unwrap_or(10_000),
+                SHUTDOWN_GRACE_MAX_MS,
+                "requests in flight are waited for this long at shutdown",
+            )?),
             restart_behind,
             rollback,
             overflow,
@@ -479,6 +576,28 @@ mod tests {
         assert_eq!(c.grpc_addr, Some("127.0.0.1:50051".parse().unwrap()));
         assert_eq!((c.datacenter, c.worker, c.layout), (0, 0, Layout::TWITTER));
         assert_eq!(c.max_batch, 100_000);
+        assert_eq!(c.max_response_bytes, 32 * 1024 * 1024);
+    }
+
+    #[test]
+    fn durations_up_to_their_bounds_are_taken() {
+        let c = config(
+            "overflow_lead_ms = 60000\nreserve_ahead_ms = 60000\nrollback_wait_ms = 60000\nshutdown_grace_ms = 600000\nlease_ttl_ms = 600000",
+        )
+        .unwrap();
+        assert_eq!(
+            c.overflow,
+            OverflowPolicy::Borrow {
+                lead: Duration::from_secs(60)
+            }
+        );
+        assert_eq!(c.reserve_ahead, Duration::from_secs(60));
+        assert_eq!(
+            c.rollback,
+            RollbackPolicy::WaitUpTo(Duration::from_secs(60))
+        );
+        assert_eq!(c.shutdown_grace, Duration::from_secs(600));
+        assert_eq!(c.lease_settings.ttl, Duration::from_secs(600));
     }
 
     #[test]
@@ -503,6 +622,34 @@ mod tests {
             (
                 "max_batch = 0",
                 "config key `max_batch`: \"0\" is out of range 1..=1000000",
+            ),
+            (
+                "max_response_bytes = 100",
+                "config key `max_response_bytes`: \"100\" is out of range 1024..=1073741824",
+            ),
+            (
+                "overflow_lead_ms = 18446744073709551615",
+                "config key `overflow_lead_ms`: \"18446744073709551615\" must be at most 1000 ms: ids borrowed ahead of the clock must stay within reserve_ahead_ms",
+            ),
+            (
+                "overflow_lead_ms = 3000\nreserve_ahead_ms = 2000",
+                "config key `overflow_lead_ms`: \"3000\" must be at most 2000 ms: ids borrowed ahead of the clock must stay within reserve_ahead_ms",
+            ),
+            (
+                "reserve_ahead_ms = 60001",
+                "config key `reserve_ahead_ms`: \"60001\" must be at most 60000 ms: after a crash, a restart waits out what was reserved",
+            ),
+            (
+                "rollback_wait_ms = 18446744073709551615",
+                "config key `rollback_wait_ms`: \"18446744073709551615\" must be at most 60000 ms: a request waits this long for a clock that went back",
+            ),
+            (
+                "shutdown_grace_ms = 600001",
+                "config key `shutdown_grace_ms`: \"600001\" must be at most 600000 ms: requests in flight are waited for this long at shutdown",
+            ),
+            (
+                "lease_ttl_ms = 18446744073709551615",
+                "config key `lease_ttl_ms`: \"18446744073709551615\" must be at most 600000 ms: a crashed holder's worker id stays unusable for the TTL",
             ),
             (
                 "rollback = \"ignore\"",
@@ -531,6 +678,18 @@ mod tests {
             config("layout = \"flickr\"").unwrap_err().to_string(),
             "config key `layout`: \"flickr\" is not a layout: expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon"
         );
+        assert_eq!(
+            config("layout = \"baidu\"").unwrap_err().to_string(),
+            "config key `layout`: \"baidu\" has a time field that ran out on 2024-11-20T21:24:16.000Z, so no id can be issued; use another layout or a later epoch"
+        );
+        // Baidu's 28 bits of seconds from 2010 ran out in 2018.
+        assert_eq!(
+            config("layout = \"baidu\"\nepoch = \"2010-01-01T00:00:00Z\"")
+                .unwrap_err()
+                .to_string(),
+            "config key `epoch`: \"2010-01-01T00:00:00Z\" makes layout baidu's time field run out on 2018-07-04T21:24:16.000Z, so no id can be issued; use another layout or a later epoch"
+        );
+        assert!(config("layout = \"baidu\"\nepoch = \"2024-01-01T00:00:00Z\"").is_ok());
         let err = config("worker = \"three\"").unwrap_err().to_string();
         assert!(
             err.starts_with("config file test.toml: TOML parse error"),

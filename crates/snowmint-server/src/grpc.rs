@@ -10,15 +10,19 @@ use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
 use crate::metrics::{RequestLabels, RouteLabels};
 use crate::{ApiError, AppState};
 
+mod codec;
+
 /// Types generated from `proto/snowmint/v1/id.proto`, client and server.
 #[allow(missing_docs, clippy::all, clippy::pedantic)]
 pub mod proto {
     tonic::include_proto!("snowmint.v1");
+    include!(concat!(env!("OUT_DIR"), "/client/snowmint.v1.rs"));
 }
 
 use proto::id_service_server::{IdService, IdServiceServer};
@@ -32,6 +36,11 @@ use proto::{
 const DEFAULT_STREAM_BATCH: u64 = 4096;
 /// Stream messages buffered ahead of a slow reader.
 const STREAM_BUFFER: usize = 4;
+/// Bytes of a response around its repeated field: the gRPC frame header (5), the field's
+/// tag (1) and its length prefix (at most 10).
+const PROTO_OVERHEAD: u64 = 16;
+/// Bytes of one id in `Ids`: a packed `fixed64`.
+const PROTO_ID_BYTES: u64 = 8;
 
 /// The service, holding the shared state.
 #[derive(Debug, Clone)]
@@ -113,8 +122,10 @@ impl IdService for Service {
     ) -> Result<Response<Ids>, Status> {
         let start = Instant::now();
         let result = self
-            .count(u64::from(request.get_ref().count), "count")
+            .count(request.get_ref().count, "count")
             .and_then(|count| {
+                self.state
+                    .check_response_size(count, "ids", PROTO_ID_BYTES, PROTO_OVERHEAD)?;
                 let mut ids = Vec::with_capacity(count as usize);
                 self.state.source.fill(count, &mut ids)?;
                 self.state.metrics.ids_issued.inc_by(count);
@@ -133,8 +144,13 @@ impl IdService for Service {
         let StreamRequest { batch_size, total } = *request.get_ref();
         let batch = match batch_size {
             0 => Ok(DEFAULT_STREAM_BATCH.min(self.state.max_batch)),
-            n => self.count(u64::from(n), "batch_size"),
-        };
+            n => self.count(n, "batch_size"),
+        }
+        .and_then(|batch| {
+            self.state
+                .check_response_size(batch, "ids", PROTO_ID_BYTES, PROTO_OVERHEAD)
+                .map(|()| batch)
+        });
         let batch = match batch {
             Ok(batch) => batch,
             Err(e) => return self.finish("Stream", start, Err(e)),
@@ -198,7 +214,11 @@ impl IdService for Service {
         let result = (|| {
             let biz = BizCode::new(&biz)?;
             let (template, zone) = self.format(format)?;
-            let count = self.count(u64::from(count), "count")?;
+            let count = self.count(count, "count")?;
+            // Each serial is a string field: a tag, a one-byte length (at most 64), the text.
+            let item_bytes = template.serial_len(&biz) as u64 + 2;
+            self.state
+                .check_response_size(count, "serials", item_bytes, PROTO_OVERHEAD)?;
             let mut ids = Vec::with_capacity(count as usize);
             self.state.source.fill(count, &mut ids)?;
             self.state.metrics.ids_issued.inc_by(count);
@@ -295,7 +315,10 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), std::io::Error> {
     let token = state.auth_token.as_deref().map(Arc::from);
-    let service = IdServiceServer::with_interceptor(Service::new(state), authorize(token));
+    // No request needs more than a template, a zone and a code: the HTTP body bound.
+    let service =
+        IdServiceServer::new(Service::new(state)).max_decoding_message_size(crate::MAX_BODY_BYTES);
+    let service = InterceptedService::new(service, authorize(token));
     tonic::transport::Server::builder()
         .add_service(service)
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)

@@ -76,7 +76,7 @@ pub async fn serve(
         ),
         None => None,
     };
-    let state = AppState::new(source, config.max_batch, config.auth_token.clone());
+    let state = AppState::for_config(source, &config);
     run(http, grpc, state, config.shutdown_grace, shutdown).await
 }
 

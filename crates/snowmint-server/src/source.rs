@@ -247,8 +247,8 @@ impl IdSource {
     ///
     /// # Errors
     ///
-    /// Shutting down, no worker id held, the lease not confirmed for now, or the clock
-    /// behind the high-water mark.
+    /// Shutting down, no worker id held, the lease not confirmed for now, the clock
+    /// outside the layout's range, or the clock behind the high-water mark.
     pub fn readiness(&self) -> Result<Arc<Slot>, String> {
         if self.draining.load(Ordering::Acquire) {
             return Err("shutting down".into());
@@ -271,6 +271,14 @@ impl IdSource {
             return Err(format!(
                 "worker id lease ({} datacenter {} worker {}) is not confirmed for now: {why}",
                 self.backend, held.lease.datacenter, held.lease.worker
+            ));
+        }
+        // The generator refuses every id while the clock is before the epoch or past the
+        // time field's end: say so here, not only in each 503.
+        if let Err(err) = self.config.layout.tick_at(self.clock.now_ms()) {
+            return Err(format!(
+                "no id of layout {} can be issued now: {err}",
+                self.config.layout.name()
             ));
         }
         let lag = slot.generator.clock_lag_ms();

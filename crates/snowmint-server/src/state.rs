@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use snowmint::Layout;
 
-use crate::IdSource;
 use crate::metrics::Metrics;
+use crate::{ApiError, Config, IdSource};
 
 /// Shared by every handler; cheap to clone.
 #[derive(Debug, Clone)]
@@ -20,19 +20,35 @@ pub struct Inner {
     pub metrics: Metrics,
     /// The largest batch a request may ask for.
     pub max_batch: u64,
+    /// The most bytes one response of ids or serials may carry.
+    pub max_response_bytes: u64,
     /// The bearer token every API request must carry, if set.
     pub auth_token: Option<String>,
 }
 
 impl AppState {
-    /// State for a server issuing from `source`.
+    /// State for a server issuing from `source`, with the default response budget
+    /// ([`DEFAULT_MAX_RESPONSE_BYTES`](crate::DEFAULT_MAX_RESPONSE_BYTES)).
     #[must_use]
     pub fn new(source: Arc<IdSource>, max_batch: u64, auth_token: Option<String>) -> AppState {
         AppState(Arc::new(Inner {
             metrics: Metrics::new(Arc::clone(&source)),
             source,
             max_batch,
+            max_response_bytes: crate::DEFAULT_MAX_RESPONSE_BYTES,
             auth_token,
+        }))
+    }
+
+    /// State for a server issuing from `source` with the limits and token of `config`.
+    #[must_use]
+    pub fn for_config(source: Arc<IdSource>, config: &Config) -> AppState {
+        AppState(Arc::new(Inner {
+            metrics: Metrics::new(Arc::clone(&source)),
+            source,
+            max_batch: config.max_batch,
+            max_response_bytes: config.max_response_bytes,
+            auth_token: config.auth_token.clone(),
         }))
     }
 
@@ -40,6 +56,31 @@ impl AppState {
     #[must_use]
     pub fn layout(&self) -> &Layout {
         self.0.source.layout()
+    }
+
+    /// Refuses, before any id is taken, a response of `count` items (`what`: "ids",
+    /// "serials") of up to `item_bytes` each, with `overhead` bytes around them, that could
+    /// carry more than `max_response_bytes`.
+    ///
+    /// # Errors
+    ///
+    /// A 400 that names the size, the limit and the largest count that fits.
+    pub fn check_response_size(
+        &self,
+        count: u64,
+        what: &str,
+        item_bytes: u64,
+        overhead: u64,
+    ) -> Result<(), ApiError> {
+        let max = self.max_response_bytes;
+        let bytes = count.saturating_mul(item_bytes).saturating_add(overhead);
+        if bytes <= max {
+            return Ok(());
+        }
+        let fit = max.saturating_sub(overhead) / item_bytes.max(1);
+        Err(ApiError::BadRequest(format!(
+            "{count} {what} would make a response of up to {bytes} bytes, more than the {max} of max_response_bytes: ask for at most {fit}"
+        )))
     }
 }
 

@@ -43,11 +43,7 @@ async fn start(extra: &str) -> Running {
         dir.path()
     );
     let config = Config::try_from(Settings::from_toml(&toml, "t.toml".as_ref()).unwrap()).unwrap();
-    let state = AppState::new(
-        IdSource::start(&config).await.unwrap(),
-        config.max_batch,
-        config.auth_token.clone(),
-    );
+    let state = AppState::for_config(IdSource::start(&config).await.unwrap(), &config);
     let http = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let grpc = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = grpc.local_addr().unwrap();
@@ -277,5 +273,229 @@ async fn serials_over_grpc() {
         .await
         .unwrap_err();
     assert_eq!(err.code(), tonic::Code::InvalidArgument);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_count_past_32_bits_is_refused_as_itself() {
+    let server = start("").await;
+    let mut client = server.client().await;
+    let err = client
+        .next_batch(NextBatchRequest { count: 1 << 40 })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument);
+    assert_eq!(
+        err.message(),
+        "count 1099511627776 is out of range 1..=50000"
+    );
+    let err = client
+        .stream(StreamRequest {
+            batch_size: (1 << 32) + 5,
+            total: 10,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "batch_size 4294967301 is out of range 1..=50000"
+    );
+    let err = client
+        .next_serials(NextSerialsRequest {
+            biz: "PAY".into(),
+            count: u64::MAX,
+            format: None,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "count 18446744073709551615 is out of range 1..=50000"
+    );
+    // The bytes any client sends for 2^40, whatever the width of its own field.
+    let bytes = prost::Message::encode_to_vec(&NextBatchRequest { count: 1 << 40 });
+    assert_eq!(bytes, [0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20]);
+    let err = raw_call(&server, "NextBatch", bytes).await.unwrap_err();
+    assert_eq!(
+        err.message(),
+        "count 1099511627776 is out of range 1..=50000"
+    );
+    server.stop().await;
+}
+
+/// Sends and receives message bytes as they are, to speak protobuf badly or the old way.
+#[derive(Debug, Clone, Default)]
+struct RawCodec;
+
+impl tonic::codec::Codec for RawCodec {
+    type Encode = Vec<u8>;
+    type Decode = Vec<u8>;
+    type Encoder = RawCodec;
+    type Decoder = RawCodec;
+
+    fn encoder(&mut self) -> RawCodec {
+        RawCodec
+    }
+
+    fn decoder(&mut self) -> RawCodec {
+        RawCodec
+    }
+}
+
+impl tonic::codec::Encoder for RawCodec {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+
+    fn encode(
+        &mut self,
+        item: Vec<u8>,
+        buf: &mut tonic::codec::EncodeBuf<'_>,
+    ) -> Result<(), tonic::Status> {
+        prost::bytes::BufMut::put_slice(buf, &item);
+        Ok(())
+    }
+}
+
+impl tonic::codec::Decoder for RawCodec {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+
+    fn decode(
+        &mut self,
+        buf: &mut tonic::codec::DecodeBuf<'_>,
+    ) -> Result<Option<Vec<u8>>, tonic::Status> {
+        use prost::bytes::Buf;
+        Ok(Some(buf.copy_to_bytes(buf.remaining()).to_vec()))
+    }
+}
+
+async fn raw_call(server: &Running, method: &str, body: Vec<u8>) -> Result<Vec<u8>, tonic::Status> {
+    let channel = Channel::from_shared(format!("http://{}", server.addr))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready().await.unwrap();
+    let path = format!("/snowmint.v1.IdService/{method}").parse().unwrap();
+    grpc.unary(tonic::Request::new(body), path, RawCodec)
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_protobuf_is_the_clients_error() {
+    use prost::Message;
+    let server = start("").await;
+    // Field 1 as a varint whose continuation bit promises a byte that never comes.
+    let err = raw_call(&server, "NextBatch", vec![0x08, 0x80])
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument, "{err:?}");
+    assert_eq!(
+        err.message(),
+        "malformed request: failed to decode Protobuf message: NextBatchRequest.count: invalid varint"
+    );
+    // A string field (the business code) that is not UTF-8.
+    let err = raw_call(&server, "NextSerials", vec![0x0a, 0x02, 0xff, 0xfe])
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument, "{err:?}");
+    assert!(
+        err.message().starts_with(
+            "malformed request: failed to decode Protobuf message: NextSerialsRequest.biz"
+        ),
+        "{}",
+        err.message()
+    );
+    // A count as a client of the uint32 field writes it (varint 3) still reads as 3.
+    let ids = raw_call(&server, "NextBatch", vec![0x08, 0x03])
+        .await
+        .unwrap();
+    let ids = snowmint_server::grpc::proto::Ids::decode(ids.as_slice()).unwrap();
+    assert_eq!(ids.ids.len(), 3);
+    // Requests are bounded like HTTP bodies.
+    let big = NextSerialsRequest {
+        biz: "PAY".into(),
+        count: 1,
+        format: Some(SerialFormat {
+            template: "-".repeat(20_000),
+            tz: String::new(),
+        }),
+    };
+    let err = raw_call(&server, "NextSerials", big.encode_to_vec())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::OutOfRange, "{err:?}");
+    assert!(
+        err.message().contains("the limit is: 16384 bytes"),
+        "{}",
+        err.message()
+    );
+    // And the server goes on serving.
+    let mut client = server.client().await;
+    assert!(client.next(NextRequest {}).await.is_ok());
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn responses_stay_within_the_budget() {
+    let server = start("max_response_bytes = 4096").await;
+    let mut client = server.client().await;
+    // 510 ids of 8 bytes and 16 bytes of framing fit in 4096; 511 do not.
+    let ids = client
+        .next_batch(NextBatchRequest { count: 510 })
+        .await
+        .unwrap()
+        .into_inner()
+        .ids;
+    assert_eq!(ids.len(), 510);
+    let err = client
+        .next_batch(NextBatchRequest { count: 1000 })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument);
+    assert_eq!(
+        err.message(),
+        "1000 ids would make a response of up to 8016 bytes, more than the 4096 of max_response_bytes: ask for at most 510"
+    );
+    let err = client
+        .stream(StreamRequest {
+            batch_size: 600,
+            total: 1200,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "600 ids would make a response of up to 4816 bytes, more than the 4096 of max_response_bytes: ask for at most 510"
+    );
+    // A serial of the default template with PAY is 28 characters, 30 bytes on the wire.
+    let serials = |count, template: &str| NextSerialsRequest {
+        biz: "PAY".into(),
+        count,
+        format: Some(SerialFormat {
+            template: template.into(),
+            tz: String::new(),
+        }),
+    };
+    let made = client.next_serials(serials(136, "")).await.unwrap();
+    assert_eq!(made.into_inner().serials.len(), 136);
+    let err = client.next_serials(serials(137, "")).await.unwrap_err();
+    assert_eq!(
+        err.message(),
+        "137 serials would make a response of up to 4126 bytes, more than the 4096 of max_response_bytes: ask for at most 136"
+    );
+    // The amplifying template is refused before any id is taken.
+    let padded = format!("{{biz}}{{time}}{{node}}{{seq}}{}", "-".repeat(8_100));
+    let err = client
+        .next_serials(serials(300, &padded))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument);
+    assert_eq!(
+        err.message(),
+        "template is 8122 bytes long, more than the 128 allowed"
+    );
     server.stop().await;
 }

@@ -24,7 +24,7 @@ async fn server(extra: &str) -> Server {
         Config::try_from(Settings::from_toml(&toml, "test.toml".as_ref()).unwrap()).unwrap();
     let source = IdSource::start(&config).await.unwrap();
     Server {
-        state: AppState::new(source, config.max_batch, config.auth_token.clone()),
+        state: AppState::for_config(source, &config),
         _dir: dir,
     }
 }
@@ -54,12 +54,22 @@ impl Answer {
 }
 
 async fn call(server: &Server, method: &str, uri: &str, headers: &[(&str, &str)]) -> Answer {
+    call_with_body(server, method, uri, headers, Body::empty()).await
+}
+
+async fn call_with_body(
+    server: &Server,
+    method: &str,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: Body,
+) -> Answer {
     let mut request = Request::builder().method(method).uri(uri);
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
     let response = router(server.state.clone())
-        .oneshot(request.body(Body::empty()).unwrap())
+        .oneshot(request.body(body).unwrap())
         .await
         .unwrap();
     let status = response.status();
@@ -149,6 +159,44 @@ async fn many_ids_as_json_and_as_text() {
     let lines: Vec<&str> = a.body.lines().collect();
     assert_eq!(lines.len(), 3);
     assert!(lines.iter().all(|l| l.len() == 16));
+
+    // The Accept header is read by q-value, wildcard and specificity.
+    for (accept, text) in [
+        ("text/plain;q=0, application/json", false),
+        ("application/json;q=0.5, text/plain;q=0.9", true),
+        ("text/*;q=0.8, application/json;q=0.3", true),
+        ("*/*", false),
+        ("application/json;q=0, */*", true),
+        ("text/html", false),
+    ] {
+        let a = call(&s, "GET", "/v1/ids?count=2", &[("accept", accept)]).await;
+        assert_eq!(a.status, StatusCode::OK, "{accept}");
+        let expected = if text {
+            "text/plain"
+        } else {
+            "application/json"
+        };
+        assert!(
+            a.content_type.starts_with(expected),
+            "{accept}: {}",
+            a.content_type
+        );
+    }
+    let a = call(
+        &s,
+        "GET",
+        "/v1/ids?count=2",
+        &[
+            ("accept", "text/plain;q=0.5"),
+            ("accept", "application/json;q=0.1"),
+        ],
+    )
+    .await;
+    assert!(
+        a.content_type.starts_with("text/plain"),
+        "{}",
+        a.content_type
+    );
 
     for (query, message) in [
         (
@@ -321,6 +369,38 @@ async fn unknown_routes_methods_and_oversized_requests_get_json_errors() {
         a.error(),
         "request target is 10011 bytes, more than the 8192 this server accepts"
     );
+    let a = call_with_body(
+        &s,
+        "GET",
+        "/v1/id",
+        &[("content-length", "20000")],
+        Body::from(vec![b'x'; 20_000]),
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(
+        a.error(),
+        "request body is 20000 bytes, more than the 16384 this server accepts"
+    );
+    // A path that does not percent-decode to text.
+    for (path, message) in [
+        (
+            "/v1/decode/%FF",
+            "path parameter id of /v1/decode/%FF is not UTF-8 text once percent-decoded",
+        ),
+        (
+            "/v1/serials/%C3%28?count=1",
+            "path parameter biz of /v1/serials/%C3%28 is not UTF-8 text once percent-decoded",
+        ),
+        (
+            "/v1/serials/decode/%FFPAY",
+            "path parameter serial of /v1/serials/decode/%FFPAY is not UTF-8 text once percent-decoded",
+        ),
+    ] {
+        let a = get(&s, path).await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{path}");
+        assert_eq!(a.error(), message, "{path}");
+    }
     // The server keeps serving after all of it.
     assert_eq!(get(&s, "/v1/id").await.status, StatusCode::OK);
 }
@@ -446,5 +526,82 @@ async fn serials_are_made_and_taken_apart() {
         a.error().contains("mistyped") || a.error().contains("check digit"),
         "{}",
         a.error()
+    );
+}
+
+#[tokio::test]
+async fn an_amplifying_template_is_refused_before_any_id_is_taken() {
+    let s = server("").await;
+    let template = format!(
+        "%7Bbiz%7D%7Btime%7D%7Bnode%7D%7Bseq%7D{}",
+        "-".repeat(8_100)
+    );
+    let uri = format!("/v1/serials/PAY?count=100000&template={template}");
+    assert!(uri.len() <= snowmint_server::MAX_URI_BYTES, "{}", uri.len());
+    let a = get(&s, &uri).await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        a.error(),
+        "template is 8122 bytes long, more than the 128 allowed"
+    );
+    let a = get(
+        &s,
+        "/v1/serials/PAY?count=1&template=%7Bbiz%7D%7Btime%7D%7Bnode:19%7D%7Bseq:19%7D",
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        a.error(),
+        "template makes serials of up to 71 characters, more than the 64 allowed"
+    );
+    // Nothing was issued for either.
+    let metrics = get(&s, "/metrics").await.body;
+    assert!(metrics.contains("snowmint_ids_issued_total 0"), "{metrics}");
+}
+
+#[tokio::test]
+async fn responses_stay_within_the_budget() {
+    let s = server("max_response_bytes = 4096").await;
+    // {"ids":[ and ]} around ids of up to 20 digits, quoted, with a comma: 177 fit.
+    for (query, accept, fit, bytes) in [
+        ("", "application/json", 177, 4104),
+        ("&format=int", "application/json", 194, 4105),
+        ("&format=base62", "application/json", 291, 4098),
+        ("", "text/plain", 195, 4116),
+    ] {
+        let a = call(
+            &s,
+            "GET",
+            &format!("/v1/ids?count={fit}{query}"),
+            &[("accept", accept)],
+        )
+        .await;
+        assert_eq!(a.status, StatusCode::OK, "{query} {accept}: {}", a.body);
+        assert!(a.body.len() <= 4096);
+        let over = fit + 1;
+        let a = call(
+            &s,
+            "GET",
+            &format!("/v1/ids?count={over}{query}"),
+            &[("accept", accept)],
+        )
+        .await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{query} {accept}");
+        assert_eq!(
+            a.error(),
+            format!(
+                "{over} ids would make a response of up to {bytes} bytes, more than the 4096 of max_response_bytes: ask for at most {fit}"
+            )
+        );
+    }
+    // A serial of the default template with PAY is 28 characters; 31 bytes in the array.
+    let a = get(&s, "/v1/serials/PAY?count=131").await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert!(a.body.len() <= 4096);
+    let a = get(&s, "/v1/serials/PAY?count=132").await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        a.error(),
+        "132 serials would make a response of up to 4106 bytes, more than the 4096 of max_response_bytes: ask for at most 131"
     );
 }

@@ -4,7 +4,8 @@
 //! millisecond. The generator itself never sleeps: it asks its clock.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, Once, OnceLock};
+use std::thread::Thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// A source of time for a [`Generator`](crate::Generator).
@@ -51,7 +52,10 @@ impl<C: Clock + ?Sized> Clock for &C {
 /// A step of the wall clock while the process runs (NTP, an operator) never reaches it, so
 /// it never goes back. Reading it is one atomic load: a background thread, shared by every
 /// `SystemClock` in the process, advances a millisecond counter at each millisecond
-/// boundary, and a thread that waits for a millisecond publishes it as it wakes.
+/// boundary, and a thread that waits for a millisecond publishes it as it wakes. When
+/// nobody has read the clock for a while (50 to 100 ms) the thread parks, so an idle
+/// process does not wake a thousand times a second; the first reading after that reads the
+/// time itself and wakes the thread. No reading depends on the thread being awake.
 ///
 /// # Examples
 ///
@@ -70,52 +74,153 @@ pub struct SystemClock {
     offset_ms: i64,
 }
 
+/// Ticks between the ticker's questions "has anyone read the clock?": it parks when a
+/// question goes unanswered for this many ticks, 50 to 100 ms after the last reading. Waking
+/// it costs the next reading a few microseconds, once; a shorter wait would park between
+/// the reads of light, steady traffic, a longer one spends more wake-ups after each read.
+const IDLE_TICKS: u32 = 50;
+
+/// The ticker asked whether anyone reads; the first reader after it clears it.
+const ASKED: u64 = 1;
+/// The ticker sleeps (or has no thread): readers read the time themselves.
+const PARKED: u64 = 2;
+const FLAGS: u64 = ASKED | PARKED;
+const FLAG_BITS: u32 = 2;
+
 #[derive(Debug)]
 struct Ticker {
     start: Instant,
     wall_at_start_ms: u64,
-    /// Whole milliseconds elapsed since `start`, never decreasing.
-    elapsed_ms: AtomicU64,
+    /// `elapsed << FLAG_BITS | flags`: whole milliseconds elapsed since `start`, never
+    /// decreasing, and [`ASKED`] and [`PARKED`]. One word, so a reading is one load and a
+    /// branch on the flags.
+    state: AtomicU64,
+    /// The ticker's thread, to wake it; unset until it runs, and for good if it cannot start.
+    thread: OnceLock<Thread>,
+    idle_ticks: u32,
+    /// Times the ticker parked.
+    parks: AtomicU64,
 }
 
 impl Ticker {
+    /// A ticker that counts from now, parked until a thread runs it.
+    fn new(idle_ticks: u32) -> Ticker {
+        Ticker {
+            start: Instant::now(),
+            wall_at_start_ms: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, millis),
+            state: AtomicU64::new(PARKED),
+            thread: OnceLock::new(),
+            idle_ticks,
+            parks: AtomicU64::new(0),
+        }
+    }
+
     fn global() -> &'static Ticker {
         static TICKER: OnceLock<Ticker> = OnceLock::new();
-        TICKER.get_or_init(|| {
-            let start = Instant::now();
-            let wall = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, millis);
-            let ticker = Ticker {
-                start,
-                wall_at_start_ms: wall,
-                elapsed_ms: AtomicU64::new(0),
-            };
-            // If the thread cannot start, readers still get time: `sleep_until_ms` publishes
-            // it, and `now_ms` falls back to reading `Instant` (see `SystemClock::now_ms`).
-            let _ = std::thread::Builder::new()
-                .name("snowmint-clock".into())
-                .spawn(|| Ticker::global().run());
-            ticker
-        })
+        static SPAWN: Once = Once::new();
+        let ticker = TICKER.get_or_init(|| Ticker::new(IDLE_TICKS));
+        // If the thread cannot start, the ticker stays parked: every reading reads the time
+        // itself, which is slower but just as right.
+        SPAWN.call_once(|| ticker.spawn());
+        ticker
+    }
+
+    fn spawn(&'static self) {
+        let _ = std::thread::Builder::new()
+            .name("snowmint-clock".into())
+            .spawn(|| self.run());
     }
 
     fn run(&self) {
+        let _ = self.thread.set(std::thread::current());
+        self.state.fetch_and(!PARKED, Ordering::AcqRel);
+        let mut ticks = 0;
         loop {
-            let next = self.elapsed_ms.load(Ordering::Relaxed) + 1;
+            let next = (self.state.load(Ordering::Relaxed) >> FLAG_BITS) + 1;
             let due = self.start + Duration::from_millis(next);
             let now = Instant::now();
             if due > now {
                 std::thread::sleep(due - now);
             }
             self.publish();
+            if self.idle(&mut ticks) {
+                self.park();
+            }
         }
     }
 
-    fn publish(&self) -> u64 {
+    /// After each tick: every `idle_ticks` ticks, asks whether anyone reads, and decides to
+    /// park (setting [`PARKED`]) when nobody answered the question asked the time before.
+    fn idle(&self, ticks: &mut u32) -> bool {
+        *ticks += 1;
+        if *ticks < self.idle_ticks {
+            return false;
+        }
+        *ticks = 0;
+        let state = self.state.load(Ordering::Acquire);
+        if state & ASKED == 0 {
+            self.state.fetch_or(ASKED, Ordering::AcqRel);
+            return false;
+        }
+        // Fails if a reader answers meanwhile: then the ticker keeps ticking.
+        let parked = state & !ASKED | PARKED;
+        self.state
+            .compare_exchange(state, parked, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    fn park(&self) {
+        self.parks.fetch_add(1, Ordering::Relaxed);
+        // `unpark` before `park` leaves a token, so a wake-up is never lost.
+        while self.state.load(Ordering::Acquire) & PARKED != 0 {
+            std::thread::park();
+        }
+    }
+
+    /// The ticker's publication: the elapsed time, flags kept.
+    fn publish(&self) {
         let elapsed = millis(self.start.elapsed());
-        self.elapsed_ms.fetch_max(elapsed, Ordering::Release);
-        elapsed
+        let _ = self
+            .state
+            .fetch_update(Ordering::Release, Ordering::Relaxed, |state| {
+                (state >> FLAG_BITS < elapsed).then_some(elapsed << FLAG_BITS | state & FLAGS)
+            });
+    }
+
+    /// Milliseconds elapsed, read directly: published, with both flags cleared, and the
+    /// ticker woken if it was parked. For readers that find a flag set, and for waiters.
+    #[cold]
+    #[inline(never)]
+    fn refresh(&self) -> u64 {
+        let elapsed = millis(self.start.elapsed());
+        // Without a thread to wake, the ticker stays parked and readers keep reading.
+        let keep = if self.thread.get().is_some() {
+            0
+        } else {
+            PARKED
+        };
+        let mut state = self.state.load(Ordering::Acquire);
+        loop {
+            let published = (state >> FLAG_BITS).max(elapsed);
+            let next = published << FLAG_BITS | keep;
+            match self
+                .state
+                .compare_exchange_weak(state, next, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => {
+                    if state & PARKED != 0
+                        && keep == 0
+                        && let Some(thread) = self.thread.get()
+                    {
+                        thread.unpark();
+                    }
+                    return published;
+                }
+                Err(now) => state = now,
+            }
+        }
     }
 }
 
@@ -164,7 +269,15 @@ impl Clock for SystemClock {
     #[inline]
     fn now_ms(&self) -> u64 {
         let t = self.ticker;
-        self.shift(t.wall_at_start_ms + t.elapsed_ms.load(Ordering::Acquire))
+        let state = t.state.load(Ordering::Acquire);
+        // A flag set means the ticker asks whether anyone reads, or sleeps: answer, read
+        // the time directly, and wake it.
+        let elapsed = if state & FLAGS == 0 {
+            state >> FLAG_BITS
+        } else {
+            t.refresh()
+        };
+        self.shift(t.wall_at_start_ms + elapsed)
     }
 
     fn sleep_until_ms(&self, unix_ms: u64) {
@@ -181,7 +294,7 @@ impl Clock for SystemClock {
             std::thread::sleep(due - now);
         }
         // Publish at once, so other readers need not wait for the ticker's next round.
-        t.publish();
+        t.refresh();
     }
 }
 
@@ -302,6 +415,92 @@ mod tests {
             assert!(t >= last);
             last = t;
         }
+    }
+
+    /// A ticker of its own (leaked, as the process-wide one lives forever), parked and
+    /// threadless until a test runs it, and a clock over it.
+    fn private(idle_ticks: u32) -> (&'static Ticker, SystemClock) {
+        let ticker: &'static Ticker = Box::leak(Box::new(Ticker::new(idle_ticks)));
+        (
+            ticker,
+            SystemClock {
+                ticker,
+                offset_ms: 0,
+            },
+        )
+    }
+
+    fn flags(t: &Ticker) -> u64 {
+        t.state.load(Ordering::SeqCst) & FLAGS
+    }
+
+    /// Polls for what a ticker thread does in its own time, for at most 10 s.
+    fn wait_until(what: &str, done: impl Fn() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !done() {
+            assert!(Instant::now() < deadline, "never {what}");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn the_ticker_parks_when_its_question_goes_unanswered() {
+        let (t, clock) = private(3);
+        // This thread plays the ticker's, one tick at a time.
+        let _ = t.thread.set(std::thread::current());
+        t.state.fetch_and(!PARKED, Ordering::SeqCst);
+        let mut ticks = 0;
+        let mut tick = || t.idle(&mut ticks);
+        assert!(!tick() && !tick() && !tick());
+        assert_eq!(flags(t), ASKED, "asks after 3 ticks");
+        clock.now_ms();
+        assert_eq!(flags(t), 0, "a reading answers");
+        assert!(!tick() && !tick() && !tick());
+        assert_eq!(flags(t), ASKED, "asks again");
+        assert!(!tick() && !tick());
+        assert!(tick(), "parks when nobody answered");
+        assert_eq!(flags(t), PARKED);
+        clock.now_ms();
+        assert_eq!(flags(t), 0, "a reading wakes it");
+    }
+
+    #[test]
+    fn a_reading_of_a_parked_ticker_reads_the_time_itself() {
+        // Started 5 s ago and parked since, with nothing published.
+        let t: &'static Ticker = Box::leak(Box::new(Ticker {
+            start: Instant::now() - Duration::from_secs(5),
+            wall_at_start_ms: 1_000_000,
+            ..Ticker::new(IDLE_TICKS)
+        }));
+        let clock = SystemClock {
+            ticker: t,
+            offset_ms: 0,
+        };
+        // Threadless, it stays parked, and every reading is still the time.
+        let a = clock.now_ms();
+        assert!(a >= 1_005_000, "{a}");
+        assert_eq!(flags(t), PARKED);
+        assert!(t.state.load(Ordering::SeqCst) >> FLAG_BITS >= 5_000);
+        let b = clock.now_ms();
+        assert!(b >= a);
+        // With a thread to wake, the reading clears the flag and publishes for the next.
+        let _ = t.thread.set(std::thread::current());
+        let c = clock.now_ms();
+        assert!(c >= b);
+        assert_eq!(flags(t), 0);
+        assert!(clock.now_ms() >= c);
+    }
+
+    #[test]
+    fn an_idle_ticker_thread_parks_and_the_next_reading_wakes_it() {
+        let (t, clock) = private(2);
+        t.spawn();
+        wait_until("parked", || t.parks.load(Ordering::SeqCst) == 1);
+        assert_eq!(flags(t), PARKED);
+        let before = clock.now_ms();
+        // Woken, it ticks, asks, hears nothing, and parks again.
+        wait_until("parked again", || t.parks.load(Ordering::SeqCst) == 2);
+        assert!(clock.now_ms() >= before);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use snowmint_server::grpc::proto::StreamRequest;
 use snowmint_server::grpc::proto::id_service_client::IdServiceClient;
 
 /// Ids per message: a few ticks' worth, so messages are large but not slow to fill.
-const BATCH: u32 = 16_384;
+const BATCH: u64 = 16_384;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {

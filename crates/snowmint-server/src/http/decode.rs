@@ -1,10 +1,11 @@
 //! `GET /v1/decode/{id}` and `GET /v1/layout`: what an id and this server are made of.
 
 use axum::Json;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use serde::Serialize;
 use snowmint::{Decoded, Id, Layout, UnixMs};
 
+use super::path::PathText;
 use super::query::Params;
 use crate::{ApiError, AppState};
 
@@ -28,7 +29,7 @@ use crate::{ApiError, AppState};
 )]
 pub async fn decode(
     State(state): State<AppState>,
-    Path(text): Path<String>,
+    PathText(text): PathText,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Decoded>, ApiError> {
     let params = Params::parse(raw.as_deref(), &["layout"])?;

@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 
 use snowmint::Id;
 
+use super::accept::{Answer, negotiate};
 use super::json;
 use super::query::{Format, Params};
 use crate::{ApiError, AppState};
@@ -13,6 +14,9 @@ use crate::{ApiError, AppState};
 /// Batches up to one default tick are served on the request's own thread; larger ones may
 /// wait for several ticks, so they move to the blocking pool.
 const INLINE_BATCH: u64 = 4096;
+
+/// `{"ids":[` and `]}` around the ids.
+const JSON_IDS_OVERHEAD: u64 = 10;
 
 /// `GET /v1/id[?format=dec|hex|base32|base62|int]`: `{"id":"..."}`.
 #[utoipa::path(
@@ -60,7 +64,7 @@ pub async fn one(
             (super::schema::IdsBody = "application/json"),
             (String = "text/plain", example = "7389021983019802624\n7389021983019802625\n"),
         )),
-        (status = 400, description = "count missing or out of range, or an unknown parameter", body = super::schema::ErrorBody),
+        (status = 400, description = "count missing or out of range, a response larger than max_response_bytes, or an unknown parameter", body = super::schema::ErrorBody),
         (status = 401, description = "Missing or wrong bearer token", body = super::schema::ErrorBody),
         (status = 503, description = "Not ready", body = super::schema::ErrorBody),
     ),
@@ -75,6 +79,11 @@ pub async fn many(
     let format = Format::from_params(&params)?;
     let count = count_param(&params, state.max_batch)?;
     let plain = wants_plain_text(&headers);
+    if plain {
+        state.check_response_size(count, "ids", format.text_bytes(), 0)?;
+    } else {
+        state.check_response_size(count, "ids", format.json_bytes(), JSON_IDS_OVERHEAD)?;
+    }
     let ids = issue(&state, count).await?;
     state.metrics.ids_issued.inc_by(count);
     if plain {
@@ -131,16 +140,14 @@ pub async fn issue(state: &AppState, count: u64) -> Result<Vec<Id>, ApiError> {
     .map_err(|e| ApiError::Unavailable(format!("batch was interrupted: {e}")))?
 }
 
-/// Whether the client prefers plain text to JSON (`Accept: text/plain`).
+/// Whether the client prefers plain text to JSON, by its `Accept` headers' q-values (several
+/// header lines count as one list).
 fn wants_plain_text(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|accept| {
-            accept
-                .split(',')
-                .map(|part| part.split(';').next().unwrap_or("").trim())
-                .find(|m| *m == "text/plain" || *m == "application/json")
-                == Some("text/plain")
-        })
+    let lines: Vec<&str> = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    let accept = (!lines.is_empty()).then(|| lines.join(","));
+    negotiate(accept.as_deref()) == Answer::PlainText
 }

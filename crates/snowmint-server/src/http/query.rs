@@ -70,6 +70,23 @@ impl Format {
         }
     }
 
+    /// The most bytes one id takes in a JSON array: its text, quotes unless it is an int,
+    /// and a comma.
+    pub fn json_bytes(self) -> u64 {
+        match self {
+            Format::Int => Encoding::Decimal.max_len() as u64 + 1,
+            Format::Text(encoding) => encoding.max_len() as u64 + 3,
+        }
+    }
+
+    /// The most bytes one id takes as a line of plain text.
+    pub fn text_bytes(self) -> u64 {
+        match self {
+            Format::Int => Encoding::Decimal.max_len() as u64 + 1,
+            Format::Text(encoding) => encoding.max_len() as u64 + 1,
+        }
+    }
+
     /// Appends one id to `out`: quoted unless it is an int.
     pub fn push_json(self, id: snowmint::Id, out: &mut String) {
         let mut buf = [0u8; 20];

@@ -2,7 +2,7 @@
 //! made from new ids, and taken back apart.
 
 use axum::Json;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Serialize;
@@ -11,8 +11,12 @@ use snowmint::serial::{Template, Zone};
 
 use super::ids::{count_param, issue};
 use super::json;
+use super::path::PathText;
 use super::query::Params;
 use crate::{ApiError, AppState};
+
+/// `{"serials":[` and `]}` around the serials.
+const JSON_SERIALS_OVERHEAD: u64 = 14;
 
 /// `?template=` and `?tz=`, over the server's layout.
 fn format_params(state: &AppState, params: &Params) -> Result<(Template, Zone), ApiError> {
@@ -38,7 +42,7 @@ fn format_params(state: &AppState, params: &Params) -> Result<(Template, Zone), 
     ),
     responses(
         (status = 200, description = "The serials, in issue order", body = super::schema::SerialsBody),
-        (status = 400, description = "Bad business code, template, zone or count", body = super::schema::ErrorBody),
+        (status = 400, description = "Bad business code, template, zone or count, or a response larger than max_response_bytes", body = super::schema::ErrorBody),
         (status = 401, description = "Missing or wrong bearer token", body = super::schema::ErrorBody),
         (status = 503, description = "Not ready", body = super::schema::ErrorBody),
     ),
@@ -46,16 +50,19 @@ fn format_params(state: &AppState, params: &Params) -> Result<(Template, Zone), 
 )]
 pub async fn issue_serials(
     State(state): State<AppState>,
-    Path(biz): Path<String>,
+    PathText(biz): PathText,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     let params = Params::parse(raw.as_deref(), &["count", "template", "tz"])?;
     let biz = BizCode::new(&biz)?;
     let (template, zone) = format_params(&state, &params)?;
     let count = count_param(&params, state.max_batch)?;
+    // Each serial is quoted and followed by a comma.
+    let item_bytes = template.serial_len(&biz) as u64 + 3;
+    state.check_response_size(count, "serials", item_bytes, JSON_SERIALS_OVERHEAD)?;
     let ids = issue(&state, count).await?;
     state.metrics.ids_issued.inc_by(count);
-    let mut body = String::with_capacity(ids.len() * 36 + 16);
+    let mut body = String::with_capacity((count * item_bytes + JSON_SERIALS_OVERHEAD) as usize);
     body.push_str("{\"serials\":[");
     for (i, id) in ids.into_iter().enumerate() {
         if i > 0 {
@@ -100,7 +107,7 @@ pub struct DecodedSerial {
 )]
 pub async fn decode_serial(
     State(state): State<AppState>,
-    Path(serial): Path<String>,
+    PathText(serial): PathText,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<DecodedSerial>, ApiError> {
     let params = Params::parse(raw.as_deref(), &["template", "tz"])?;

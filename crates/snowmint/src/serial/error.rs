@@ -109,6 +109,23 @@ pub enum SerialError {
         /// The field after the check.
         field: &'static str,
     },
+    /// A template text longer than [`Template::MAX_TEXT_LEN`](super::Template::MAX_TEXT_LEN)
+    /// bytes, refused before it is read.
+    TemplateTooLong {
+        /// The template's length in bytes.
+        len: usize,
+        /// The most allowed.
+        max: usize,
+    },
+    /// A template whose serials could be longer than
+    /// [`Template::MAX_SERIAL_LEN`](super::Template::MAX_SERIAL_LEN) characters.
+    SerialTooLong {
+        /// The longest serial the template makes (with a 16-character business code if it
+        /// has `{biz}`).
+        len: usize,
+        /// The most allowed.
+        max: usize,
+    },
     /// A business code with no characters.
     EmptyBiz,
     /// A business code longer than [`BizCode::MAX_LEN`](super::BizCode::MAX_LEN).

@@ -89,7 +89,7 @@ impl Template {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn format(&self, biz: &BizCode, id: Id, zone: &Zone) -> Result<String, SerialError> {
-        let mut out = String::with_capacity(self.fixed_len + biz.len());
+        let mut out = String::with_capacity(self.serial_len(biz));
         self.write_to(&mut out, biz, id, zone)?;
         Ok(out)
     }

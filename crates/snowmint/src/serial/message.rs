@@ -88,6 +88,14 @@ impl fmt::Display for SerialError {
                 f,
                 "field {field} comes after field check: the check must be the last field so it covers every other"
             ),
+            Self::TemplateTooLong { len, max } => write!(
+                f,
+                "template is {len} bytes long, more than the {max} allowed"
+            ),
+            Self::SerialTooLong { len, max } => write!(
+                f,
+                "template makes serials of up to {len} characters, more than the {max} allowed"
+            ),
             Self::EmptyBiz => {
                 f.write_str("business code is empty: use 1 to 16 characters from A-Z and 0-9")
             }

@@ -40,7 +40,9 @@
 //! check covers every field before it, with a letter counting as the two digits of its
 //! value A=10 ... Z=35, as ISIN and IBAN do; separators are not covered. Separators hold no
 //! letters or digits, so a serial always parses back one way. The default template is
-//! [`Template::DEFAULT`], `{biz}{time}{node}{seq}`.
+//! [`Template::DEFAULT`], `{biz}{time}{node}{seq}`. A template's serials are at most
+//! [`Template::MAX_SERIAL_LEN`] (64) characters, counting a 16-character business code, and
+//! its text at most [`Template::MAX_TEXT_LEN`] (128) bytes.
 //!
 //! # Examples
 //!

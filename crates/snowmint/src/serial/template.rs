@@ -40,6 +40,19 @@ impl Template {
     /// The default template: business code, time, node, sequence, with no separators.
     pub const DEFAULT: &'static str = "{biz}{time}{node}{seq}";
 
+    /// The longest serial a template may make, in characters: the width order-number
+    /// columns and payment gateways' merchant order numbers commonly allow. It also bounds
+    /// what one serial costs a server that makes thousands per request. The default
+    /// template's serials fit it for any layout (node and sequence share at most 63 bits,
+    /// so 20 digits): 41 characters for Twitter's.
+    pub const MAX_SERIAL_LEN: usize = 64;
+
+    /// The longest template text, in bytes, refused before it is read. Every template whose
+    /// serials fit [`Template::MAX_SERIAL_LEN`] is at most 77 bytes long (`{time}` is 11
+    /// bytes shorter than what it writes, and the other fields at most 24 longer in all),
+    /// unless its widths carry leading zeros.
+    pub const MAX_TEXT_LEN: usize = 128;
+
     /// The default template, [`Template::DEFAULT`], for `layout`.
     ///
     /// # Examples
@@ -72,8 +85,10 @@ impl Template {
     ///
     /// Unbalanced or nested braces; an unknown, repeated or missing field (`{time}`,
     /// `{node}` and `{seq}` are required); a separator other than `- _ . /` or space; a bad
-    /// option or a width too narrow for the layout; `{node}` or `{seq}` before `{time}`; or
-    /// a field after `{check}`. Each message names the field or character.
+    /// option or a width too narrow for the layout; `{node}` or `{seq}` before `{time}`; a
+    /// field after `{check}`; a text longer than [`Template::MAX_TEXT_LEN`] bytes, or
+    /// serials that could be longer than [`Template::MAX_SERIAL_LEN`] characters. Each
+    /// message names the field, the character or the limit.
     ///
     /// # Examples
     ///
@@ -85,9 +100,17 @@ impl Template {
     /// assert_eq!(t.to_string(), "{biz}/{time}/{node:5}/{seq}");
     /// let err = Template::parse("{biz}#{time}{node}{seq}", &Layout::TWITTER).unwrap_err();
     /// assert!(err.to_string().starts_with("template has '#' at position 5 outside a field"));
+    /// let err = Template::parse("{biz}{time}{node:19}{seq:19}", &Layout::TWITTER).unwrap_err();
+    /// assert_eq!(err.to_string(), "template makes serials of up to 71 characters, more than the 64 allowed");
     /// # Ok::<(), snowmint::serial::SerialError>(())
     /// ```
     pub fn parse(text: &str, layout: &Layout) -> Result<Template, SerialError> {
+        if text.len() > Self::MAX_TEXT_LEN {
+            return Err(SerialError::TemplateTooLong {
+                len: text.len(),
+                max: Self::MAX_TEXT_LEN,
+            });
+        }
         let pieces = scan(text, layout)?;
         for field in ["time", "node", "seq"] {
             if !pieces.iter().any(|p| p.name() == Some(field)) {
@@ -107,7 +130,15 @@ impl Template {
         {
             return Err(SerialError::CheckNotLast { field: after });
         }
-        Ok(Template::assemble(text, layout, pieces))
+        let template = Template::assemble(text, layout, pieces);
+        let len = *template.len_range().end();
+        if len > Self::MAX_SERIAL_LEN {
+            return Err(SerialError::SerialTooLong {
+                len,
+                max: Self::MAX_SERIAL_LEN,
+            });
+        }
+        Ok(template)
     }
 
     fn assemble(text: &str, layout: &Layout, pieces: Vec<Piece>) -> Template {
@@ -168,6 +199,29 @@ impl Template {
             self.fixed_len + 1..=self.fixed_len + BizCode::MAX_LEN
         } else {
             self.fixed_len..=self.fixed_len
+        }
+    }
+
+    /// How many characters the serials of this template have for business code `biz`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::serial::{BizCode, Template};
+    /// use snowmint::Layout;
+    ///
+    /// let t = Template::new(&Layout::TWITTER);
+    /// assert_eq!(t.serial_len(&BizCode::new("PAY")?), 28);
+    /// let t = Template::parse("{time}{node}{seq}", &Layout::TWITTER)?;
+    /// assert_eq!(t.serial_len(&BizCode::new("PAY")?), 25); // no {biz}: not written
+    /// # Ok::<(), snowmint::serial::SerialError>(())
+    /// ```
+    #[must_use]
+    pub fn serial_len(&self, biz: &BizCode) -> usize {
+        if self.has_biz {
+            self.fixed_len + biz.len()
+        } else {
+            self.fixed_len
         }
     }
 

@@ -97,6 +97,54 @@ fn templates_that_are_fine() {
 }
 
 #[test]
+fn templates_and_their_serials_have_a_length_limit() {
+    // 16 of business code, 17 of time, 19 and 8 digits, and 4 separators: 64 exactly.
+    let longest = "{biz}-{time}-{node:19}-{seq:8}-";
+    assert_eq!(
+        Template::parse(longest, &TWITTER).unwrap().len_range(),
+        49..=64
+    );
+    assert_eq!(
+        template_err("{biz}-{time}-{node:19}-{seq:9}-"),
+        "template makes serials of up to 65 characters, more than the 64 allowed"
+    );
+    assert_eq!(
+        template_err("{biz}{time}{node:19}{seq:19}"),
+        "template makes serials of up to 71 characters, more than the 64 allowed"
+    );
+    // Without {biz} the length is exact.
+    assert_eq!(
+        template_err("{time}{node:19}{seq:19}{check:mod97}-------- "),
+        "template makes serials of up to 66 characters, more than the 64 allowed"
+    );
+    // A template that would make each serial thousands of characters is refused unread.
+    let padded = format!("{}{}", Template::DEFAULT, "-".repeat(8_100));
+    assert_eq!(
+        template_err(&padded),
+        "template is 8122 bytes long, more than the 128 allowed"
+    );
+    let err = Template::parse(&padded, &TWITTER).unwrap_err();
+    assert_eq!(
+        err,
+        SerialError::TemplateTooLong {
+            len: 8122,
+            max: 128
+        }
+    );
+    // Leading zeros make long text for short serials: 128 bytes is read, 129 is not.
+    let zeros = |n: usize| format!("{{time}}{{node:{}4}}{{seq}}", "0".repeat(n));
+    assert_eq!(zeros(109).len(), 128);
+    assert_eq!(
+        Template::parse(&zeros(109), &TWITTER).unwrap().len_range(),
+        25..=25
+    );
+    assert_eq!(
+        template_err(&zeros(110)),
+        "template is 129 bytes long, more than the 128 allowed"
+    );
+}
+
+#[test]
 fn widths_follow_the_layout() {
     let widths = |layout: &Layout| {
         let t = Template::parse("{time}{node}{seq}", layout).unwrap();
