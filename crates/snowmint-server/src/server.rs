@@ -9,6 +9,7 @@ use snowmint::Clock;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+use crate::net::{Net, Port};
 use crate::{AppState, Config, IdSource};
 
 /// Why the server could not start or stop cleanly.
@@ -76,12 +77,17 @@ pub async fn serve(
         ),
         None => None,
     };
-    let state = AppState::new(source, config.max_batch, config.auth_token.clone());
+    let state = AppState::with_limits(
+        source,
+        config.max_batch,
+        config.auth_token.clone(),
+        config.limits,
+    );
     run(http, grpc, state, config.shutdown_grace, shutdown).await
 }
 
 /// Serves the HTTP API on `http` and, if given, the gRPC API on `grpc`, until `shutdown`
-/// resolves. Then it stops accepting, turns `/readyz` to 503, lets requests in flight
+/// resolves, within the state's [`crate::Limits`]. Then it stops accepting, turns `/readyz` to 503, lets requests in flight
 /// finish for up to `grace`, and shuts the generator down so its mark is persisted.
 ///
 /// # Errors
@@ -106,18 +112,21 @@ pub async fn run(
         "listening"
     );
     let (stop_tx, stop_rx) = watch::channel(false);
-    let signal = |mut rx: watch::Receiver<bool>| async move {
-        let _ = rx.wait_for(|stop| *stop).await;
-    };
     let source = Arc::clone(&state.source);
-    let http_task = tokio::spawn({
-        let app = crate::router(state.clone());
-        let stopped = signal(stop_rx.clone());
-        async move { axum::serve(http, app).with_graceful_shutdown(stopped).await }
-    });
+    let net = Net::new(state.clone());
+    let http_task = tokio::spawn(Arc::clone(&net).serve(
+        http,
+        Port::Http,
+        crate::router(state.clone()),
+        stop_rx.clone(),
+    ));
     let grpc_task = grpc.map(|listener| {
-        let stopped = signal(stop_rx.clone());
-        tokio::spawn(crate::grpc::serve(listener, state.clone(), stopped))
+        tokio::spawn(Arc::clone(&net).serve(
+            listener,
+            Port::Grpc,
+            crate::grpc::router(state.clone()),
+            stop_rx.clone(),
+        ))
     });
     shutdown.await;
     tracing::info!(grace_ms = grace.as_millis() as u64, "shutting down");

@@ -4,8 +4,9 @@ use std::sync::Arc;
 
 use snowmint::Layout;
 
-use crate::IdSource;
+use crate::issue::Budget;
 use crate::metrics::Metrics;
+use crate::{IdSource, Limits};
 
 /// Shared by every handler; cheap to clone.
 #[derive(Debug, Clone)]
@@ -22,17 +23,35 @@ pub struct Inner {
     pub max_batch: u64,
     /// The bearer token every API request must carry, if set.
     pub auth_token: Option<String>,
+    /// What one client may take from the server.
+    pub limits: Limits,
+    /// Room for ids in flight.
+    pub(crate) budget: Budget,
 }
 
 impl AppState {
-    /// State for a server issuing from `source`.
+    /// State for a server issuing from `source`, with the default limits.
     #[must_use]
     pub fn new(source: Arc<IdSource>, max_batch: u64, auth_token: Option<String>) -> AppState {
+        AppState::with_limits(source, max_batch, auth_token, Limits::defaults(max_batch))
+    }
+
+    /// State for a server issuing from `source` within `limits`.
+    #[must_use]
+    pub fn with_limits(
+        source: Arc<IdSource>,
+        max_batch: u64,
+        auth_token: Option<String>,
+        limits: Limits,
+    ) -> AppState {
+        let metrics = Metrics::new(Arc::clone(&source));
         AppState(Arc::new(Inner {
-            metrics: Metrics::new(Arc::clone(&source)),
+            budget: Budget::new(&limits, metrics.ids_in_flight.clone()),
+            metrics,
             source,
             max_batch,
             auth_token,
+            limits,
         }))
     }
 

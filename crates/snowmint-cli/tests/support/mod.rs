@@ -32,6 +32,8 @@ pub fn serve_command(state: &Path, extra: &[&str]) -> Command {
 pub struct Serve {
     child: Child,
     pub http: SocketAddr,
+    /// The gRPC address, when the server logs one.
+    pub grpc: Option<SocketAddr>,
     log: mpsc::Receiver<String>,
 }
 
@@ -51,6 +53,7 @@ pub fn spawn_logged(mut cmd: Command) -> Serve {
     let mut serve = Serve {
         child,
         http: SocketAddr::from(([127, 0, 0, 1], 0)),
+        grpc: None,
         log: rx,
     };
     std::thread::spawn(move || {
@@ -68,6 +71,10 @@ pub fn spawn_logged(mut cmd: Command) -> Serve {
             .expect("the server logs its address");
         if let Some(rest) = line.split("http=").nth(1) {
             serve.http = rest.split_whitespace().next().unwrap().parse().unwrap();
+            serve.grpc = line
+                .split("grpc=")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next()?.parse().ok());
             return serve;
         }
     }
@@ -115,6 +122,17 @@ impl Serve {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// A number from the process's /proc status, such as `Threads` or `VmRSS` (in kB).
+    pub fn proc_status(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("the server is running");
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+            .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no {field} in /proc status"))
     }
 
     pub fn logged(&self) -> String {

@@ -109,7 +109,7 @@ async fn front(State(state): State<AppState>, request: Request, next: Next) -> R
         .path_and_query()
         .map_or(0, |pq| pq.as_str().len());
     let response = if len > MAX_URI_BYTES {
-        ApiError::TooLarge(format!(
+        ApiError::UriTooLong(format!(
             "request target is {len} bytes, more than the {MAX_URI_BYTES} this server accepts"
         ))
         .into_response()

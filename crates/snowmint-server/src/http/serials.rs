@@ -1,17 +1,18 @@
 //! `GET /v1/serials/{biz}` and `GET /v1/serials/decode/{serial}`: business serial numbers
 //! made from new ids, and taken back apart.
 
-use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use axum::{Extension, Json};
 use serde::Serialize;
 use snowmint::BizCode;
 use snowmint::serial::{Template, Zone};
 
-use super::ids::{count_param, issue};
+use super::ids::count_param;
 use super::json;
 use super::query::Params;
+use crate::issue::{ConnShare, issue};
 use crate::{ApiError, AppState};
 
 /// `?template=` and `?tz=`, over the server's layout.
@@ -46,6 +47,7 @@ fn format_params(state: &AppState, params: &Params) -> Result<(Template, Zone), 
 )]
 pub async fn issue_serials(
     State(state): State<AppState>,
+    share: Option<Extension<ConnShare>>,
     Path(biz): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
@@ -53,8 +55,7 @@ pub async fn issue_serials(
     let biz = BizCode::new(&biz)?;
     let (template, zone) = format_params(&state, &params)?;
     let count = count_param(&params, state.max_batch)?;
-    let ids = issue(&state, count).await?;
-    state.metrics.ids_issued.inc_by(count);
+    let (ids, held) = issue(&state, count, share.as_deref()).await?;
     let mut body = String::with_capacity(ids.len() * 36 + 16);
     body.push_str("{\"serials\":[");
     for (i, id) in ids.into_iter().enumerate() {
@@ -67,7 +68,9 @@ pub async fn issue_serials(
         body.push('"');
     }
     body.push_str("]}");
-    Ok(json(StatusCode::OK, body))
+    let mut response = json(StatusCode::OK, body);
+    response.extensions_mut().insert(held);
+    Ok(response)
 }
 
 /// A serial taken apart.
