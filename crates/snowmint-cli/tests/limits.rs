@@ -408,3 +408,52 @@ async fn zero_window_streams_hold_no_threads_and_others_are_still_served() {
     assert_eq!(ids(&body).len(), 5000);
     drop(held);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_batches_that_nobody_reads_hold_only_their_connections_share() {
+    let (_state, serve) = start(&[]);
+    let http = serve.http;
+    let get = move |path: &'static str| tokio::task::spawn_blocking(move || http_get(http, path));
+    assert_eq!(get("/v1/ids?count=100000").await.unwrap().0, 200);
+    let before = serve.proc_status("VmRSS");
+    // 4 connections of 100 streams (the advertised limit) asking for 100,000 ids each,
+    // over h2c, granting no window: 40 million ids if nothing stopped them.
+    let (mut clients, mut held) = (Vec::new(), Vec::new());
+    for _ in 0..4 {
+        let tcp = tokio::net::TcpStream::connect(http).await.unwrap();
+        let (client, connection) = h2::client::Builder::new()
+            .initial_window_size(0)
+            .handshake::<_, Bytes>(tcp)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        for _ in 0..100 {
+            let mut client = client.clone().ready().await.unwrap();
+            let request = http::Request::get(format!("http://{http}/v1/ids?count=100000"))
+                .version(http::Version::HTTP_2)
+                .body(())
+                .unwrap();
+            held.push(client.send_request(request, true).unwrap().0);
+        }
+        clients.push(client);
+    }
+    // Each connection's share (262,144 ids) holds two of its batches; the rest wait.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, metrics) = get("/metrics").await.unwrap();
+        if metrics.contains("\nsnowmint_ids_in_flight 800000\n") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{metrics}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let during = serve.proc_status("VmRSS");
+    assert!(
+        during < before + 100 * 1024,
+        "VmRSS {before} kB before, {during} kB with 400 unread batches asked for"
+    );
+    let (status, body) = get("/v1/ids?count=5000").await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(ids(&body).len(), 5000);
+    drop((clients, held));
+}
