@@ -321,6 +321,14 @@ async fn unknown_routes_methods_and_oversized_requests_get_json_errors() {
         a.error(),
         "request target is 10011 bytes, more than the 8192 this server accepts"
     );
+    let a = call(&s, "POST", "/v1/id", &[("content-length", "20000")]).await;
+    assert_eq!(
+        (a.status, a.error()),
+        (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request body is 20000 bytes, more than the 16384 this server accepts".into()
+        )
+    );
     // The server keeps serving after all of it.
     assert_eq!(get(&s, "/v1/id").await.status, StatusCode::OK);
 }

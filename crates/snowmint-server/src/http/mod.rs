@@ -75,8 +75,8 @@ pub fn router(state: AppState) -> Router {
         .route("/openapi.json", get(health::openapi))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(middleware::from_fn_with_state(state.clone(), front))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(state.clone(), front))
         .with_state(state)
 }
 
@@ -108,9 +108,20 @@ async fn front(State(state): State<AppState>, request: Request, next: Next) -> R
         .uri()
         .path_and_query()
         .map_or(0, |pq| pq.as_str().len());
+    // A declared body over the limit gets a JSON error here, before the body layer's own.
+    let body = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+        .unwrap_or(0);
     let response = if len > MAX_URI_BYTES {
         ApiError::UriTooLong(format!(
             "request target is {len} bytes, more than the {MAX_URI_BYTES} this server accepts"
+        ))
+        .into_response()
+    } else if body > MAX_BODY_BYTES as u64 {
+        ApiError::TooLarge(format!(
+            "request body is {body} bytes, more than the {MAX_BODY_BYTES} this server accepts"
         ))
         .into_response()
     } else if let Some(token) = &state.auth_token
