@@ -457,3 +457,51 @@ async fn large_batches_that_nobody_reads_hold_only_their_connections_share() {
     assert_eq!(ids(&body).len(), 5000);
     drop((clients, held));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_response_nobody_takes_is_abandoned_after_the_idle_timeout() {
+    let (_state, serve) = start(&["--idle-timeout-ms", "1000"]);
+    let http = serve.http;
+    let tcp = tokio::net::TcpStream::connect(http).await.unwrap();
+    let (client, connection) = h2::client::Builder::new()
+        .initial_window_size(0)
+        .handshake::<_, Bytes>(tcp)
+        .await
+        .unwrap();
+    let connection = tokio::spawn(connection);
+    let mut answers = Vec::new();
+    for _ in 0..2 {
+        let mut client = client.clone().ready().await.unwrap();
+        let request = http::Request::get(format!("http://{http}/v1/ids?count=100000"))
+            .version(http::Version::HTTP_2)
+            .body(())
+            .unwrap();
+        answers.push(client.send_request(request, true).unwrap().0);
+    }
+    for answer in &mut answers {
+        assert_eq!(answer.await.unwrap().status(), 200);
+    }
+    let answered = Instant::now();
+    // Nothing of the bodies is taken: the server gives up on the connection.
+    let _ = tokio::time::timeout(Duration::from_secs(5), connection)
+        .await
+        .expect("the server closes the connection");
+    let closed = answered.elapsed();
+    assert!(
+        closed >= Duration::from_millis(900) && closed < Duration::from_secs(3),
+        "{closed:?}"
+    );
+    let (_, metrics) = tokio::task::spawn_blocking(move || http_get(http, "/metrics"))
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains(
+            "snowmint_connections_timed_out_total{protocol=\"http\",timeout=\"stalled\"} 1\n"
+        ),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("\nsnowmint_ids_in_flight 0\n"),
+        "{metrics}"
+    );
+}

@@ -52,7 +52,7 @@ pub struct Conn {
     progress_ms: AtomicU64,
     /// When the head being read began, in ms since `start`, plus one; 0 when none is.
     head_since: AtomicU64,
-    /// Woken when a head begins, which may bring the next deadline forward.
+    /// Woken when a head begins or ends, which may bring the next deadline forward.
     pub changed: Notify,
 }
 
@@ -94,14 +94,21 @@ impl Conn {
 
     /// The connection speaks HTTP/2: from its preface on, only progress counts.
     pub fn no_head(&self) {
-        self.head_since.store(0, SeqCst);
+        self.head_done();
+    }
+
+    /// No head is being read any more; the idle deadline, which may come sooner, applies.
+    fn head_done(&self) {
+        if self.head_since.swap(0, SeqCst) != 0 {
+            self.changed.notify_one();
+        }
     }
 
     /// A request reached the router.
     fn request(self: &Arc<Conn>) -> Pending {
         self.pending.fetch_add(1, SeqCst);
-        self.head_since.store(0, SeqCst);
         self.progress();
+        self.head_done();
         Pending(Arc::clone(self))
     }
 
