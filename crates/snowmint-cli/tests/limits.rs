@@ -505,3 +505,43 @@ async fn a_response_nobody_takes_is_abandoned_after_the_idle_timeout() {
         "{metrics}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_http2_header_list_gets_a_json_431() {
+    let (_state, serve) = start(&[]);
+    let http = serve.http;
+    let tcp = tokio::net::TcpStream::connect(http).await.unwrap();
+    let (client, connection) = h2::client::Builder::new()
+        .handshake::<_, Bytes>(tcp)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let mut client = client.ready().await.unwrap();
+    let request = http::Request::get(format!("http://{http}/v1/id"))
+        .version(http::Version::HTTP_2)
+        .header("x-big", "a".repeat(20_000))
+        .body(())
+        .unwrap();
+    let (response, _) = client.send_request(request, true).unwrap();
+    let response = response.await.unwrap();
+    assert_eq!(response.status(), 431);
+    let mut body = response.into_body();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.unwrap();
+        body.flow_control().release_capacity(chunk.len()).unwrap();
+        bytes.extend_from_slice(&chunk);
+    }
+    // RFC 9113 counts name, value and 32 bytes for each field, the pseudo-fields too.
+    let size = ("x-big".len() + 20_000 + 32)
+        + (":method".len() + "GET".len() + 32)
+        + (":path".len() + "/v1/id".len() + 32)
+        + (":scheme".len() + "http".len() + 32)
+        + (":authority".len() + http.to_string().len() + 32);
+    assert_eq!(
+        error_of(&String::from_utf8(bytes).unwrap()),
+        format!(
+            "request headers take {size} bytes, more than the 16384 this server accepts (max_header_bytes)"
+        )
+    );
+}

@@ -68,8 +68,11 @@ impl Net {
         let limits = state.limits;
         Arc::new(Net {
             places: Arc::new(Semaphore::new(limits.max_connections as usize)),
-            http: builder(&limits),
-            grpc: builder(&limits).http2_only(),
+            // Over HTTP/2 the API itself answers headers over max_header_bytes with a JSON
+            // 431 (see http::front); the protocol layer's limit, beyond which it answers
+            // with an empty 431, is twice that, and bounds what one head can take.
+            http: builder(&limits, limits.max_header_bytes.saturating_mul(2)),
+            grpc: builder(&limits, limits.max_header_bytes).http2_only(),
             limits,
             state,
         })
@@ -233,8 +236,8 @@ impl Net {
     }
 }
 
-/// The HTTP stack's settings for `limits`.
-fn builder(limits: &Limits) -> auto::Builder<TokioExecutor> {
+/// The HTTP stack's settings for `limits`, with `header_list` as HTTP/2's header list limit.
+fn builder(limits: &Limits, header_list: u32) -> auto::Builder<TokioExecutor> {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
@@ -248,7 +251,7 @@ fn builder(limits: &Limits) -> auto::Builder<TokioExecutor> {
         .http2()
         .timer(TokioTimer::new())
         .max_concurrent_streams(limits.max_concurrent_streams)
-        .max_header_list_size(limits.max_header_bytes)
+        .max_header_list_size(header_list)
         .max_send_buf_size(limits.stream_buffer_bytes as usize)
         .initial_stream_window_size(H2_STREAM_WINDOW)
         .initial_connection_window_size(H2_CONNECTION_WINDOW);
