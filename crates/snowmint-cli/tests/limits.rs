@@ -545,3 +545,29 @@ async fn an_oversized_http2_header_list_gets_a_json_431() {
         )
     );
 }
+
+#[test]
+fn idle_connections_do_not_hold_up_a_graceful_stop() {
+    let (_state, mut serve) = start(&["--shutdown-grace-ms", "10000"]);
+    let grpc = serve.grpc.unwrap();
+    // A keep-alive connection between requests, an HTTP/2 client that will not answer the
+    // goodbye's ping, and a connection that never said anything.
+    let mut kept = TcpStream::connect(serve.http).unwrap();
+    write!(kept, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+    assert_eq!(read_response(&mut kept).0, 200);
+    let mut h2 = TcpStream::connect(grpc).unwrap();
+    h2.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
+        .unwrap();
+    let _silent = TcpStream::connect(grpc).unwrap();
+    assert_eq!(serve.get("/readyz").0, 200);
+    let asked = Instant::now();
+    let status = serve.terminate();
+    let took = asked.elapsed();
+    assert!(status.success(), "exit status {status}\n{}", serve.logged());
+    let logged = serve.logged();
+    assert!(
+        !logged.contains("after the grace period"),
+        "{took:?}\n{logged}"
+    );
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}

@@ -17,6 +17,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, mpsc, watch};
+use tokio::time::Instant;
 
 use self::conn::{Conn, PerConnection, Verdict};
 use self::io::{MAX_HEADERS, Slot, Tracked};
@@ -28,8 +29,12 @@ use crate::{AppState, Limits};
 /// plenty, and a connection's unread request bytes stay within 256 KiB.
 const H2_STREAM_WINDOW: u32 = 65_535;
 const H2_CONNECTION_WINDOW: u32 = 256 * 1024;
-/// How long a connection closed for being idle may take to finish what it was doing.
-const CLOSE_WAIT: Duration = Duration::from_secs(5);
+/// How long a connection closed gracefully with nothing in flight (idle, or the server
+/// stopping) may take to say goodbye before it is dropped: an HTTP/2 GOAWAY waits for the
+/// client to answer a ping, which takes a round trip.
+const CLOSE_WAIT: Duration = Duration::from_secs(1);
+/// While the server stops, how often a connection checks whether its last request is done.
+const STOP_POLL: Duration = Duration::from_millis(50);
 /// Pause after an accept error such as running out of file descriptors, which would
 /// otherwise fail again at once.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
@@ -197,7 +202,10 @@ impl Net {
         tokio::pin!(serving);
         let (mut stopping, mut closing) = (false, None);
         loop {
-            let deadline = closing.unwrap_or_else(|| conn.deadline());
+            let mut deadline = closing.unwrap_or_else(|| conn.deadline());
+            if stopping && closing.is_none() {
+                deadline = deadline.min(Instant::now() + STOP_POLL);
+            }
             tokio::select! {
                 result = serving.as_mut() => {
                     if let Err(e) = result {
@@ -214,6 +222,12 @@ impl Net {
                     if closing.is_some() {
                         return;
                     }
+                    // Shutting down, with nothing in flight: an HTTP/2 client that does not
+                    // answer the goodbye (GOAWAY and its ping) must not hold the process.
+                    if stopping && conn.between_requests() {
+                        closing = Some(Instant::now() + CLOSE_WAIT);
+                        continue;
+                    }
                     let timeout = match conn.verdict() {
                         Verdict::Open => continue,
                         Verdict::HeadTimeout => "header_read",
@@ -229,7 +243,7 @@ impl Net {
                         return;
                     }
                     serving.as_mut().graceful_shutdown();
-                    closing = Some(tokio::time::Instant::now() + CLOSE_WAIT);
+                    closing = Some(Instant::now() + CLOSE_WAIT);
                 }
             }
         }
