@@ -90,9 +90,9 @@ impl Budget {
                     .await
                     .map_err(|_| {
                         ApiError::Unavailable(format!(
-                            "{count} more ids would take this connection over its {} ids in flight (max_ids_in_flight_per_connection) for {} s; read the responses already sent, or use another connection",
+                            "no room for {count} more ids on this connection within {} s: at most {} may be in flight on one connection (max_ids_in_flight_per_connection); read the responses already sent, or use another connection",
+                            QUEUE_WAIT.as_secs(),
                             self.per_connection,
-                            QUEUE_WAIT.as_secs()
                         ))
                     })?
                     .map_err(|_| closed())?,
@@ -103,9 +103,9 @@ impl Budget {
             .await
             .map_err(|_| {
                 ApiError::Unavailable(format!(
-                    "no room for {count} more ids: the server has had its {} ids in flight (max_ids_in_flight) for {} s; try again later",
+                    "no room for {count} more ids within {} s: at most {} may be in flight (max_ids_in_flight); try again later",
+                    QUEUE_WAIT.as_secs(),
                     self.max,
-                    QUEUE_WAIT.as_secs()
                 ))
             })?
             .map_err(|_| closed())?;
@@ -151,4 +151,54 @@ pub async fn issue(
     };
     state.metrics.ids_issued.inc_by(count);
     Ok((ids, held))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn budget() -> Budget {
+        let limits = Limits {
+            max_ids_in_flight: 1500,
+            max_ids_in_flight_per_connection: 1000,
+            ..Limits::defaults(1000)
+        };
+        Budget::new(&limits, Gauge::default())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_waits_for_its_own_share_then_gets_503() {
+        let budget = budget();
+        let share = budget.share();
+        let held = budget.hold(800, Some(&share)).await.unwrap();
+        assert_eq!(budget.in_flight.get(), 800);
+        let err = budget.hold(300, Some(&share)).await.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "no room for 300 more ids on this connection within 5 s: at most 1000 may be in flight on one connection (max_ids_in_flight_per_connection); read the responses already sent, or use another connection"
+        );
+        // Another connection is not held up by it.
+        let other = budget.hold(300, Some(&budget.share())).await.unwrap();
+        drop((held, other));
+        assert_eq!(budget.in_flight.get(), 0);
+        assert!(budget.hold(1000, Some(&share)).await.is_ok());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_server_budget_bounds_all_connections_and_serves_them_in_turn() {
+        let budget = budget();
+        let first = budget.hold(1000, Some(&budget.share())).await.unwrap();
+        let err = budget.hold(600, Some(&budget.share())).await.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "no room for 600 more ids within 5 s: at most 1500 may be in flight (max_ids_in_flight); try again later"
+        );
+        // A waiter gets its turn as soon as room is given back.
+        let share = budget.share();
+        let (waiting, ()) = tokio::join!(budget.hold(600, Some(&share)), async {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            drop(first);
+        });
+        assert!(waiting.is_ok());
+    }
 }

@@ -58,7 +58,7 @@ pub async fn one(
         )),
         (status = 400, description = "count missing or out of range, or an unknown parameter", body = super::schema::ErrorBody),
         (status = 401, description = "Missing or wrong bearer token", body = super::schema::ErrorBody),
-        (status = 503, description = "Not ready", body = super::schema::ErrorBody),
+        (status = 503, description = "Not ready, or no room for more ids in flight (max_ids_in_flight, max_ids_in_flight_per_connection) within 5 s", body = super::schema::ErrorBody),
     ),
     security((), ("bearer" = []))
 )]

@@ -41,7 +41,7 @@ fn format_params(state: &AppState, params: &Params) -> Result<(Template, Zone), 
         (status = 200, description = "The serials, in issue order", body = super::schema::SerialsBody),
         (status = 400, description = "Bad business code, template, zone or count", body = super::schema::ErrorBody),
         (status = 401, description = "Missing or wrong bearer token", body = super::schema::ErrorBody),
-        (status = 503, description = "Not ready", body = super::schema::ErrorBody),
+        (status = 503, description = "Not ready, or no room for more ids in flight (max_ids_in_flight, max_ids_in_flight_per_connection) within 5 s", body = super::schema::ErrorBody),
     ),
     security((), ("bearer" = []))
 )]
