@@ -287,7 +287,6 @@ fn authorize(
 }
 
 /// The gRPC API over `state`, as routes the accept loop serves over HTTP/2.
-#[must_use]
 pub fn router(state: AppState) -> axum::Router {
     let token = state.auth_token.as_deref().map(Arc::from);
     let service = IdServiceServer::with_interceptor(Service::new(state), authorize(token));

@@ -87,8 +87,9 @@ pub async fn serve(
 }
 
 /// Serves the HTTP API on `http` and, if given, the gRPC API on `grpc`, until `shutdown`
-/// resolves, within the state's [`crate::Limits`]. Then it stops accepting, turns `/readyz` to 503, lets requests in flight
-/// finish for up to `grace`, and shuts the generator down so its mark is persisted.
+/// resolves, within the state's [`crate::Limits`]. Then it stops accepting, turns
+/// `/readyz` to 503, lets requests in flight finish for up to `grace`, and shuts the
+/// generator down so its mark is persisted.
 ///
 /// # Errors
 ///
@@ -143,10 +144,10 @@ pub async fn run(
     .await;
     match drained {
         Ok((http, grpc)) => {
-            if let Ok(Err(e)) = http {
+            if let Err(e) = http {
                 tracing::warn!(error = %e, "http server ended with an error");
             }
-            if let Some(Ok(Err(e))) = grpc {
+            if let Some(Err(e)) = grpc {
                 tracing::warn!(error = %e, "grpc server ended with an error");
             }
         }

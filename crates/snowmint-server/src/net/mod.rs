@@ -84,18 +84,15 @@ impl Net {
     }
 
     /// Serves `router` on `listener` until `stop` turns true, then stops accepting, lets
-    /// each connection finish what it is doing, and returns when all have closed.
-    ///
-    /// # Errors
-    ///
-    /// None so far: accept errors are logged and retried.
+    /// each connection finish what it is doing, and returns when all have closed. Accept
+    /// errors are logged and retried.
     pub async fn serve(
         self: Arc<Net>,
         listener: TcpListener,
         port: Port,
         router: axum::Router,
         mut stop: watch::Receiver<bool>,
-    ) -> std::io::Result<()> {
+    ) {
         // Every connection task holds a sender; when all are gone, so are the connections.
         let (open_tx, mut open_rx) = mpsc::channel::<()>(1);
         loop {
@@ -149,7 +146,6 @@ impl Net {
         drop(listener);
         drop(open_tx);
         let _ = open_rx.recv().await;
-        Ok(())
     }
 
     /// Answers a connection beyond `max_connections` and closes it: HTTP clients get a
