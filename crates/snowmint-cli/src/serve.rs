@@ -92,6 +92,34 @@ pub struct ServeArgs {
     /// Safety margin for clock skew, taken off the TTL, in ms (default: a tenth of the TTL)
     #[arg(long, env = "SNOWMINT_LEASE_MARGIN_MS", value_name = "MS")]
     lease_margin_ms: Option<u64>,
+    /// Open connections over both ports; beyond it new ones are refused (default: 10000)
+    #[arg(long, env = "SNOWMINT_MAX_CONNECTIONS", value_name = "N")]
+    max_connections: Option<u64>,
+    /// Longest time to receive a request head, in ms (default: 10000)
+    #[arg(long, env = "SNOWMINT_HEADER_READ_TIMEOUT_MS", value_name = "MS")]
+    header_read_timeout_ms: Option<u64>,
+    /// Longest time a connection may make no progress (no request, no response byte taken), in ms (default: 60000)
+    #[arg(long, env = "SNOWMINT_IDLE_TIMEOUT_MS", value_name = "MS")]
+    idle_timeout_ms: Option<u64>,
+    /// Largest request head, request line and headers together, in bytes (default: 16384)
+    #[arg(long, env = "SNOWMINT_MAX_HEADER_BYTES", value_name = "BYTES")]
+    max_header_bytes: Option<u64>,
+    /// HTTP/2 streams one connection may have open, advertised in SETTINGS (default: 100)
+    #[arg(long, env = "SNOWMINT_MAX_CONCURRENT_STREAMS", value_name = "N")]
+    max_concurrent_streams: Option<u64>,
+    /// Ids being issued or waiting in responses, over all connections (default: 4194304)
+    #[arg(long, env = "SNOWMINT_MAX_IDS_IN_FLIGHT", value_name = "N")]
+    max_ids_in_flight: Option<u64>,
+    /// Ids being issued or waiting in responses, on one connection (default: 262144, or max_batch if larger)
+    #[arg(
+        long,
+        env = "SNOWMINT_MAX_IDS_IN_FLIGHT_PER_CONNECTION",
+        value_name = "N"
+    )]
+    max_ids_in_flight_per_connection: Option<u64>,
+    /// Response bytes one HTTP/2 stream may buffer for a slow reader (default: 65536)
+    #[arg(long, env = "SNOWMINT_STREAM_BUFFER_BYTES", value_name = "BYTES")]
+    stream_buffer_bytes: Option<u64>,
 }
 
 impl ServeArgs {
@@ -120,6 +148,14 @@ impl ServeArgs {
             lease_ttl_ms: self.lease_ttl_ms,
             lease_renew_ms: self.lease_renew_ms,
             lease_margin_ms: self.lease_margin_ms,
+            max_connections: self.max_connections,
+            header_read_timeout_ms: self.header_read_timeout_ms,
+            idle_timeout_ms: self.idle_timeout_ms,
+            max_header_bytes: self.max_header_bytes,
+            max_concurrent_streams: self.max_concurrent_streams,
+            max_ids_in_flight: self.max_ids_in_flight,
+            max_ids_in_flight_per_connection: self.max_ids_in_flight_per_connection,
+            stream_buffer_bytes: self.stream_buffer_bytes,
         };
         (self.config, settings)
     }

@@ -13,6 +13,8 @@ use serde::Deserialize;
 use snowmint::{Layout, OverflowPolicy, RollbackPolicy, SequenceStart};
 use snowmint_lease::LeaseSettings;
 
+use crate::Limits;
+
 /// A configuration key that could not be used, or a file that could not be read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[non_exhaustive]
@@ -45,7 +47,7 @@ pub enum ConfigError {
     },
 }
 
-fn invalid(key: &'static str, value: impl ToString, rule: impl ToString) -> ConfigError {
+pub(crate) fn invalid(key: &'static str, value: impl ToString, rule: impl ToString) -> ConfigError {
     ConfigError::Invalid {
         key,
         value: value.to_string(),
@@ -106,6 +108,23 @@ pub struct Settings {
     /// Safety margin for clock skew, subtracted from the TTL, in ms (default: a tenth of
     /// the TTL).
     pub lease_margin_ms: Option<u64>,
+    /// Open connections over both ports; beyond it new ones are refused (default 10000).
+    pub max_connections: Option<u64>,
+    /// Longest time to receive a request head, in ms (default 10000).
+    pub header_read_timeout_ms: Option<u64>,
+    /// Longest time a connection may make no progress, in ms (default 60000).
+    pub idle_timeout_ms: Option<u64>,
+    /// Largest request head, request line and headers together, in bytes (default 16384).
+    pub max_header_bytes: Option<u64>,
+    /// HTTP/2 streams one connection may have open (default 100).
+    pub max_concurrent_streams: Option<u64>,
+    /// Ids being issued or waiting in responses, over all connections (default 4194304).
+    pub max_ids_in_flight: Option<u64>,
+    /// Ids being issued or waiting in responses, on one connection (default 262144, or
+    /// `max_batch` if larger).
+    pub max_ids_in_flight_per_connection: Option<u64>,
+    /// Response bytes one HTTP/2 stream may buffer for a slow reader (default 65536).
+    pub stream_buffer_bytes: Option<u64>,
 }
 
 impl Settings {
@@ -180,6 +199,16 @@ impl Settings {
             lease_ttl_ms: over.lease_ttl_ms.or(self.lease_ttl_ms),
             lease_renew_ms: over.lease_renew_ms.or(self.lease_renew_ms),
             lease_margin_ms: over.lease_margin_ms.or(self.lease_margin_ms),
+            max_connections: over.max_connections.or(self.max_connections),
+            header_read_timeout_ms: over.header_read_timeout_ms.or(self.header_read_timeout_ms),
+            idle_timeout_ms: over.idle_timeout_ms.or(self.idle_timeout_ms),
+            max_header_bytes: over.max_header_bytes.or(self.max_header_bytes),
+            max_concurrent_streams: over.max_concurrent_streams.or(self.max_concurrent_streams),
+            max_ids_in_flight: over.max_ids_in_flight.or(self.max_ids_in_flight),
+            max_ids_in_flight_per_connection: over
+                .max_ids_in_flight_per_connection
+                .or(self.max_ids_in_flight_per_connection),
+            stream_buffer_bytes: over.stream_buffer_bytes.or(self.stream_buffer_bytes),
         }
     }
 }
@@ -232,6 +261,8 @@ pub struct Config {
     pub identity: String,
     /// How leases are kept.
     pub lease_settings: LeaseSettings,
+    /// What one client may take: connections, timeouts, header bytes, streams, ids.
+    pub limits: Limits,
 }
 
 /// The largest batch a request may ask for: a million ids is 20 MB of JSON.
@@ -302,6 +333,8 @@ impl TryFrom<Settings> for Config {
     type Error = ConfigError;
 
     fn try_from(s: Settings) -> Result<Config, ConfigError> {
+        // The limits are read last, once the largest batch is known.
+        let limit_keys = s.clone();
         let http_addr = addr("http_addr", s.http_addr, "127.0.0.1:8080")?;
         let grpc_addr = match s.grpc_addr.as_deref() {
             Some("off") => None,
@@ -523,6 +556,7 @@ impl TryFrom<Settings> for Config {
         {
             return Err(invalid("auth_token", "", "must not be empty"));
         }
+        let limits = Limits::from_settings(&limit_keys, max_batch)?;
         Ok(Config {
             http_addr,
             grpc_addr,
@@ -549,6 +583,7 @@ impl TryFrom<Settings> for Config {
             lease,
             identity,
             lease_settings,
+            limits,
         })
     }
 }

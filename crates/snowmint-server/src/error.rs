@@ -33,6 +33,12 @@ pub enum ApiError {
     /// The request is larger than the server accepts.
     #[error("{0}")]
     TooLarge(String),
+    /// The request target (path and query) is longer than the server accepts.
+    #[error("{0}")]
+    UriTooLong(String),
+    /// The request's headers are larger than the server accepts.
+    #[error("{0}")]
+    HeadTooLarge(String),
     /// The server may not issue ids right now (clock behind, lease lost, shutting down).
     #[error("{0}")]
     Unavailable(String),
@@ -48,6 +54,8 @@ impl ApiError {
             ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UriTooLong(_) => StatusCode::URI_TOO_LONG,
+            ApiError::HeadTooLarge(_) => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
@@ -60,7 +68,9 @@ impl ApiError {
             ApiError::Unauthorized => tonic::Code::Unauthenticated,
             ApiError::NotFound { .. } => tonic::Code::NotFound,
             ApiError::MethodNotAllowed { .. } => tonic::Code::Unimplemented,
-            ApiError::TooLarge(_) => tonic::Code::ResourceExhausted,
+            ApiError::TooLarge(_) | ApiError::UriTooLong(_) | ApiError::HeadTooLarge(_) => {
+                tonic::Code::ResourceExhausted
+            }
             ApiError::Unavailable(_) => tonic::Code::Unavailable,
         }
     }

@@ -1,18 +1,17 @@
 //! The gRPC API, `snowmint.v1.IdService`, over the same [`AppState`] as HTTP.
 
-use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
 use snowmint::serial::{Template, Zone};
 use snowmint::{BizCode, Decoded, Id, Layout};
 use subtle::ConstantTimeEq;
-use tokio::net::TcpListener;
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tokio_stream::Stream;
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
+use crate::issue::{ConnShare, Held, issue};
 use crate::metrics::{RequestLabels, RouteLabels};
 use crate::{ApiError, AppState};
 
@@ -34,8 +33,6 @@ use proto::{
 
 /// Ids per stream message when the client leaves `batch_size` at 0: one default tick.
 const DEFAULT_STREAM_BATCH: u64 = 4096;
-/// Stream messages buffered ahead of a slow reader.
-const STREAM_BUFFER: usize = 4;
 /// Bytes of a response around its repeated field: the gRPC frame header (5), the field's
 /// tag (1) and its length prefix (at most 10).
 const PROTO_OVERHEAD: u64 = 16;
@@ -105,6 +102,16 @@ fn raw(ids: Vec<Id>) -> Ids {
     }
 }
 
+/// Moves the room a response's ids hold into its extensions, where the accept loop keeps
+/// it until the transport has taken the message.
+fn held_until_sent<T>(result: Result<Response<(T, Held)>, Status>) -> Result<Response<T>, Status> {
+    result.map(|response| {
+        let (metadata, (message, held), mut extensions) = response.into_parts();
+        extensions.insert(held);
+        Response::from_parts(metadata, message, extensions)
+    })
+}
+
 #[tonic::async_trait]
 impl IdService for Service {
     async fn next(&self, _request: Request<NextRequest>) -> Result<Response<NextResponse>, Status> {
@@ -121,20 +128,22 @@ impl IdService for Service {
         request: Request<NextBatchRequest>,
     ) -> Result<Response<Ids>, Status> {
         let start = Instant::now();
-        let result = self
+        let share = request.extensions().get::<ConnShare>().cloned();
+        let result = match self
             .count(request.get_ref().count, "count")
             .and_then(|count| {
                 self.state
-                    .check_response_size(count, "ids", PROTO_ID_BYTES, PROTO_OVERHEAD)?;
-                let mut ids = Vec::with_capacity(count as usize);
-                self.state.source.fill(count, &mut ids)?;
-                self.state.metrics.ids_issued.inc_by(count);
-                Ok(raw(ids))
-            });
-        self.finish("NextBatch", start, result)
+                    .check_response_size(count, "ids", PROTO_ID_BYTES, PROTO_OVERHEAD)
+                    .map(|()| count)
+            }) {
+            Ok(count) => issue(&self.state, count, share.as_ref()).await,
+            Err(e) => Err(e),
+        };
+        let result = result.map(|(ids, held)| (raw(ids), held));
+        held_until_sent(self.finish("NextBatch", start, result))
     }
 
-    type StreamStream = ReceiverStream<Result<Ids, Status>>;
+    type StreamStream = Pin<Box<dyn Stream<Item = Result<Ids, Status>> + Send>>;
 
     async fn stream(
         &self,
@@ -155,35 +164,33 @@ impl IdService for Service {
             Ok(batch) => batch,
             Err(e) => return self.finish("Stream", start, Err(e)),
         };
-        let (tx, rx) = mpsc::channel(STREAM_BUFFER);
-        let source = Arc::clone(&self.state.source);
+        let share = request.extensions().get::<ConnShare>().cloned();
         let state = self.state.clone();
-        // The generator may park between ticks, so the producer runs on a blocking thread.
-        tokio::task::spawn_blocking(move || {
-            let mut sent = 0u64;
-            while total == 0 || sent < total {
-                let n = if total == 0 {
-                    batch
-                } else {
-                    batch.min(total - sent)
-                };
-                let mut ids = Vec::with_capacity(n as usize);
-                let message = source
-                    .fill(n, &mut ids)
-                    .map(|()| raw(ids))
-                    .map_err(Status::from);
-                let failed = message.is_err();
-                if tx.blocking_send(message).is_err() {
-                    break; // the client stopped reading
+        // A batch is made only when the transport asks for the next message, which it does
+        // once the reader has made room: a reader that does not read holds no thread and no
+        // ids beyond the last batch, whose room in the budget is kept until then.
+        let batches = futures_util::stream::unfold(
+            (0u64, None::<Held>, false),
+            move |(sent, last, failed)| {
+                let (state, share) = (state.clone(), share.clone());
+                async move {
+                    drop(last);
+                    if failed || (total != 0 && sent >= total) {
+                        return None;
+                    }
+                    let n = if total == 0 {
+                        batch
+                    } else {
+                        batch.min(total - sent)
+                    };
+                    Some(match issue(&state, n, share.as_ref()).await {
+                        Ok((ids, held)) => (Ok(raw(ids)), (sent + n, Some(held), false)),
+                        Err(e) => (Err(Status::from(e)), (sent, None, true)),
+                    })
                 }
-                if failed {
-                    break;
-                }
-                state.metrics.ids_issued.inc_by(n);
-                sent += n;
-            }
-        });
-        self.finish("Stream", start, Ok(ReceiverStream::new(rx)))
+            },
+        );
+        self.finish("Stream", start, Ok(Box::pin(batches) as Self::StreamStream))
     }
 
     async fn decode(
@@ -210,8 +217,9 @@ impl IdService for Service {
         request: Request<NextSerialsRequest>,
     ) -> Result<Response<Serials>, Status> {
         let start = Instant::now();
+        let share = request.extensions().get::<ConnShare>().cloned();
         let NextSerialsRequest { biz, count, format } = request.into_inner();
-        let result = (|| {
+        let result = async {
             let biz = BizCode::new(&biz)?;
             let (template, zone) = self.format(format)?;
             let count = self.count(count, "count")?;
@@ -219,16 +227,15 @@ impl IdService for Service {
             let item_bytes = template.serial_len(&biz) as u64 + 2;
             self.state
                 .check_response_size(count, "serials", item_bytes, PROTO_OVERHEAD)?;
-            let mut ids = Vec::with_capacity(count as usize);
-            self.state.source.fill(count, &mut ids)?;
-            self.state.metrics.ids_issued.inc_by(count);
+            let (ids, held) = issue(&self.state, count, share.as_ref()).await?;
             let serials = ids
                 .into_iter()
                 .map(|id| template.format(&biz, id, &zone))
                 .collect::<Result<_, _>>()?;
-            Ok(Serials { serials })
-        })();
-        self.finish("NextSerials", start, result)
+            Ok((Serials { serials }, held))
+        }
+        .await;
+        held_until_sent(self.finish("NextSerials", start, result))
     }
 
     async fn decode_serial(
@@ -303,25 +310,12 @@ fn authorize(
     }
 }
 
-/// Serves the gRPC API on `listener` until `shutdown` resolves, letting calls in flight
-/// finish.
-///
-/// # Errors
-///
-/// The transport failed.
-pub async fn serve(
-    listener: TcpListener,
-    state: AppState,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), std::io::Error> {
+/// The gRPC API over `state`, as routes the accept loop serves over HTTP/2.
+pub fn router(state: AppState) -> axum::Router {
     let token = state.auth_token.as_deref().map(Arc::from);
     // No request needs more than a template, a zone and a code: the HTTP body bound.
     let service =
         IdServiceServer::new(Service::new(state)).max_decoding_message_size(crate::MAX_BODY_BYTES);
     let service = InterceptedService::new(service, authorize(token));
-    tonic::transport::Server::builder()
-        .add_service(service)
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
-        .await
-        .map_err(std::io::Error::other)
+    tonic::service::Routes::new(service).into_axum_router()
 }

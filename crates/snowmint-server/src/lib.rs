@@ -10,7 +10,10 @@ mod config;
 mod error;
 pub mod grpc;
 mod http;
+mod issue;
+mod limits;
 mod metrics;
+mod net;
 mod server;
 mod source;
 mod state;
@@ -20,6 +23,7 @@ pub use config::{
 };
 pub use error::ApiError;
 pub use http::{MAX_BODY_BYTES, MAX_URI_BYTES, openapi_document, router};
+pub use limits::Limits;
 pub use metrics::Metrics;
 pub use server::{ServeError, run, serve};
 pub use source::{IdSource, Slot};

@@ -9,7 +9,7 @@ use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
@@ -35,6 +35,23 @@ pub struct RouteLabels {
     pub route: &'static str,
 }
 
+/// Labels of a connection count.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct ConnectionLabels {
+    /// The port: `http` or `grpc`.
+    pub protocol: &'static str,
+}
+
+/// Labels of a count of connections closed by a timeout.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct TimeoutLabels {
+    /// The port: `http` or `grpc`.
+    pub protocol: &'static str,
+    /// `header_read` (a request head too slow), `idle` (nothing to do) or `stalled` (a
+    /// response its reader stopped taking).
+    pub timeout: &'static str,
+}
+
 /// The server's metrics.
 #[derive(Debug)]
 pub struct Metrics {
@@ -45,6 +62,14 @@ pub struct Metrics {
     pub requests: Family<RequestLabels, Counter>,
     /// Request latency by protocol and route.
     pub latency: Family<RouteLabels, Histogram>,
+    /// Connections open, by port.
+    pub connections_open: Family<ConnectionLabels, Gauge>,
+    /// Connections refused because `max_connections` were open, by port.
+    pub connections_refused: Family<ConnectionLabels, Counter>,
+    /// Connections closed by a timeout, by port and timeout.
+    pub connections_timed_out: Family<TimeoutLabels, Counter>,
+    /// Ids being issued or waiting in responses to be sent.
+    pub ids_in_flight: Gauge,
 }
 
 fn latency_histogram() -> Histogram {
@@ -77,12 +102,40 @@ impl Metrics {
             "Request latency by protocol and route",
             latency.clone(),
         );
+        let connections_open = Family::<ConnectionLabels, Gauge>::default();
+        registry.register(
+            "connections_open",
+            "Connections open, by port",
+            connections_open.clone(),
+        );
+        let connections_refused = Family::<ConnectionLabels, Counter>::default();
+        registry.register(
+            "connections_refused",
+            "Connections refused because max_connections were open, by port",
+            connections_refused.clone(),
+        );
+        let connections_timed_out = Family::<TimeoutLabels, Counter>::default();
+        registry.register(
+            "connections_timed_out",
+            "Connections closed by header_read_timeout_ms (header_read) or idle_timeout_ms (idle, or stalled: a response its reader stopped taking)",
+            connections_timed_out.clone(),
+        );
+        let ids_in_flight = Gauge::default();
+        registry.register(
+            "ids_in_flight",
+            "Ids being issued or waiting in responses to be sent",
+            ids_in_flight.clone(),
+        );
         registry.register_collector(Box::new(GeneratorCollector(source)));
         Metrics {
             registry,
             ids_issued,
             requests,
             latency,
+            connections_open,
+            connections_refused,
+            connections_timed_out,
+            ids_in_flight,
         }
     }
 

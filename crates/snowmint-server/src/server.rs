@@ -9,6 +9,7 @@ use snowmint::Clock;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+use crate::net::{Net, Port};
 use crate::{AppState, Config, IdSource};
 
 /// Why the server could not start or stop cleanly.
@@ -81,8 +82,9 @@ pub async fn serve(
 }
 
 /// Serves the HTTP API on `http` and, if given, the gRPC API on `grpc`, until `shutdown`
-/// resolves. Then it stops accepting, turns `/readyz` to 503, lets requests in flight
-/// finish for up to `grace`, and shuts the generator down so its mark is persisted.
+/// resolves, within the state's [`crate::Limits`]. Then it stops accepting, turns
+/// `/readyz` to 503, lets requests in flight finish for up to `grace`, and shuts the
+/// generator down so its mark is persisted.
 ///
 /// # Errors
 ///
@@ -106,18 +108,21 @@ pub async fn run(
         "listening"
     );
     let (stop_tx, stop_rx) = watch::channel(false);
-    let signal = |mut rx: watch::Receiver<bool>| async move {
-        let _ = rx.wait_for(|stop| *stop).await;
-    };
     let source = Arc::clone(&state.source);
-    let http_task = tokio::spawn({
-        let app = crate::router(state.clone());
-        let stopped = signal(stop_rx.clone());
-        async move { axum::serve(http, app).with_graceful_shutdown(stopped).await }
-    });
+    let net = Net::new(state.clone());
+    let http_task = tokio::spawn(Arc::clone(&net).serve(
+        http,
+        Port::Http,
+        crate::router(state.clone()),
+        stop_rx.clone(),
+    ));
     let grpc_task = grpc.map(|listener| {
-        let stopped = signal(stop_rx.clone());
-        tokio::spawn(crate::grpc::serve(listener, state.clone(), stopped))
+        tokio::spawn(Arc::clone(&net).serve(
+            listener,
+            Port::Grpc,
+            crate::grpc::router(state.clone()),
+            stop_rx.clone(),
+        ))
     });
     shutdown.await;
     tracing::info!(grace_ms = grace.as_millis() as u64, "shutting down");
@@ -134,10 +139,10 @@ pub async fn run(
     .await;
     match drained {
         Ok((http, grpc)) => {
-            if let Ok(Err(e)) = http {
+            if let Err(e) = http {
                 tracing::warn!(error = %e, "http server ended with an error");
             }
-            if let Some(Ok(Err(e))) = grpc {
+            if let Some(Err(e)) = grpc {
                 tracing::warn!(error = %e, "grpc server ended with an error");
             }
         }

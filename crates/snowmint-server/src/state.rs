@@ -4,8 +4,9 @@ use std::sync::Arc;
 
 use snowmint::Layout;
 
+use crate::issue::Budget;
 use crate::metrics::Metrics;
-use crate::{ApiError, Config, IdSource};
+use crate::{ApiError, Config, IdSource, Limits};
 
 /// Shared by every handler; cheap to clone.
 #[derive(Debug, Clone)]
@@ -24,31 +25,54 @@ pub struct Inner {
     pub max_response_bytes: u64,
     /// The bearer token every API request must carry, if set.
     pub auth_token: Option<String>,
+    /// What one client may take from the server.
+    pub limits: Limits,
+    /// Room for ids in flight.
+    pub(crate) budget: Budget,
 }
 
 impl AppState {
-    /// State for a server issuing from `source`, with the default response budget
-    /// ([`DEFAULT_MAX_RESPONSE_BYTES`](crate::DEFAULT_MAX_RESPONSE_BYTES)).
+    /// State for a server issuing from `source`, with the default limits and response
+    /// budget ([`DEFAULT_MAX_RESPONSE_BYTES`](crate::DEFAULT_MAX_RESPONSE_BYTES)).
     #[must_use]
     pub fn new(source: Arc<IdSource>, max_batch: u64, auth_token: Option<String>) -> AppState {
-        AppState(Arc::new(Inner {
-            metrics: Metrics::new(Arc::clone(&source)),
+        AppState::build(
             source,
             max_batch,
-            max_response_bytes: crate::DEFAULT_MAX_RESPONSE_BYTES,
+            crate::DEFAULT_MAX_RESPONSE_BYTES,
             auth_token,
-        }))
+            Limits::defaults(max_batch),
+        )
     }
 
     /// State for a server issuing from `source` with the limits and token of `config`.
     #[must_use]
     pub fn for_config(source: Arc<IdSource>, config: &Config) -> AppState {
-        AppState(Arc::new(Inner {
-            metrics: Metrics::new(Arc::clone(&source)),
+        AppState::build(
             source,
-            max_batch: config.max_batch,
-            max_response_bytes: config.max_response_bytes,
-            auth_token: config.auth_token.clone(),
+            config.max_batch,
+            config.max_response_bytes,
+            config.auth_token.clone(),
+            config.limits,
+        )
+    }
+
+    fn build(
+        source: Arc<IdSource>,
+        max_batch: u64,
+        max_response_bytes: u64,
+        auth_token: Option<String>,
+        limits: Limits,
+    ) -> AppState {
+        let metrics = Metrics::new(Arc::clone(&source));
+        AppState(Arc::new(Inner {
+            budget: Budget::new(&limits, metrics.ids_in_flight.clone()),
+            metrics,
+            source,
+            max_batch,
+            max_response_bytes,
+            auth_token,
+            limits,
         }))
     }
 

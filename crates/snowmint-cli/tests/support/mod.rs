@@ -63,6 +63,8 @@ pub fn wall_clock_offset(cmd: &mut Command, offset: &str) {
 pub struct Serve {
     child: Child,
     pub http: SocketAddr,
+    /// The gRPC address, when the server logs one.
+    pub grpc: Option<SocketAddr>,
     log: mpsc::Receiver<String>,
     /// What it logged up to its address.
     early: Vec<String>,
@@ -84,6 +86,7 @@ pub fn spawn_logged(mut cmd: Command) -> Serve {
     let mut serve = Serve {
         child,
         http: SocketAddr::from(([127, 0, 0, 1], 0)),
+        grpc: None,
         log: rx,
         early: Vec::new(),
     };
@@ -103,6 +106,10 @@ pub fn spawn_logged(mut cmd: Command) -> Serve {
         serve.early.push(line.clone());
         if let Some(rest) = line.split("http=").nth(1) {
             serve.http = rest.split_whitespace().next().unwrap().parse().unwrap();
+            serve.grpc = line
+                .split("grpc=")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next()?.parse().ok());
             return serve;
         }
     }
@@ -150,6 +157,17 @@ impl Serve {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// A number from the process's /proc status, such as `Threads` or `VmRSS` (in kB).
+    pub fn proc_status(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("the server is running");
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+            .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no {field} in /proc status"))
     }
 
     /// Everything it has logged so far, start-up included.

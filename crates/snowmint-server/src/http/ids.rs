@@ -1,19 +1,15 @@
 //! `GET /v1/id` and `GET /v1/ids`: the ids themselves.
 
+use axum::Extension;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use snowmint::Id;
-
 use super::accept::{Answer, negotiate};
 use super::json;
 use super::query::{Format, Params};
+use crate::issue::{ConnShare, issue};
 use crate::{ApiError, AppState};
-
-/// Batches up to one default tick are served on the request's own thread; larger ones may
-/// wait for several ticks, so they move to the blocking pool.
-const INLINE_BATCH: u64 = 4096;
 
 /// `{"ids":[` and `]}` around the ids.
 const JSON_IDS_OVERHEAD: u64 = 10;
@@ -66,12 +62,13 @@ pub async fn one(
         )),
         (status = 400, description = "count missing or out of range, a response larger than max_response_bytes, or an unknown parameter", body = super::schema::ErrorBody),
         (status = 401, description = "Missing or wrong bearer token", body = super::schema::ErrorBody),
-        (status = 503, description = "Not ready", body = super::schema::ErrorBody),
+        (status = 503, description = "Not ready, or no room for more ids in flight (max_ids_in_flight, max_ids_in_flight_per_connection) within 5 s", body = super::schema::ErrorBody),
     ),
     security((), ("bearer" = []))
 )]
 pub async fn many(
     State(state): State<AppState>,
+    share: Option<Extension<ConnShare>>,
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
@@ -84,26 +81,29 @@ pub async fn many(
     } else {
         state.check_response_size(count, "ids", format.json_bytes(), JSON_IDS_OVERHEAD)?;
     }
-    let ids = issue(&state, count).await?;
-    state.metrics.ids_issued.inc_by(count);
-    if plain {
+    let (ids, held) = issue(&state, count, share.as_deref()).await?;
+    let mut response = if plain {
         let mut body = String::with_capacity(ids.len() * 20);
         for id in ids {
             format.push_text(id, &mut body);
             body.push('\n');
         }
-        return Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response());
-    }
-    let mut body = String::with_capacity(ids.len() * 22 + 10);
-    body.push_str("{\"ids\":[");
-    for (i, id) in ids.into_iter().enumerate() {
-        if i > 0 {
-            body.push(',');
+        ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
+    } else {
+        let mut body = String::with_capacity(ids.len() * 22 + 10);
+        body.push_str("{\"ids\":[");
+        for (i, id) in ids.into_iter().enumerate() {
+            if i > 0 {
+                body.push(',');
+            }
+            format.push_json(id, &mut body);
         }
-        format.push_json(id, &mut body);
-    }
-    body.push_str("]}");
-    Ok(json(StatusCode::OK, body))
+        body.push_str("]}");
+        json(StatusCode::OK, body)
+    };
+    // The ids' room in the budget lasts until the transport has taken the body.
+    response.extensions_mut().insert(held);
+    Ok(response)
 }
 
 /// Reads `?count=`, required, 1 to `max`.
@@ -121,23 +121,6 @@ pub fn count_param(params: &Params, max: u64) -> Result<u64, ApiError> {
                 "count {text:?} is out of range: expected a whole number 1..={max}"
             ))
         })
-}
-
-/// Issues exactly `count` ids; batches larger than a tick wait on the blocking pool, as
-/// they may span several ticks.
-pub async fn issue(state: &AppState, count: u64) -> Result<Vec<Id>, ApiError> {
-    let source = std::sync::Arc::clone(&state.source);
-    if count <= INLINE_BATCH {
-        let mut ids = Vec::with_capacity(count as usize);
-        source.fill(count, &mut ids)?;
-        return Ok(ids);
-    }
-    tokio::task::spawn_blocking(move || {
-        let mut ids = Vec::with_capacity(count as usize);
-        source.fill(count, &mut ids).map(|()| ids)
-    })
-    .await
-    .map_err(|e| ApiError::Unavailable(format!("batch was interrupted: {e}")))?
 }
 
 /// Whether the client prefers plain text to JSON, by its `Accept` headers' q-values (several

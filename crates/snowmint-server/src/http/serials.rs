@@ -1,18 +1,19 @@
 //! `GET /v1/serials/{biz}` and `GET /v1/serials/decode/{serial}`: business serial numbers
 //! made from new ids, and taken back apart.
 
-use axum::Json;
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use axum::{Extension, Json};
 use serde::Serialize;
 use snowmint::BizCode;
 use snowmint::serial::{Template, Zone};
 
-use super::ids::{count_param, issue};
+use super::ids::count_param;
 use super::json;
 use super::path::PathText;
 use super::query::Params;
+use crate::issue::{ConnShare, issue};
 use crate::{ApiError, AppState};
 
 /// `{"serials":[` and `]}` around the serials.
@@ -44,12 +45,13 @@ fn format_params(state: &AppState, params: &Params) -> Result<(Template, Zone), 
         (status = 200, description = "The serials, in issue order", body = super::schema::SerialsBody),
         (status = 400, description = "Bad business code, template, zone or count, or a response larger than max_response_bytes", body = super::schema::ErrorBody),
         (status = 401, description = "Missing or wrong bearer token", body = super::schema::ErrorBody),
-        (status = 503, description = "Not ready", body = super::schema::ErrorBody),
+        (status = 503, description = "Not ready, or no room for more ids in flight (max_ids_in_flight, max_ids_in_flight_per_connection) within 5 s", body = super::schema::ErrorBody),
     ),
     security((), ("bearer" = []))
 )]
 pub async fn issue_serials(
     State(state): State<AppState>,
+    share: Option<Extension<ConnShare>>,
     PathText(biz): PathText,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
@@ -60,8 +62,7 @@ pub async fn issue_serials(
     // Each serial is quoted and followed by a comma.
     let item_bytes = template.serial_len(&biz) as u64 + 3;
     state.check_response_size(count, "serials", item_bytes, JSON_SERIALS_OVERHEAD)?;
-    let ids = issue(&state, count).await?;
-    state.metrics.ids_issued.inc_by(count);
+    let (ids, held) = issue(&state, count, share.as_deref()).await?;
     let mut body = String::with_capacity((count * item_bytes + JSON_SERIALS_OVERHEAD) as usize);
     body.push_str("{\"serials\":[");
     for (i, id) in ids.into_iter().enumerate() {
@@ -74,7 +75,9 @@ pub async fn issue_serials(
         body.push('"');
     }
     body.push_str("]}");
-    Ok(json(StatusCode::OK, body))
+    let mut response = json(StatusCode::OK, body);
+    response.extensions_mut().insert(held);
+    Ok(response)
 }
 
 /// A serial taken apart.

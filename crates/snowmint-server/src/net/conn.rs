@@ -1,0 +1,333 @@
+//! One connection's progress: whether it is reading a request head, serving requests or
+//! sending responses, when it last moved, and what to do when it has not moved for too long.
+//!
+//! Progress is a request arriving, a piece of a response body taken by the transport, or
+//! a response finished. Reads alone are not progress: a client trickling a head or pinging
+//! forever does not keep a connection.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::SeqCst};
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use axum::body::Body;
+use bytes::Bytes;
+use http_body::{Frame, SizeHint};
+use hyper::body::Incoming;
+use hyper::{Request, Response};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+use tower::ServiceExt;
+
+use crate::Limits;
+use crate::issue::{ConnShare, Held};
+
+/// What a connection's watchdog should do now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Nothing yet.
+    Open,
+    /// A request head took longer than `header_read_timeout_ms`: close.
+    HeadTimeout,
+    /// Nothing in flight and no progress for `idle_timeout_ms`: close gracefully.
+    Idle,
+    /// Responses in flight that the reader has not taken from for `idle_timeout_ms`: close.
+    Stalled,
+}
+
+/// The shared state of one connection, updated by its reader, its requests and their bodies.
+#[derive(Debug)]
+pub struct Conn {
+    start: Instant,
+    header_read_timeout: Duration,
+    idle_timeout: Duration,
+    /// Requests handed to the router whose response has not come back yet.
+    pending: AtomicU32,
+    /// Responses whose body the transport has not finished taking.
+    sending: AtomicU32,
+    /// When it last made progress, in ms since `start`.
+    progress_ms: AtomicU64,
+    /// When the head being read began, in ms since `start`, plus one; 0 when none is.
+    head_since: AtomicU64,
+    /// Woken when a head begins or ends, which may bring the next deadline forward.
+    pub changed: Notify,
+}
+
+impl Conn {
+    /// A connection accepted now, waiting for its first request head.
+    pub fn new(limits: &Limits) -> Conn {
+        Conn {
+            start: Instant::now(),
+            header_read_timeout: limits.header_read_timeout,
+            idle_timeout: limits.idle_timeout,
+            pending: AtomicU32::new(0),
+            sending: AtomicU32::new(0),
+            progress_ms: AtomicU64::new(0),
+            head_since: AtomicU64::new(1),
+            changed: Notify::new(),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.start.elapsed().as_millis() as u64
+    }
+
+    fn progress(&self) {
+        self.progress_ms.fetch_max(self.now_ms(), SeqCst);
+    }
+
+    /// Whether no request is being served or answered: bytes read now begin a head.
+    pub fn between_requests(&self) -> bool {
+        self.pending.load(SeqCst) == 0 && self.sending.load(SeqCst) == 0
+    }
+
+    /// HTTP/1 bytes were read: between requests they begin a head, and its clock starts.
+    pub fn head_bytes(&self) {
+        if self.between_requests() && self.head_since.load(SeqCst) == 0 {
+            self.head_since.store(self.now_ms() + 1, SeqCst);
+            self.changed.notify_one();
+        }
+    }
+
+    /// The connection speaks HTTP/2: from its preface on, only progress counts.
+    pub fn no_head(&self) {
+        self.head_done();
+    }
+
+    /// No head is being read any more; the idle deadline, which may come sooner, applies.
+    fn head_done(&self) {
+        if self.head_since.swap(0, SeqCst) != 0 {
+            self.changed.notify_one();
+        }
+    }
+
+    /// A request reached the router.
+    fn request(self: &Arc<Conn>) -> Pending {
+        self.pending.fetch_add(1, SeqCst);
+        self.progress();
+        self.head_done();
+        Pending(Arc::clone(self))
+    }
+
+    /// When the watchdog should look again.
+    pub fn deadline(&self) -> Instant {
+        let now = self.now_ms();
+        let head = self.head_since.load(SeqCst);
+        let at = if head != 0 {
+            head - 1 + duration_ms(self.header_read_timeout)
+        } else if self.pending.load(SeqCst) > 0 {
+            now + duration_ms(self.idle_timeout)
+        } else {
+            self.progress_ms.load(SeqCst) + duration_ms(self.idle_timeout)
+        };
+        self.start + Duration::from_millis(at.max(now + 1))
+    }
+
+    /// What to do now.
+    pub fn verdict(&self) -> Verdict {
+        let now = self.now_ms();
+        let head = self.head_since.load(SeqCst);
+        if head != 0 {
+            // A head on its way is governed by its own timeout alone.
+            return if now >= head - 1 + duration_ms(self.header_read_timeout) {
+                Verdict::HeadTimeout
+            } else {
+                Verdict::Open
+            };
+        }
+        // The server's own waits (the budget, the clock) are bounded elsewhere.
+        if self.pending.load(SeqCst) > 0
+            || now < self.progress_ms.load(SeqCst) + duration_ms(self.idle_timeout)
+        {
+            Verdict::Open
+        } else if self.sending.load(SeqCst) > 0 {
+            Verdict::Stalled
+        } else {
+            Verdict::Idle
+        }
+    }
+}
+
+fn duration_ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX / 2)
+}
+
+/// A request in the router; dropped when its response comes back or it is cancelled.
+struct Pending(Arc<Conn>);
+
+impl Pending {
+    fn into_sending(self) -> Sending {
+        // Counted as sending before it stops pending, so it is never between requests.
+        self.0.sending.fetch_add(1, SeqCst);
+        Sending(Arc::clone(&self.0))
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.0.pending.fetch_sub(1, SeqCst);
+    }
+}
+
+/// A response body the transport is taking.
+struct Sending(Arc<Conn>);
+
+impl Drop for Sending {
+    fn drop(&mut self) {
+        self.0.sending.fetch_sub(1, SeqCst);
+        self.0.progress();
+    }
+}
+
+/// The router as one connection sees it: every request carries the connection's share of
+/// the id budget, and every response body reports its progress.
+#[derive(Debug, Clone)]
+pub struct PerConnection {
+    pub router: axum::Router,
+    pub conn: Arc<Conn>,
+    pub share: ConnShare,
+    /// The largest piece of a body handed to the transport at once.
+    pub piece: usize,
+}
+
+impl hyper::service::Service<Request<Incoming>> for PerConnection {
+    type Response = Response<Metered>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<Metered>, Infallible>> + Send>>;
+
+    fn call(&self, mut request: Request<Incoming>) -> Self::Future {
+        let pending = self.conn.request();
+        request.extensions_mut().insert(self.share.clone());
+        let router = self.router.clone();
+        let piece = self.piece;
+        Box::pin(async move {
+            let Ok(mut response) = router.oneshot(request).await;
+            let held = response.extensions_mut().remove::<Held>();
+            let sending = pending.into_sending();
+            Ok(response.map(|inner| Metered {
+                inner,
+                rest: Bytes::new(),
+                piece,
+                sending,
+                held,
+            }))
+        })
+    }
+}
+
+/// A response body handed to the transport in pieces of at most `piece` bytes, so HTTP/2
+/// buffers no more than that beyond what the reader's window allows. It keeps the room its
+/// ids hold in the budget until the last piece is taken.
+pub struct Metered {
+    inner: Body,
+    rest: Bytes,
+    piece: usize,
+    sending: Sending,
+    held: Option<Held>,
+}
+
+impl http_body::Body for Metered {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let this = &mut *self;
+        if !this.rest.is_empty() {
+            let piece = this.rest.split_to(this.piece.min(this.rest.len()));
+            this.sending.0.progress();
+            return Poll::Ready(Some(Ok(Frame::data(piece))));
+        }
+        match ready!(Pin::new(&mut this.inner).poll_frame(cx)) {
+            Some(Ok(frame)) => {
+                this.sending.0.progress();
+                Poll::Ready(Some(Ok(match frame.into_data() {
+                    Ok(mut data) => {
+                        if data.len() > this.piece {
+                            this.rest = data.split_off(this.piece);
+                        }
+                        Frame::data(data)
+                    }
+                    Err(trailers) => trailers,
+                })))
+            }
+            None => {
+                this.held = None;
+                Poll::Ready(None)
+            }
+            Some(Err(e)) => Poll::Ready(Some(Err(e))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.rest.is_empty() && self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        let inner = self.inner.size_hint();
+        let rest = self.rest.len() as u64;
+        let mut hint = SizeHint::new();
+        hint.set_lower(inner.lower() + rest);
+        if let Some(upper) = inner.upper() {
+            hint.set_upper(upper + rest);
+        }
+        hint
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> Limits {
+        Limits {
+            header_read_timeout: Duration::from_secs(1),
+            idle_timeout: Duration::from_secs(5),
+            ..Limits::defaults(100)
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_head_must_come_within_its_timeout_and_an_idle_connection_closes() {
+        let conn = Arc::new(Conn::new(&limits()));
+        assert_eq!(conn.deadline(), conn.start + Duration::from_secs(1));
+        tokio::time::advance(Duration::from_millis(1000)).await;
+        assert_eq!(conn.verdict(), Verdict::HeadTimeout);
+        // A request arrives: no head is being read; it is idle 5 s after its answer.
+        let pending = conn.request();
+        assert_eq!(conn.verdict(), Verdict::Open);
+        let sending = pending.into_sending();
+        drop(sending);
+        assert!(conn.between_requests());
+        tokio::time::advance(Duration::from_millis(4999)).await;
+        assert_eq!(conn.verdict(), Verdict::Open);
+        // A byte of the next head starts its clock again.
+        conn.head_bytes();
+        assert_eq!(conn.deadline(), conn.start + Duration::from_millis(6999));
+        tokio::time::advance(Duration::from_millis(1)).await;
+        assert_eq!(conn.verdict(), Verdict::Open);
+        conn.no_head();
+        assert_eq!(conn.verdict(), Verdict::Idle);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_response_nobody_takes_is_stalled_but_a_request_being_served_is_not() {
+        let conn = Arc::new(Conn::new(&limits()));
+        let pending = conn.request();
+        tokio::time::advance(Duration::from_secs(60)).await;
+        assert_eq!(conn.verdict(), Verdict::Open);
+        let sending = pending.into_sending();
+        tokio::time::advance(Duration::from_secs(5)).await;
+        assert_eq!(conn.verdict(), Verdict::Stalled);
+        // Bytes read while a response is out do not start a head.
+        conn.head_bytes();
+        assert_eq!(conn.head_since.load(SeqCst), 0);
+        drop(sending);
+        assert_eq!(conn.verdict(), Verdict::Open);
+    }
+}

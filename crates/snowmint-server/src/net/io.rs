@@ -1,0 +1,290 @@
+//! The socket as the HTTP stack sees it: reads tell the connection's watchdog when a
+//! request head begins, and hyper's own answers to heads it cannot parse (400, 414, 431,
+//! sent with an empty body) go out as JSON errors instead.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use prometheus_client::metrics::gauge::Gauge;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::sync::OwnedSemaphorePermit;
+
+use super::conn::Conn;
+use crate::MAX_URI_BYTES;
+
+/// What every HTTP/2 connection sends first.
+const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+/// Headers hyper reads in one HTTP/1 head (its default, set explicitly so errors can say it).
+pub const MAX_HEADERS: usize = 100;
+/// After answering a head with an error, the rest of what the client is sending is read
+/// and dropped for a moment before closing, so the answer reaches the client instead of a
+/// reset; bounded in bytes and time so it cannot be used to hold the connection.
+const LINGER_BYTES: usize = 1024 * 1024;
+const LINGER_TIME: Duration = Duration::from_secs(2);
+
+/// One of the `max_connections` places, and the open-connections gauge it counts in; given
+/// back when the socket is closed.
+#[derive(Debug)]
+pub struct Slot {
+    _permit: OwnedSemaphorePermit,
+    open: Gauge,
+}
+
+impl Slot {
+    /// Takes a place, counting it as open.
+    pub fn new(permit: OwnedSemaphorePermit, open: Gauge) -> Slot {
+        open.inc();
+        Slot {
+            _permit: permit,
+            open,
+        }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.open.dec();
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Protocol {
+    /// Matched this many bytes of the HTTP/2 preface so far.
+    Unknown(usize),
+    Http1,
+    Http2,
+}
+
+/// A connection's socket, watched.
+#[derive(Debug)]
+pub struct Tracked {
+    stream: Option<TcpStream>,
+    conn: Arc<Conn>,
+    protocol: Protocol,
+    max_header_bytes: u32,
+    /// An error answer written in place of hyper's, and how much of it has gone out.
+    answer: Option<(Vec<u8>, usize)>,
+    answered: bool,
+    slot: Option<Slot>,
+}
+
+impl Tracked {
+    /// `stream`, reporting to `conn`, holding `slot` until it is closed.
+    pub fn new(stream: TcpStream, conn: Arc<Conn>, max_header_bytes: u32, slot: Slot) -> Tracked {
+        Tracked {
+            stream: Some(stream),
+            conn,
+            protocol: Protocol::Unknown(0),
+            max_header_bytes,
+            answer: None,
+            answered: false,
+            slot: Some(slot),
+        }
+    }
+
+    fn stream(&mut self) -> Pin<&mut TcpStream> {
+        // Taken only in `drop`.
+        Pin::new(self.stream.as_mut().expect("the socket"))
+    }
+
+    fn saw(&mut self, bytes: &[u8]) {
+        if let Protocol::Unknown(matched) = self.protocol {
+            let take = (PREFACE.len() - matched).min(bytes.len());
+            self.protocol = if bytes[..take] != PREFACE[matched..matched + take] {
+                Protocol::Http1
+            } else if matched + take == PREFACE.len() {
+                self.conn.no_head();
+                Protocol::Http2
+            } else {
+                Protocol::Unknown(matched + take)
+            };
+        }
+        if self.protocol != Protocol::Http2 {
+            self.conn.head_bytes();
+        }
+    }
+
+    /// If `head` is hyper's empty answer to a head it could not read, the JSON one instead.
+    fn json_answer(&self, head: &[u8]) -> Option<Vec<u8>> {
+        if self.protocol == Protocol::Http2 || !self.conn.between_requests() {
+            return None;
+        }
+        let (status, reason, message) = match head.get(..13)? {
+            b"HTTP/1.1 400 " => (
+                400,
+                "Bad Request",
+                "malformed request: the request line or a header is not valid HTTP/1.1".to_string(),
+            ),
+            b"HTTP/1.1 414 " => (
+                414,
+                "URI Too Long",
+                format!(
+                    "request target is longer than the {MAX_URI_BYTES} bytes this server accepts"
+                ),
+            ),
+            b"HTTP/1.1 431 " => (
+                431,
+                "Request Header Fields Too Large",
+                format!(
+                    "request head is larger than the {} bytes this server accepts (max_header_bytes), or has more than {MAX_HEADERS} headers",
+                    self.max_header_bytes
+                ),
+            ),
+            _ => return None,
+        };
+        let empty = head
+            .windows(b"\r\ncontent-length: 0\r\n".len())
+            .any(|w| w == b"\r\ncontent-length: 0\r\n");
+        if !head.ends_with(b"\r\n\r\n") || !empty {
+            return None;
+        }
+        let body = serde_json::json!({ "error": message }).to_string();
+        Some(
+            format!(
+                "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .into_bytes(),
+        )
+    }
+
+    /// Writes what is left of an error answer.
+    fn poll_answer(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while let Some((bytes, sent)) = self.answer.take() {
+            let n = match self.stream().poll_write(cx, &bytes[sent..]) {
+                Poll::Ready(Ok(n)) => n,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => {
+                    self.answer = Some((bytes, sent));
+                    return Poll::Pending;
+                }
+            };
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            if sent + n < bytes.len() {
+                self.answer = Some((bytes, sent + n));
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// Takes `head` as written if it is hyper's empty error answer, sending ours instead.
+    fn replace(&mut self, head: &[u8], cx: &mut Context<'_>) -> io::Result<bool> {
+        let Some(answer) = self.json_answer(head) else {
+            return Ok(false);
+        };
+        self.answer = Some((answer, 0));
+        self.answered = true;
+        // What does not go out now goes out at the next write, flush or close.
+        if let Poll::Ready(Err(e)) = self.poll_answer(cx) {
+            return Err(e);
+        }
+        Ok(true)
+    }
+}
+
+impl AsyncRead for Tracked {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        ready!(this.stream().poll_read(cx, buf))?;
+        if buf.filled().len() > before {
+            this.saw(&buf.filled()[before..]);
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncWrite for Tracked {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        ready!(this.poll_answer(cx))?;
+        if this.replace(buf, cx)? {
+            return Poll::Ready(Ok(buf.len()));
+        }
+        this.stream().poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        ready!(this.poll_answer(cx))?;
+        if let Some(first) = bufs.iter().find(|b| !b.is_empty())
+            && this.replace(first, cx)?
+        {
+            return Poll::Ready(Ok(bufs.iter().map(|b| b.len()).sum()));
+        }
+        this.stream().poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.as_ref().is_some_and(|s| s.is_write_vectored())
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        ready!(this.poll_answer(cx))?;
+        this.stream().poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        ready!(this.poll_answer(cx))?;
+        this.stream().poll_shutdown(cx)
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        if !self.answered {
+            return;
+        }
+        if let (Some(stream), Ok(runtime)) =
+            (self.stream.take(), tokio::runtime::Handle::try_current())
+        {
+            let rest = self
+                .answer
+                .take()
+                .map(|(bytes, sent)| bytes[sent..].to_vec());
+            runtime.spawn(linger(stream, rest, self.slot.take()));
+        }
+    }
+}
+
+/// Finishes an error answer, then reads and drops what the client still sends, for a
+/// moment, before closing: closing with unread bytes would send a reset that can destroy
+/// the answer before the client reads it.
+async fn linger(mut stream: TcpStream, rest: Option<Vec<u8>>, _slot: Option<Slot>) {
+    let _ = tokio::time::timeout(LINGER_TIME, async {
+        if let Some(rest) = rest {
+            stream.write_all(&rest).await?;
+        }
+        stream.shutdown().await?;
+        let mut buf = vec![0u8; 16 * 1024];
+        let mut left = LINGER_BYTES;
+        while left > 0 {
+            match stream.read(&mut buf).await? {
+                0 => break,
+                n => left = left.saturating_sub(n),
+            }
+        }
+        Ok::<(), io::Error>(())
+    })
+    .await;
+}

@@ -1,0 +1,269 @@
+//! The accept loop both ports share: HTTP/1.1 and HTTP/2 (h2c) on the HTTP port, HTTP/2
+//! for gRPC, each connection under the server's [`Limits`].
+//!
+//! A connection takes one of `max_connections` places or is refused (and counted); its
+//! request heads are bounded in bytes (`max_header_bytes`) and in time
+//! (`header_read_timeout_ms`); it is closed after `idle_timeout_ms` without progress, at
+//! once if a response was waiting for a reader that stopped taking it; HTTP/2 advertises
+//! `max_concurrent_streams` and buffers at most `stream_buffer_bytes` per stream.
+
+mod conn;
+mod io;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Semaphore, mpsc, watch};
+use tokio::time::Instant;
+
+use self::conn::{Conn, PerConnection, Verdict};
+use self::io::{MAX_HEADERS, Slot, Tracked};
+use crate::metrics::{ConnectionLabels, TimeoutLabels};
+use crate::{AppState, Limits};
+
+/// HTTP/2 flow-control windows for what clients send: no route reads more than a 16 KiB
+/// body, and gRPC requests are a few bytes, so the protocol's initial 64 KiB per stream is
+/// plenty, and a connection's unread request bytes stay within 256 KiB.
+const H2_STREAM_WINDOW: u32 = 65_535;
+const H2_CONNECTION_WINDOW: u32 = 256 * 1024;
+/// How long a connection closed gracefully with nothing in flight (idle, or the server
+/// stopping) may take to say goodbye before it is dropped: an HTTP/2 GOAWAY waits for the
+/// client to answer a ping, which takes a round trip.
+const CLOSE_WAIT: Duration = Duration::from_secs(1);
+/// While the server stops, how often a connection checks whether its last request is done.
+const STOP_POLL: Duration = Duration::from_millis(50);
+/// Pause after an accept error such as running out of file descriptors, which would
+/// otherwise fail again at once.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Which port a connection came in on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Port {
+    /// The HTTP/JSON API: HTTP/1.1, or HTTP/2 with prior knowledge.
+    Http,
+    /// The gRPC API: HTTP/2 only.
+    Grpc,
+}
+
+impl Port {
+    fn label(self) -> &'static str {
+        match self {
+            Port::Http => "http",
+            Port::Grpc => "grpc",
+        }
+    }
+}
+
+/// What every connection of the server shares: its places, its limits, its metrics.
+#[derive(Debug)]
+pub struct Net {
+    state: AppState,
+    limits: Limits,
+    places: Arc<Semaphore>,
+    http: auto::Builder<TokioExecutor>,
+    grpc: auto::Builder<TokioExecutor>,
+}
+
+impl Net {
+    /// The accept loop's shared part for a server over `state`.
+    pub fn new(state: AppState) -> Arc<Net> {
+        let limits = state.limits;
+        Arc::new(Net {
+            places: Arc::new(Semaphore::new(limits.max_connections as usize)),
+            // Over HTTP/2 the API itself answers headers over max_header_bytes with a JSON
+            // 431 (see http::front); the protocol layer's limit, beyond which it answers
+            // with an empty 431, is twice that, and bounds what one head can take.
+            http: builder(&limits, limits.max_header_bytes.saturating_mul(2)),
+            grpc: builder(&limits, limits.max_header_bytes).http2_only(),
+            limits,
+            state,
+        })
+    }
+
+    /// Serves `router` on `listener` until `stop` turns true, then stops accepting, lets
+    /// each connection finish what it is doing, and returns when all have closed. Accept
+    /// errors are logged and retried.
+    pub async fn serve(
+        self: Arc<Net>,
+        listener: TcpListener,
+        port: Port,
+        router: axum::Router,
+        mut stop: watch::Receiver<bool>,
+    ) {
+        // Every connection task holds a sender; when all are gone, so are the connections.
+        let (open_tx, mut open_rx) = mpsc::channel::<()>(1);
+        loop {
+            let accepted = tokio::select! {
+                accepted = listener.accept() => accepted,
+                _ = stop.wait_for(|stop| *stop) => break,
+            };
+            let stream = match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Per-connection failures (reset before accept) need no pause.
+                    if !matches!(
+                        e.kind(),
+                        std::io::ErrorKind::ConnectionAborted | std::io::ErrorKind::ConnectionReset
+                    ) {
+                        tracing::warn!(error = %e, port = port.label(), "accept failed");
+                        tokio::time::sleep(ACCEPT_BACKOFF).await;
+                    }
+                    continue;
+                }
+            };
+            let labels = ConnectionLabels {
+                protocol: port.label(),
+            };
+            let Ok(permit) = Arc::clone(&self.places).try_acquire_owned() else {
+                self.state
+                    .metrics
+                    .connections_refused
+                    .get_or_create(&labels)
+                    .inc();
+                self.refuse(&stream, port);
+                continue;
+            };
+            let open = self
+                .state
+                .metrics
+                .connections_open
+                .get_or_create(&labels)
+                .clone();
+            let slot = Slot::new(permit, open);
+            let _ = stream.set_nodelay(true);
+            tokio::spawn(Arc::clone(&self).connection(
+                stream,
+                slot,
+                port,
+                router.clone(),
+                stop.clone(),
+                open_tx.clone(),
+            ));
+        }
+        drop(listener);
+        drop(open_tx);
+        let _ = open_rx.recv().await;
+    }
+
+    /// Answers a connection beyond `max_connections` and closes it: HTTP clients get a
+    /// JSON 503 if it fits in the socket's buffer at once; gRPC clients see it close.
+    fn refuse(&self, stream: &TcpStream, port: Port) {
+        if port == Port::Http {
+            let body = serde_json::json!({
+                "error": format!(
+                    "too many connections: all {} that max_connections allows are open; try again later",
+                    self.limits.max_connections
+                )
+            })
+            .to_string();
+            let answer = format!(
+                "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.try_write(answer.as_bytes());
+        }
+    }
+
+    /// Serves one connection, watching its progress.
+    async fn connection(
+        self: Arc<Net>,
+        stream: TcpStream,
+        slot: Slot,
+        port: Port,
+        router: axum::Router,
+        mut stop: watch::Receiver<bool>,
+        _open: mpsc::Sender<()>,
+    ) {
+        let conn = Arc::new(Conn::new(&self.limits));
+        let io = Tracked::new(
+            stream,
+            Arc::clone(&conn),
+            self.limits.max_header_bytes,
+            slot,
+        );
+        let service = PerConnection {
+            router,
+            conn: Arc::clone(&conn),
+            share: self.state.budget.share(),
+            piece: self.limits.stream_buffer_bytes as usize,
+        };
+        let builder = match port {
+            Port::Http => &self.http,
+            Port::Grpc => &self.grpc,
+        };
+        let serving = builder.serve_connection(TokioIo::new(io), service);
+        tokio::pin!(serving);
+        let (mut stopping, mut closing) = (false, None);
+        loop {
+            let mut deadline = closing.unwrap_or_else(|| conn.deadline());
+            if stopping && closing.is_none() {
+                deadline = deadline.min(Instant::now() + STOP_POLL);
+            }
+            tokio::select! {
+                result = serving.as_mut() => {
+                    if let Err(e) = result {
+                        tracing::debug!(error = %e, port = port.label(), "connection ended");
+                    }
+                    return;
+                }
+                _ = stop.wait_for(|stop| *stop), if !stopping => {
+                    stopping = true;
+                    serving.as_mut().graceful_shutdown();
+                }
+                () = conn.changed.notified() => {}
+                () = tokio::time::sleep_until(deadline) => {
+                    if closing.is_some() {
+                        return;
+                    }
+                    // Shutting down, with nothing in flight: an HTTP/2 client that does not
+                    // answer the goodbye (GOAWAY and its ping) must not hold the process.
+                    if stopping && conn.between_requests() {
+                        closing = Some(Instant::now() + CLOSE_WAIT);
+                        continue;
+                    }
+                    let timeout = match conn.verdict() {
+                        Verdict::Open => continue,
+                        Verdict::HeadTimeout => "header_read",
+                        Verdict::Stalled => "stalled",
+                        Verdict::Idle => "idle",
+                    };
+                    self.state
+                        .metrics
+                        .connections_timed_out
+                        .get_or_create(&TimeoutLabels { protocol: port.label(), timeout })
+                        .inc();
+                    if timeout != "idle" {
+                        return;
+                    }
+                    serving.as_mut().graceful_shutdown();
+                    closing = Some(Instant::now() + CLOSE_WAIT);
+                }
+            }
+        }
+    }
+}
+
+/// The HTTP stack's settings for `limits`, with `header_list` as HTTP/2's header list limit.
+fn builder(limits: &Limits, header_list: u32) -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        // hyper's timeout would start as soon as a response is sent, closing keep-alive
+        // connections after it; the watchdog starts it at the head's first byte instead.
+        .header_read_timeout(None)
+        .max_buf_size(limits.max_header_bytes as usize)
+        .max_headers(MAX_HEADERS);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(limits.max_concurrent_streams)
+        .max_header_list_size(header_list)
+        .max_send_buf_size(limits.stream_buffer_bytes as usize)
+        .initial_stream_window_size(H2_STREAM_WINDOW)
+        .initial_connection_window_size(H2_CONNECTION_WINDOW);
+    builder
+}
