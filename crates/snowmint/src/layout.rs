@@ -136,6 +136,7 @@ pub struct Capacity {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Layout {
     name: &'static str,
+    title: &'static str,
     bits: Bits,
     order: [Field; 3],
     names: Names,
@@ -159,6 +160,7 @@ impl Layout {
     /// Builds a layout without checks, for presets; `tests` validates every preset.
     pub(crate) const fn preset(
         name: &'static str,
+        title: &'static str,
         bits: Bits,
         order: [Field; 3],
         names: Names,
@@ -180,6 +182,7 @@ impl Layout {
         }
         Layout {
             name,
+            title,
             bits,
             order,
             names,
@@ -249,6 +252,7 @@ impl Layout {
         }
         let layout = Layout::preset(
             "custom",
+            "custom",
             bits,
             [Field::Datacenter, Field::Worker, Field::Sequence],
             Names::DEFAULT,
@@ -281,6 +285,7 @@ impl Layout {
         }
         Ok(Layout::preset(
             self.name,
+            self.title,
             self.bits,
             order,
             self.names,
@@ -289,7 +294,8 @@ impl Layout {
         ))
     }
 
-    /// The same layout under another name and with the scheme's own field names.
+    /// The same layout under another name (which is its [`title`](Self::title) too) and
+    /// with the scheme's own field names.
     ///
     /// # Examples
     ///
@@ -298,11 +304,12 @@ impl Layout {
     ///
     /// let names = Names { datacenter: "region", worker: "host", sequence: "counter" };
     /// let l = Layout::TWITTER.with_names("mine", names);
-    /// assert_eq!((l.name(), l.names().worker), ("mine", "host"));
+    /// assert_eq!((l.name(), l.title(), l.names().worker), ("mine", "mine", "host"));
     /// ```
     #[must_use]
     pub const fn with_names(mut self, name: &'static str, names: Names) -> Layout {
         self.name = name;
+        self.title = name;
         self.names = names;
         self
     }
@@ -330,6 +337,24 @@ impl Layout {
     #[must_use]
     pub const fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// What people call the scheme, for a label: "Baidu uid-generator" where the
+    /// [`name`](Self::name) is "baidu". A layout that is no preset's has its name as title.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Bits, Layout};
+    ///
+    /// assert_eq!(Layout::TSID.title(), "TSID");
+    /// let bits = Bits { timestamp: 41, datacenter: 0, worker: 10, sequence: 12 };
+    /// assert_eq!(Layout::new(bits, 1, 0)?.title(), "custom");
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    #[must_use]
+    pub const fn title(&self) -> &'static str {
+        self.title
     }
 
     /// The bit widths.
