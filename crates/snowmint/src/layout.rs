@@ -17,6 +17,31 @@ pub enum Field {
     Sequence,
 }
 
+impl Field {
+    /// The three fields, in Twitter's order (the order [`Layout::new`] uses).
+    pub const ALL: [Field; 3] = [Field::Datacenter, Field::Worker, Field::Sequence];
+
+    /// The field's machine-readable key, the same for every scheme: `datacenter`, `worker`
+    /// or `sequence` (what a scheme calls it is in [`Names`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Field, Layout};
+    ///
+    /// assert_eq!(Field::ALL.map(Field::key), ["datacenter", "worker", "sequence"]);
+    /// assert_eq!(Layout::DISCORD.names().of(Field::Datacenter), "process");
+    /// ```
+    #[must_use]
+    pub const fn key(self) -> &'static str {
+        match self {
+            Field::Datacenter => "datacenter",
+            Field::Worker => "worker",
+            Field::Sequence => "sequence",
+        }
+    }
+}
+
 /// Bit widths of the four fields.
 ///
 /// # Examples
@@ -51,6 +76,24 @@ impl Bits {
     pub const fn total(&self) -> u32 {
         self.timestamp as u32 + self.datacenter as u32 + self.worker as u32 + self.sequence as u32
     }
+
+    /// The width of one of the fields below the timestamp.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Field, Layout};
+    ///
+    /// assert_eq!(Layout::SONYFLAKE.bits().of(Field::Worker), 16);
+    /// ```
+    #[must_use]
+    pub const fn of(&self, field: Field) -> u8 {
+        match field {
+            Field::Datacenter => self.datacenter,
+            Field::Worker => self.worker,
+            Field::Sequence => self.sequence,
+        }
+    }
 }
 
 /// What a scheme calls its fields, for people: Discord's "process", Instagram's "shard".
@@ -72,6 +115,24 @@ impl Names {
         worker: "worker",
         sequence: "sequence",
     };
+
+    /// What the scheme calls one field.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Field, Layout};
+    ///
+    /// assert_eq!(Layout::INSTAGRAM.names().of(Field::Worker), "shard");
+    /// ```
+    #[must_use]
+    pub const fn of(&self, field: Field) -> &'static str {
+        match field {
+            Field::Datacenter => self.datacenter,
+            Field::Worker => self.worker,
+            Field::Sequence => self.sequence,
+        }
+    }
 }
 
 /// An id taken apart.
@@ -172,11 +233,7 @@ impl Layout {
         let mut i = 3;
         while i > 0 {
             i -= 1;
-            let width = match order[i] {
-                Field::Datacenter => bits.datacenter,
-                Field::Worker => bits.worker,
-                Field::Sequence => bits.sequence,
-            };
+            let width = bits.of(order[i]);
             shifts[field_index(order[i])] = shift;
             shift += width;
         }
@@ -254,7 +311,7 @@ impl Layout {
             "custom",
             "custom",
             bits,
-            [Field::Datacenter, Field::Worker, Field::Sequence],
+            Field::ALL,
             Names::DEFAULT,
             tick_ms,
             epoch_ms,

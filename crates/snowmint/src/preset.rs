@@ -3,7 +3,7 @@
 use crate::Error;
 use crate::layout::{Bits, Field, Layout, Names};
 
-const TWITTER_ORDER: [Field; 3] = [Field::Datacenter, Field::Worker, Field::Sequence];
+const TWITTER_ORDER: [Field; 3] = Field::ALL;
 
 const fn bits(timestamp: u8, datacenter: u8, worker: u8, sequence: u8) -> Bits {
     Bits {
