@@ -693,12 +693,17 @@
         input.setAttribute('aria-invalid', 'true');
         throw err;
       }
-      const also = ['decimal', 'hex', 'base32', 'base62']
-        .filter((name) => name !== encodingName)
-        .map((name) => h('span', { class: 'mono' }, `${name} `, h('code', {}, encode(name, raw))));
+      const encodings = Object.values(ENCODINGS);
+      const also = encodings
+        .filter((e) => e.name !== encodingName)
+        .map((e) => h('span', { class: 'mono' }, `${e.name} `, h('code', {}, encode(e.name, raw))));
       const readAs = [h('span', {}, encodingName)];
-      if (encodingName === 'decimal' && [11, 13, 16].includes(text.length)) {
-        readAs.push(h('span', { class: 'sub' }, ' (all digits; write hex as 0x…)'));
+      // All digits at a padded encoding's width: say how to be read otherwise.
+      const prefixed = encodings.find((e) => e.prefixes.length);
+      if (encodingName === 'decimal' && prefixed
+        && encodings.some((e) => e.padded && e.maxLen === text.length)) {
+        const how = ` (all digits; write ${prefixed.name} as ${prefixed.prefixes[0]}…)`;
+        readAs.push(h('span', { class: 'sub' }, how));
       }
       result.append(factsFor(layout, parts, [
         ['Read as', h('dd', { 'data-part': 'read-as' }, readAs)],

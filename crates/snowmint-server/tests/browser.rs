@@ -335,6 +335,14 @@ async fn parse_the_discord_documentation_id() {
     assert_eq!(url.fragment(), Some("id=04w86bb0g4oo7&layout=discord"));
     browser.client.refresh().await.unwrap();
     browser.wait_for(&parsed(DISCORD_ID, "discord")).await;
+
+    // All digits at hex's width read as decimal, and the page says how to write hex.
+    browser.type_into("#parse-input", "0000000000000123").await;
+    browser.wait_for(&parsed("123", "discord")).await;
+    assert_eq!(
+        result_text(&browser, "[data-part='read-as']").await,
+        "decimal (all digits; write hex as 0x…)"
+    );
     assert_no_console_errors(&browser).await;
     browser.close().await;
     server.stop().await;
