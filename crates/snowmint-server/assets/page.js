@@ -3,64 +3,53 @@
 'use strict';
 
 (() => {
+  // What the server hands over: every encoding and preset as the core defines them, and
+  // this server's limits. Every 64-bit number is a string, read here as a BigInt.
+  const DATA = JSON.parse(document.getElementById('snowmint-data').textContent);
+
   // ---------------------------------------------------------------------------------------
-  // Encodings: the rules of crates/snowmint/src/encoding/mod.rs, with the same messages.
+  // Encodings: the core's alphabets and digit tables; the rules and messages of
+  // `Encoding::decode` and `Encoding::detect` (tests/browser.rs compares them).
 
   const U64_MAX = (1n << 64n) - 1n;
 
   /** The largest value `bits` bits hold (bits may be 0..=64). */
   const mask = (bits) => (1n << BigInt(bits)) - 1n;
 
-  /** Digit tables by encoding; hex and base32 ignore case, base32 reads I/L as 1 and O as 0. */
-  const ENCODINGS = (() => {
-    const make = (name, alphabet, maxLen, foldCase, aliases = {}) => {
-      const table = new Map();
-      [...alphabet].forEach((ch, i) => {
-        table.set(ch, i);
-        if (foldCase) {
-          table.set(ch.toLowerCase(), i);
-          table.set(ch.toUpperCase(), i);
-        }
-      });
-      for (const [ch, digit] of Object.entries(aliases)) {
-        table.set(ch, digit);
-        table.set(ch.toLowerCase(), digit);
-      }
-      return { name, alphabet, radix: BigInt(alphabet.length), maxLen, table };
-    };
-    const upper = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
-    return {
-      decimal: make('decimal', '0123456789', 20, false),
-      hex: make('hex', '0123456789abcdef', 16, true),
-      base32: make('base32', '0123456789ABCDEFGHJKMNPQRSTVWXYZ', 13, true, { I: 1, L: 1, O: 0 }),
-      base62: make('base62', '0123456789' + upper + upper.toLowerCase(), 11, false),
-    };
-  })();
-
-  /** The server's `?format=` names, by encoding. */
-  const FORMAT_ENCODING = { dec: 'decimal', hex: 'hex', base32: 'base32', base62: 'base62' };
+  /** By name: each encoding, with the table of every character it reads as a digit. */
+  const ENCODINGS = Object.fromEntries(DATA.encodings.map((e) => [e.name, {
+    name: e.name,
+    title: e.title,
+    alphabet: [...e.alphabet],
+    radix: BigInt([...e.alphabet].length),
+    maxLen: e.max_len,
+    padded: e.padded,
+    prefixes: e.prefixes,
+    table: new Map(Object.entries(e.digits)),
+  }]));
 
   /** A message for the person, shown inline; never a crash. */
   class InputError extends Error {}
 
-  /** A character as Rust's `{:?}` writes it, so messages match the server's word for word. */
+  /**
+   * A character as Rust's `{:?}` writes it, so messages match the server's word for word:
+   * a few backslash escapes, and `\u{…}` for what is not printable (control, format,
+   * private-use, unassigned, separators but the space) or extends a grapheme.
+   */
+  const UNPRINTABLE = /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}\p{Grapheme_Extend}]$/u;
   function quoteChar(ch) {
     const escapes = { "'": "\\'", '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\0': '\\0' };
     if (escapes[ch]) return `'${escapes[ch]}'`;
-    const code = ch.codePointAt(0);
-    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return `'\\u{${code.toString(16)}}'`;
+    if (ch !== ' ' && UNPRINTABLE.test(ch)) return `'\\u{${ch.codePointAt(0).toString(16)}}'`;
     return `'${ch}'`;
   }
 
   /** Reads `text` in one encoding: like `Encoding::decode`, errors in the same precedence. */
   function decodeAs(encodingName, text) {
     const encoding = ENCODINGS[encodingName];
-    let digits = text;
-    let offset = 0;
-    if (encodingName === 'hex' && (text.startsWith('0x') || text.startsWith('0X'))) {
-      digits = text.slice(2);
-      offset = 2;
-    }
+    const prefix = encoding.prefixes.find((p) => text.startsWith(p)) || '';
+    const digits = text.slice(prefix.length);
+    const offset = [...prefix].length;
     if (digits === '') throw new InputError('empty input: expected an id');
     let value = 0n;
     let len = 0;
@@ -86,88 +75,70 @@
     return value;
   }
 
-  /** The encoding `Encoding::detect` assumes for `text`. */
+  /**
+   * The encoding `Encoding::detect` assumes for `text`: all ASCII digits is decimal; then
+   * the width a padded encoding writes; then a prefix; else decimal.
+   */
   function guessEncoding(text) {
     if (/^[0-9]*$/.test(text)) return 'decimal';
     const len = [...text].length;
-    const padded = ['base32', 'hex', 'base62'].find((name) => ENCODINGS[name].maxLen === len);
-    if (padded) return padded;
-    if (text.startsWith('0x') || text.startsWith('0X')) return 'hex';
+    const all = Object.values(ENCODINGS);
+    const padded = all.find((e) => e.padded && e.maxLen === len);
+    if (padded) return padded.name;
+    const prefixed = all.find((e) => e.prefixes.some((p) => text.startsWith(p)));
+    if (prefixed) return prefixed.name;
     return 'decimal';
   }
 
-  /** Writes `value` as `Encoding::encode` does: decimal bare, the others zero-padded. */
+  /** Writes `value` as `Encoding::encode` does: zero-padded where the encoding pads. */
   function encode(encodingName, value) {
-    if (encodingName === 'decimal') return value.toString();
-    const encoding = ENCODINGS[encodingName];
+    const { alphabet, radix, padded, maxLen } = ENCODINGS[encodingName];
     let out = '';
     let rest = value;
-    for (let i = 0; i < encoding.maxLen; i += 1) {
-      out = encoding.alphabet[Number(rest % encoding.radix)] + out;
-      rest /= encoding.radix;
-    }
-    return out;
+    do {
+      out = alphabet[Number(rest % radix)] + out;
+      rest /= radix;
+    } while (rest > 0n);
+    return padded ? out.padStart(maxLen, alphabet[0]) : out;
+  }
+
+  /** "Decimal, 0x… or 16-character Hex, …": what Parse reads, for its hint (as nodes). */
+  function encodingsText() {
+    const parts = Object.values(ENCODINGS).map((e) => {
+      if (!e.padded) return [e.title];
+      const width = `${e.maxLen}-character ${e.title}`;
+      return e.prefixes.length ? [h('code', {}, `${e.prefixes[0]}…`), ` or ${width}`] : [width];
+    });
+    const last = parts.pop();
+    return [...parts.flatMap((part, i) => (i ? [', ', ...part] : part)), ' or ', ...last, '.'];
   }
 
   // ---------------------------------------------------------------------------------------
-  // Layouts: the presets of crates/snowmint/src/preset.rs, as data, and decoding.
+  // Layouts: the core's presets, as data, and decoding.
 
-  const KEYS = ['datacenter', 'worker', 'sequence'];
-  const TWITTER_ORDER = ['datacenter', 'worker', 'sequence'];
-  const DEFAULT_NAMES = { datacenter: 'datacenter', worker: 'worker', sequence: 'sequence' };
+  /** A layout's numbers as the server wrote them, with the 64-bit ones as BigInt. */
+  const spec = (l) => ({
+    title: l.title, bits: l.bits, order: l.order, names: l.names,
+    tickMs: BigInt(l.tick_ms), epochMs: BigInt(l.epoch_ms),
+  });
 
-  const PRESETS = {
-    twitter: {
-      bits: { timestamp: 41, datacenter: 5, worker: 5, sequence: 12 },
-      order: TWITTER_ORDER, names: DEFAULT_NAMES, tickMs: 1n, epochMs: 1288834974657n,
-    },
-    discord: {
-      bits: { timestamp: 42, datacenter: 5, worker: 5, sequence: 12 },
-      order: ['worker', 'datacenter', 'sequence'],
-      names: { datacenter: 'process', worker: 'worker', sequence: 'increment' },
-      tickMs: 1n, epochMs: 1420070400000n,
-    },
-    instagram: {
-      bits: { timestamp: 41, datacenter: 0, worker: 13, sequence: 10 },
-      order: TWITTER_ORDER,
-      names: { datacenter: 'datacenter', worker: 'shard', sequence: 'sequence' },
-      tickMs: 1n, epochMs: 1314220021721n,
-    },
-    sonyflake: {
-      bits: { timestamp: 39, datacenter: 0, worker: 16, sequence: 8 },
-      order: ['sequence', 'datacenter', 'worker'],
-      names: { datacenter: 'datacenter', worker: 'machine', sequence: 'sequence' },
-      tickMs: 10n, epochMs: 1409529600000n,
-    },
-    baidu: {
-      bits: { timestamp: 28, datacenter: 0, worker: 22, sequence: 13 },
-      order: TWITTER_ORDER, names: DEFAULT_NAMES, tickMs: 1000n, epochMs: 1463702400000n,
-    },
-    tsid: {
-      bits: { timestamp: 42, datacenter: 0, worker: 10, sequence: 12 },
-      order: TWITTER_ORDER,
-      names: { datacenter: 'datacenter', worker: 'node', sequence: 'counter' },
-      tickMs: 1n, epochMs: 1577836800000n,
-    },
-    mastodon: {
-      bits: { timestamp: 48, datacenter: 0, worker: 0, sequence: 16 },
-      order: TWITTER_ORDER, names: DEFAULT_NAMES, tickMs: 1n, epochMs: 0n,
-    },
-  };
+  const PRESETS = Object.fromEntries(DATA.presets.map((l) => [l.name, spec(l)]));
+  /** What `Layout::new` makes: the order and names of a custom layout, and its first numbers. */
+  const CUSTOM = spec(DATA.custom);
 
   /**
    * A layout ready to decode: the low fields' shifts follow their order, last field lowest,
    * and the timestamp sits above them all (as `Layout::preset` computes them).
    */
-  function makeLayout(name, spec) {
+  function makeLayout(name, layoutSpec) {
     const shifts = {};
     let shift = 0;
-    for (const key of [...spec.order].reverse()) {
+    for (const key of [...layoutSpec.order].reverse()) {
       shifts[key] = shift;
-      shift += spec.bits[key];
+      shift += layoutSpec.bits[key];
     }
     shifts.timestamp = shift;
-    return { name, ...spec, shifts, total: shift + spec.bits.timestamp };
+    return { name, ...layoutSpec, shifts, total: shift + layoutSpec.bits.timestamp };
   }
 
   /** Checks a layout built from the custom inputs, with `Layout::new_decode_only`'s rules. */
@@ -228,8 +199,8 @@
   // ---------------------------------------------------------------------------------------
   // Time, for people.
 
-  /** The last instant the server prints as a date (jiff's range ends in 9999). */
-  const LAST_DATE_MS = 253402300799999n;
+  /** The last instant the server writes as a date (`UnixMs::LAST_DATE`). */
+  const LAST_DATE_MS = BigInt(DATA.last_date_ms);
 
   function utcText(ms) {
     if (ms > LAST_DATE_MS) return `${ms} ms after the Unix epoch`;
@@ -483,7 +454,8 @@
       const { body, text } = await api('/v1/layout');
       // The epoch is read from the text, so it stays exact whatever its size.
       const epochMatch = /"epoch_ms"\s*:\s*(\d+)/.exec(text);
-      const preset = PRESETS[body.layout] || PRESETS.twitter;
+      // The server's layout is a preset's with, perhaps, its own epoch.
+      const preset = PRESETS[body.layout] || CUSTOM;
       serverLayout = makeLayout('server', {
         bits: { ...body.bits },
         order: preset.order,
@@ -544,15 +516,25 @@
   // ---------------------------------------------------------------------------------------
   // Generate.
 
+  /** The most ids this server issues for one request (its `max_batch`). */
+  const MAX_BATCH = BigInt(DATA.max_batch);
+  /**
+   * The most ids the list shows, the newest: a longer list only slows the page down. The
+   * summary says when ids are left out of it, and "Copy all" copies every one.
+   */
+  const LIST_LIMIT = 1000;
+
   async function generate(event) {
     event.preventDefault();
     const error = $('gen-error');
     const countInput = $('gen-count');
     const text = countInput.value.trim();
-    const count = /^\d+$/.test(text) ? Number(text) : NaN;
-    if (!(count >= 1 && count <= 1000)) {
+    const count = /^\d+$/.test(text) ? BigInt(text) : 0n;
+    if (count < 1n || count > MAX_BATCH) {
+      // The server's words for the same count (`count_param`); a number field's value is
+      // digits, a sign, a point or an exponent, which JSON quotes as Rust's {:?} does.
       countInput.setAttribute('aria-invalid', 'true');
-      showError(error, `count must be a whole number from 1 to 1000, got "${text}"`);
+      showError(error, `count ${JSON.stringify(text)} is out of range: expected a whole number 1..=${MAX_BATCH}`);
       return;
     }
     countInput.removeAttribute('aria-invalid');
@@ -563,7 +545,7 @@
     button.textContent = 'Generating…';
     try {
       const { body } = await api(`/v1/ids?count=${count}&format=${encodeURIComponent(format)}`);
-      showIds(body.ids, FORMAT_ENCODING[format]);
+      showIds(body.ids, format);
     } catch (err) {
       showError(error, err.message);
     } finally {
@@ -574,7 +556,8 @@
 
   function showIds(ids, encodingName) {
     const list = $('gen-list');
-    list.replaceChildren(...ids.map((text) => h('li', {},
+    const listed = ids.slice(-LIST_LIMIT);
+    list.replaceChildren(...listed.map((text) => h('li', {},
       h('code', {}, text),
       h('button', {
         class: 'small icon', type: 'button', title: 'Copy', 'aria-label': `Copy ${text}`,
@@ -586,7 +569,10 @@
       }, icon('parse'), h('span', { class: 'label' }, 'Parse')))));
     list.scrollTop = list.scrollHeight;
     $('gen-copy-all').onclick = (e) => copyText(ids.join('\n'), e.currentTarget);
-    $('gen-summary').textContent = `${ids.length} ${ids.length === 1 ? 'ID' : 'IDs'}, ${encodingName}`;
+    const summary = `${number(ids.length)} ${ids.length === 1 ? 'ID' : 'IDs'}, ${encodingName}`;
+    $('gen-summary').textContent = listed.length < ids.length
+      ? `${summary}; the newest ${number(listed.length)} listed`
+      : summary;
     $('gen-output').hidden = false;
     $('gen-placeholder').hidden = true;
 
@@ -626,7 +612,7 @@
   function customLayout() {
     const value = (key) => $(`custom-${key}`).value.trim();
     const bits = {};
-    for (const key of ['timestamp', ...KEYS]) {
+    for (const key of ['timestamp', ...CUSTOM.order]) {
       const text = value(key);
       if (!/^\d+$/.test(text) || Number(text) > 64) {
         throw new InputError(`${key} bits must be a whole number from 0 to 64, got "${text}"`);
@@ -639,7 +625,7 @@
     }
     const epochMs = parseEpoch(value('epoch'));
     return checkLayout(makeLayout('custom', {
-      bits, order: TWITTER_ORDER, names: DEFAULT_NAMES, tickMs: BigInt(tick), epochMs,
+      bits, order: CUSTOM.order, names: CUSTOM.names, tickMs: BigInt(tick), epochMs,
     }));
   }
 
@@ -707,12 +693,17 @@
         input.setAttribute('aria-invalid', 'true');
         throw err;
       }
-      const also = ['decimal', 'hex', 'base32', 'base62']
-        .filter((name) => name !== encodingName)
-        .map((name) => h('span', { class: 'mono' }, `${name} `, h('code', {}, encode(name, raw))));
+      const encodings = Object.values(ENCODINGS);
+      const also = encodings
+        .filter((e) => e.name !== encodingName)
+        .map((e) => h('span', { class: 'mono' }, `${e.name} `, h('code', {}, encode(e.name, raw))));
       const readAs = [h('span', {}, encodingName)];
-      if (encodingName === 'decimal' && [11, 13, 16].includes(text.length)) {
-        readAs.push(h('span', { class: 'sub' }, ' (all digits; write hex as 0x…)'));
+      // All digits at a padded encoding's width: say how to be read otherwise.
+      const prefixed = encodings.find((e) => e.prefixes.length);
+      if (encodingName === 'decimal' && prefixed
+        && encodings.some((e) => e.padded && e.maxLen === text.length)) {
+        const how = ` (all digits; write ${prefixed.name} as ${prefixed.prefixes[0]}…)`;
+        readAs.push(h('span', { class: 'sub' }, how));
       }
       result.append(factsFor(layout, parts, [
         ['Read as', h('dd', { 'data-part': 'read-as' }, readAs)],
@@ -845,7 +836,20 @@
   // ---------------------------------------------------------------------------------------
   // Start.
 
+  /** Fills in what the page knows only from the server's data. */
+  function describe() {
+    $('gen-count-label').textContent = `Count, 1–${number(MAX_BATCH)}`;
+    $('gen-count').max = MAX_BATCH.toString();
+    $('gen-format').replaceChildren(...Object.values(ENCODINGS).map((e) => h('option', { value: e.name }, e.title)));
+    $('parse-encodings').replaceChildren(...encodingsText());
+    $('parse-presets').replaceChildren(...Object.entries(PRESETS).map(([name, p]) => h('option', { value: name }, p.title)));
+    $('custom-legend').textContent = `Custom layout (${['timestamp', ...CUSTOM.order].join(', ')}, high bits first)`;
+    const first = { epoch: CUSTOM.epochMs, tick: CUSTOM.tickMs, ...CUSTOM.bits };
+    for (const key of CUSTOM_INPUTS) $(`custom-${key}`).value = first[key].toString();
+  }
+
   function start() {
+    describe();
     restore();
     $('gen-form').addEventListener('submit', generate);
     $('parse-form').addEventListener('submit', (event) => { event.preventDefault(); parseNow(); });

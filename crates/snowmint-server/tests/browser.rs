@@ -6,6 +6,7 @@ mod webdriver;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
+use snowmint::{Bits, Encoding, Id, Layout, UnixMs};
 use webdriver::{Browser, Server, screenshot_dir};
 
 /// Discord's documentation example: 2016-04-30 11:18:25.796 UTC, worker 1, process 0,
@@ -64,6 +65,33 @@ async fn page_loads_without_console_errors() {
     // Before any id, the diagram shows the server's layout.
     let layout = browser.attr("#diagram", "data-layout").await;
     assert_eq!(layout.as_deref(), Some("server"));
+
+    // What the page says of encodings and the custom layout comes from the core.
+    let options = "return [...document.querySelectorAll('#gen-format option')].map(o => [o.value, o.textContent])";
+    let expected: Vec<Value> = Encoding::ALL
+        .iter()
+        .map(|e| json!([e.name(), e.title()]))
+        .collect();
+    assert_eq!(browser.run(options, vec![]).await, Value::Array(expected));
+    assert_eq!(
+        browser.text("#parse .hint").await,
+        "Decimal, 0x… or 16-character Hex, 13-character Crockford base32 or 11-character \
+         Base62. Decoded in your browser, exactly."
+    );
+    let custom = "return ['epoch', 'tick', 'timestamp', 'datacenter', 'worker', 'sequence']
+        .map(key => document.getElementById(`custom-${key}`).value)";
+    let twitter = Layout::TWITTER;
+    let (bits, tick, epoch) = (twitter.bits(), twitter.tick_ms(), twitter.epoch_ms());
+    let numbers = [epoch, tick]
+        .into_iter()
+        .chain([bits.timestamp, bits.datacenter, bits.worker, bits.sequence].map(u64::from));
+    let expected: Vec<String> = numbers.map(|n| n.to_string()).collect();
+    assert_eq!(browser.run(custom, vec![]).await, json!(expected));
+    let legend = "return document.getElementById('custom-legend').textContent";
+    assert_eq!(
+        browser.run(legend, vec![]).await,
+        "Custom layout (timestamp, datacenter, worker, sequence, high bits first)"
+    );
     assert_no_console_errors(&browser).await;
     browser.close().await;
     server.stop().await;
@@ -134,11 +162,84 @@ async fn generate_shows_fresh_ids_from_this_server() {
     assert_eq!(browser.text("#gen-list code").await.len(), 16);
     assert_eq!(browser.attr("#parse-result", "data-id").await, Some(id));
 
-    // A count out of range is refused inline, without a request.
+    // More than the list shows: it lists the newest and says so; every id was issued.
+    browser.choose("#gen-format", "decimal").await;
     browser.type_into("#gen-count", "1001").await;
     browser.click("#gen-button").await;
-    let refusal = "count must be a whole number from 1 to 1000, got \"1001\"";
-    browser.wait_text("#gen-error", refusal).await;
+    let summary = "1,001 IDs, decimal; the newest 1,000 listed";
+    browser.wait_text("#gen-summary", summary).await;
+    let listed = browser.texts("#gen-list code").await;
+    assert_eq!(listed.len(), 1000);
+    assert_eq!(
+        browser.text("#gen-decoded [data-part='id']").await,
+        listed[999],
+        "the newest is decoded"
+    );
+
+    // The server's limit (100000 by default) is the page's, and past it the page refuses
+    // inline, in the server's words.
+    assert_eq!(
+        browser.text("label[for='gen-count']").await,
+        "Count, 1–100,000"
+    );
+    assert_eq!(
+        browser.attr("#gen-count", "max").await.as_deref(),
+        Some("100000")
+    );
+    refused_as_the_server_refuses(&browser, "100001").await;
+    refused_as_the_server_refuses(&browser, "0").await;
+    assert_no_console_errors(&browser).await;
+    browser.close().await;
+    server.stop().await;
+}
+
+/// Types `count` and asks for ids: the page refuses inline, with the message the server
+/// answers for the same count, and the list keeps what it showed.
+async fn refused_as_the_server_refuses(browser: &Browser, count: &str) {
+    let before = browser.texts("#gen-list code").await;
+    let server = browser.fetch_json(&format!("/v1/ids?count={count}")).await;
+    let message = server["error"].as_str().expect("the server refuses it");
+    // The console logs that refusal; the page's own must log nothing, as it asks nothing.
+    let logged = browser.console_errors().await;
+    assert!(
+        logged.len() == 1 && logged[0].contains("400 (Bad Request)"),
+        "{logged:#?}"
+    );
+    browser.type_into("#gen-count", count).await;
+    browser.click("#gen-button").await;
+    browser.wait_text("#gen-error", message).await;
+    assert_no_console_errors(browser).await;
+    let invalid = browser.attr("#gen-count", "aria-invalid").await;
+    assert_eq!(invalid.as_deref(), Some("true"), "{count}");
+    assert_eq!(browser.texts("#gen-list code").await, before, "{count}");
+}
+
+/// The page is built from the server's state: a server that issues at most 50 ids a request
+/// offers 50, and refuses 51 inline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_offers_what_this_server_allows() {
+    let (server, browser) = start!("max_batch = 50");
+    browser.open(&server.url).await;
+    assert_eq!(browser.text("label[for='gen-count']").await, "Count, 1–50");
+    assert_eq!(
+        browser.attr("#gen-count", "max").await.as_deref(),
+        Some("50")
+    );
+    refused_as_the_server_refuses(&browser, "51").await;
+    assert_eq!(
+        browser.text("#gen-error").await,
+        "count \"51\" is out of range: expected a whole number 1..=50"
+    );
+    assert!(!browser.shown("#gen-output").await, "nothing was generated");
+    let path = screenshot_dir().join("page-max-batch-50.png");
+    browser.screenshot(1280, &path).await;
+    eprintln!("screenshot: {}", path.display());
+
+    browser.type_into("#gen-count", "50").await;
+    browser.click("#gen-button").await;
+    browser.wait_text("#gen-summary", "50 IDs, decimal").await;
+    assert_eq!(browser.texts("#gen-list code").await.len(), 50);
+    assert!(!browser.shown("#gen-error").await);
     assert_no_console_errors(&browser).await;
     browser.close().await;
     server.stop().await;
@@ -169,6 +270,16 @@ async fn parse_the_discord_documentation_id() {
     assert_eq!(
         result_text(&browser, "dd[data-name='increment']").await,
         "7"
+    );
+    // The other encodings, written as the core writes them.
+    let id = Id::parse_any(DISCORD_ID).unwrap().0;
+    let also: Vec<String> = Encoding::ALL[1..]
+        .iter()
+        .map(|e| format!("{e} {}", id.encode(*e, &mut [0; 20])))
+        .collect();
+    assert_eq!(
+        result_text(&browser, "[data-part='also']").await,
+        also.join("\n")
     );
     assert!(
         result_text(&browser, "[data-part='ago']")
@@ -224,6 +335,14 @@ async fn parse_the_discord_documentation_id() {
     assert_eq!(url.fragment(), Some("id=04w86bb0g4oo7&layout=discord"));
     browser.client.refresh().await.unwrap();
     browser.wait_for(&parsed(DISCORD_ID, "discord")).await;
+
+    // All digits at hex's width read as decimal, and the page says how to write hex.
+    browser.type_into("#parse-input", "0000000000000123").await;
+    browser.wait_for(&parsed("123", "discord")).await;
+    assert_eq!(
+        result_text(&browser, "[data-part='read-as']").await,
+        "decimal (all digits; write hex as 0x…)"
+    );
     assert_no_console_errors(&browser).await;
     browser.close().await;
     server.stop().await;
@@ -299,86 +418,130 @@ async fn bad_input_gets_an_inline_message_and_nothing_else_breaks() {
     server.stop().await;
 }
 
+/// What the page shows for the id in the Parse field, as JSON: its parts, or its message.
+const SHOWN: &str = "const shown = () => {
+      const r = document.getElementById('parse-result');
+      const e = document.getElementById('parse-error');
+      if (r.dataset.id === undefined) return { error: e.hidden ? null : e.textContent };
+      const { id, unixMs, datacenter, worker, sequence } = r.dataset;
+      const utc = r.querySelector('[data-part=utc]').textContent;
+      return { id, unix_ms: unixMs, datacenter, worker, sequence, utc };
+    };";
+
+/// The core's answer as the page writes it: numbers as exact decimal text, and the time as
+/// "YYYY-MM-DD hh:mm:ss.mmm UTC" (or the core's count of ms past its last date).
+fn as_the_page_writes(id: Id, unix_ms: u64, parts: [u64; 3]) -> Value {
+    let time = UnixMs(unix_ms).to_string();
+    json!({
+        "id": id.as_u64().to_string(),
+        "unix_ms": unix_ms.to_string(),
+        "datacenter": parts[0].to_string(),
+        "worker": parts[1].to_string(),
+        "sequence": parts[2].to_string(),
+        "utc": time.replace('T', " ").replace('Z', " UTC"),
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_decodes_as_the_server_does() {
     let (server, browser) = start!("");
     browser.open(&server.url).await;
-    let ids = [
-        DISCORD_ID,
-        "0x0123456789abcdef",
-        "FZZZZZZZZZZZZ",
-        "0123456789abc",
-        "LygHa16AHYF",
-        "1",
-        "9223372036854775807",
-        "103270115826048975",
-        "0000000000000123",
-        "12345678901234567890",
-        "hello",
-        "0x",
-        "0xZZ",
-        "000000000000000000000001",
-        "ilo0ILO0ilo0I",
-        "é1",
+    // Every encoding read and refused in every way, characters Rust's {:?} escapes, and
+    // Mastodon times around the last one the server writes as a date.
+    let last_date = UnixMs::LAST_DATE.0;
+    let mastodon = |ms: u64| (ms << 16).to_string();
+    let ids: Vec<String> = vec![
+        DISCORD_ID.to_string(),
+        "0x0123456789abcdef".into(),
+        "FZZZZZZZZZZZZ".into(),
+        "0123456789abc".into(),
+        "LygHa16AHYF".into(),
+        "1".into(),
+        "9223372036854775807".into(),
+        "103270115826048975".into(),
+        "0000000000000123".into(),
+        "00000000000000ff".into(),
+        "12345678901234567890".into(),
+        "99999999999999999999".into(),
+        "hello".into(),
+        "0x".into(),
+        "0xZZ".into(),
+        "0x00000000000000001".into(),
+        "000000000000000000000001".into(),
+        "0000000000U00".into(),
+        "G000000000000".into(),
+        "0000000000_".into(),
+        "LygHa16AHYG".into(),
+        "ilo0ILO0ilo0I".into(),
+        "é1".into(),
+        "1'2".into(),
+        "1\\2".into(),
+        "1\"2".into(),
+        "1\t2".into(),
+        "1\u{7f}".into(),
+        "1\u{85}2".into(),
+        "1\u{a0}2".into(),
+        "1\u{ad}".into(),
+        "1\u{301}".into(),
+        "1\u{200b}2".into(),
+        "1\u{2028}2".into(),
+        "1\u{e000}".into(),
+        "1\u{1f600}".into(),
+        mastodon(last_date),
+        mastodon(last_date + 1),
+        mastodon(253_402_300_799_999),
+        mastodon((1 << 48) - 1),
     ];
-    let layouts = [
-        "server",
-        "twitter",
-        "discord",
-        "instagram",
-        "sonyflake",
-        "baidu",
-        "tsid",
-        "mastodon",
-    ];
+    let layouts: Vec<&str> = ["server"]
+        .into_iter()
+        .chain(Layout::PRESETS.iter().map(|l| l.name()))
+        .collect();
+    // The page offers every preset of the core, under its title, and nothing else.
+    let options = "return [...document.querySelectorAll('#parse-layout option')].map(o => [o.value, o.textContent])";
+    let offered = browser.run(options, vec![]).await;
+    let mut expected = vec![json!(["server", "This server's (twitter)"])];
+    expected.extend(Layout::PRESETS.iter().map(|l| json!([l.name(), l.title()])));
+    expected.push(json!(["custom", "Custom…"]));
+    assert_eq!(offered, Value::Array(expected));
+
     // Each id under each layout, entered through the page's own input handlers, in one
     // script: what the page shows beside what the server answers.
-    let script = "const [ids, layouts] = arguments;
+    let script = format!(
+        "const [ids, layouts] = arguments;
         const select = document.getElementById('parse-layout');
         const input = document.getElementById('parse-input');
-        const shown = () => {
-          const r = document.getElementById('parse-result');
-          const e = document.getElementById('parse-error');
-          if (r.dataset.id === undefined) return { error: e.hidden ? null : e.textContent };
-          const { id, unixMs, datacenter, worker, sequence } = r.dataset;
-          const utc = r.querySelector('[data-part=utc]').textContent;
-          return { id, unix_ms: unixMs, datacenter, worker, sequence, utc };
-        };
-        return (async () => {
+        {SHOWN}
+        return (async () => {{
           const out = [];
-          for (const layout of layouts) {
+          for (const layout of layouts) {{
             select.value = layout;
             select.dispatchEvent(new Event('change'));
-            for (const text of ids) {
+            for (const text of ids) {{
               input.value = text;
               input.dispatchEvent(new Event('input'));
-              const query = layout === 'server' ? '' : `?layout=${layout}`;
-              const server = await fetch(`/v1/decode/${encodeURIComponent(text)}${query}`).then(r => r.json());
-              out.push([`${text} with ${layout}`, shown(), server]);
-            }
-          }
+              const query = layout === 'server' ? '' : `?layout=${{layout}}`;
+              const server = await fetch(`/v1/decode/${{encodeURIComponent(text)}}${{query}}`).then(r => r.json());
+              out.push([`${{JSON.stringify(text)}} with ${{layout}}`, shown(), server]);
+            }}
+          }}
           return out;
-        })();";
-    let answers = browser.run(script, vec![json!(ids), json!(layouts)]).await;
+        }})();"
+    );
+    let answers = browser.run(&script, vec![json!(ids), json!(layouts)]).await;
     let answers = answers.as_array().unwrap();
     assert_eq!(answers.len(), ids.len() * layouts.len());
     for answer in answers {
         let (case, page, server) = (&answer[0], &answer[1], &answer[2]);
-        // The server's answer as the page writes it: numbers as exact decimal text, and
-        // the time as "YYYY-MM-DD hh:mm:ss.mmm UTC".
         let expected = match server.get("error") {
             Some(error) => json!({ "error": error }),
             None => {
-                let text = |key: &str| Value::String(server[key].to_string());
+                let id = Id::from_u64(server["id"].as_str().unwrap().parse().unwrap());
+                let number = |key: &str| server[key].as_u64().unwrap();
+                let fields = [number("datacenter"), number("worker"), number("sequence")];
+                let expected = as_the_page_writes(id, number("unix_ms"), fields);
                 let time = server["time"].as_str().unwrap();
-                json!({
-                    "id": server["id"],
-                    "unix_ms": text("unix_ms"),
-                    "datacenter": text("datacenter"),
-                    "worker": text("worker"),
-                    "sequence": text("sequence"),
-                    "utc": time.replace('T', " ").replace('Z', " UTC"),
-                })
+                assert_eq!(expected["utc"], time.replace('T', " ").replace('Z', " UTC"));
+                expected
             }
         };
         assert_eq!(page, &expected, "{case}");
@@ -391,6 +554,85 @@ async fn the_page_decodes_as_the_server_does() {
         errors > 0 && errors < answers.len(),
         "both kinds are compared"
     );
+    browser.close().await;
+    server.stop().await;
+}
+
+/// A custom layout is checked with `Layout::new_decode_only`'s rules and words, and
+/// decodes as the core decodes with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_layouts_are_checked_and_decoded_as_the_core_does() {
+    let (server, browser) = start!("");
+    browser.open(&server.url).await;
+    let bits = |timestamp, datacenter, worker, sequence| Bits {
+        timestamp,
+        datacenter,
+        worker,
+        sequence,
+    };
+    // Bits (timestamp, datacenter, worker, sequence), tick, epoch, id.
+    let cases: [(Bits, u64, u64, &str); 12] = [
+        (bits(42, 5, 5, 13), 1, 0, DISCORD_ID),
+        (bits(0, 5, 5, 12), 1, 0, DISCORD_ID),
+        (bits(41, 5, 5, 12), 0, 0, DISCORD_ID),
+        (bits(41, 5, 5, 12), 1, u64::MAX - 5, DISCORD_ID),
+        (bits(64, 0, 0, 0), 1, 0, DISCORD_ID),
+        (bits(41, 0, 0, 0), 1_000_000_000_000, 0, "1"),
+        (bits(63, 0, 0, 0), 1, 1, DISCORD_ID),
+        (bits(42, 5, 5, 12), 1, 1_420_070_400_000, DISCORD_ID),
+        (bits(20, 0, 0, 0), 1000, 0, DISCORD_ID),
+        (bits(1, 0, 0, 0), i64::MAX as u64, 0, "1"),
+        (bits(30, 10, 12, 12), 10, 1_000, "0x0123456789abcdef"),
+        (bits(41, 5, 5, 12), 1, 1_288_834_974_657, "0123456789abc"),
+    ];
+    let inputs: Vec<Value> = cases
+        .iter()
+        .map(|(b, tick, epoch, id)| {
+            json!({
+                "timestamp": b.timestamp.to_string(), "datacenter": b.datacenter.to_string(),
+                "worker": b.worker.to_string(), "sequence": b.sequence.to_string(),
+                "tick": tick.to_string(), "epoch": epoch.to_string(), "id": id,
+            })
+        })
+        .collect();
+    let script = format!(
+        "const [cases] = arguments;
+        const select = document.getElementById('parse-layout');
+        select.value = 'custom';
+        select.dispatchEvent(new Event('change'));
+        {SHOWN}
+        return cases.map((c) => {{
+          for (const key of ['epoch', 'tick', 'timestamp', 'datacenter', 'worker', 'sequence']) {{
+            const el = document.getElementById(`custom-${{key}}`);
+            el.value = c[key];
+            el.dispatchEvent(new Event('input'));
+          }}
+          const input = document.getElementById('parse-input');
+          input.value = c.id;
+          input.dispatchEvent(new Event('input'));
+          return shown();
+        }});"
+    );
+    let shown = browser.run(&script, vec![json!(inputs)]).await;
+    let mut refused = 0;
+    for (case, page) in cases.iter().zip(shown.as_array().unwrap()) {
+        let (bits, tick, epoch, text) = *case;
+        let (id, _) = Id::parse_any(text).unwrap();
+        let expected =
+            match Layout::new_decode_only(bits, tick, epoch).and_then(|layout| layout.decode(id)) {
+                Ok(p) => as_the_page_writes(id, p.unix_ms, [p.datacenter, p.worker, p.sequence]),
+                Err(err) => {
+                    refused += 1;
+                    json!({ "error": err.to_string() })
+                }
+            };
+        assert_eq!(page, &expected, "{case:?}");
+    }
+    assert!(
+        (1..cases.len()).contains(&refused),
+        "both kinds are compared"
+    );
+    assert_no_console_errors(&browser).await;
     browser.close().await;
     server.stop().await;
 }

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::layout::{Field, Layout};
+use crate::layout::Layout;
 
 /// A layout drawn as a row of bits, from bit 63 on the left to bit 0 on the right, with each
 /// field's bit range above it and its width below. The default layout:
@@ -37,11 +37,7 @@ impl Diagram<'_> {
         }
         segments.push(("timestamp", layout.bits().timestamp));
         for field in layout.order() {
-            let (name, bits) = match field {
-                Field::Datacenter => (layout.names().datacenter, layout.bits().datacenter),
-                Field::Worker => (layout.names().worker, layout.bits().worker),
-                Field::Sequence => (layout.names().sequence, layout.bits().sequence),
-            };
+            let (name, bits) = (layout.names().of(field), layout.bits().of(field));
             if bits > 0 {
                 segments.push((name, bits));
             }

@@ -17,6 +17,31 @@ pub enum Field {
     Sequence,
 }
 
+impl Field {
+    /// The three fields, in Twitter's order (the order [`Layout::new`] uses).
+    pub const ALL: [Field; 3] = [Field::Datacenter, Field::Worker, Field::Sequence];
+
+    /// The field's machine-readable key, the same for every scheme: `datacenter`, `worker`
+    /// or `sequence` (what a scheme calls it is in [`Names`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Field, Layout};
+    ///
+    /// assert_eq!(Field::ALL.map(Field::key), ["datacenter", "worker", "sequence"]);
+    /// assert_eq!(Layout::DISCORD.names().of(Field::Datacenter), "process");
+    /// ```
+    #[must_use]
+    pub const fn key(self) -> &'static str {
+        match self {
+            Field::Datacenter => "datacenter",
+            Field::Worker => "worker",
+            Field::Sequence => "sequence",
+        }
+    }
+}
+
 /// Bit widths of the four fields.
 ///
 /// # Examples
@@ -51,6 +76,24 @@ impl Bits {
     pub const fn total(&self) -> u32 {
         self.timestamp as u32 + self.datacenter as u32 + self.worker as u32 + self.sequence as u32
     }
+
+    /// The width of one of the fields below the timestamp.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Field, Layout};
+    ///
+    /// assert_eq!(Layout::SONYFLAKE.bits().of(Field::Worker), 16);
+    /// ```
+    #[must_use]
+    pub const fn of(&self, field: Field) -> u8 {
+        match field {
+            Field::Datacenter => self.datacenter,
+            Field::Worker => self.worker,
+            Field::Sequence => self.sequence,
+        }
+    }
 }
 
 /// What a scheme calls its fields, for people: Discord's "process", Instagram's "shard".
@@ -72,6 +115,24 @@ impl Names {
         worker: "worker",
         sequence: "sequence",
     };
+
+    /// What the scheme calls one field.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Field, Layout};
+    ///
+    /// assert_eq!(Layout::INSTAGRAM.names().of(Field::Worker), "shard");
+    /// ```
+    #[must_use]
+    pub const fn of(&self, field: Field) -> &'static str {
+        match field {
+            Field::Datacenter => self.datacenter,
+            Field::Worker => self.worker,
+            Field::Sequence => self.sequence,
+        }
+    }
 }
 
 /// An id taken apart.
@@ -136,6 +197,7 @@ pub struct Capacity {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Layout {
     name: &'static str,
+    title: &'static str,
     bits: Bits,
     order: [Field; 3],
     names: Names,
@@ -159,6 +221,7 @@ impl Layout {
     /// Builds a layout without checks, for presets; `tests` validates every preset.
     pub(crate) const fn preset(
         name: &'static str,
+        title: &'static str,
         bits: Bits,
         order: [Field; 3],
         names: Names,
@@ -170,16 +233,13 @@ impl Layout {
         let mut i = 3;
         while i > 0 {
             i -= 1;
-            let width = match order[i] {
-                Field::Datacenter => bits.datacenter,
-                Field::Worker => bits.worker,
-                Field::Sequence => bits.sequence,
-            };
+            let width = bits.of(order[i]);
             shifts[field_index(order[i])] = shift;
             shift += width;
         }
         Layout {
             name,
+            title,
             bits,
             order,
             names,
@@ -249,8 +309,9 @@ impl Layout {
         }
         let layout = Layout::preset(
             "custom",
+            "custom",
             bits,
-            [Field::Datacenter, Field::Worker, Field::Sequence],
+            Field::ALL,
             Names::DEFAULT,
             tick_ms,
             epoch_ms,
@@ -281,6 +342,7 @@ impl Layout {
         }
         Ok(Layout::preset(
             self.name,
+            self.title,
             self.bits,
             order,
             self.names,
@@ -289,7 +351,8 @@ impl Layout {
         ))
     }
 
-    /// The same layout under another name and with the scheme's own field names.
+    /// The same layout under another name (which is its [`title`](Self::title) too) and
+    /// with the scheme's own field names.
     ///
     /// # Examples
     ///
@@ -298,11 +361,12 @@ impl Layout {
     ///
     /// let names = Names { datacenter: "region", worker: "host", sequence: "counter" };
     /// let l = Layout::TWITTER.with_names("mine", names);
-    /// assert_eq!((l.name(), l.names().worker), ("mine", "host"));
+    /// assert_eq!((l.name(), l.title(), l.names().worker), ("mine", "mine", "host"));
     /// ```
     #[must_use]
     pub const fn with_names(mut self, name: &'static str, names: Names) -> Layout {
         self.name = name;
+        self.title = name;
         self.names = names;
         self
     }
@@ -330,6 +394,24 @@ impl Layout {
     #[must_use]
     pub const fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// What people call the scheme, for a label: "Baidu uid-generator" where the
+    /// [`name`](Self::name) is "baidu". A layout that is no preset's has its name as title.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Bits, Layout};
+    ///
+    /// assert_eq!(Layout::TSID.title(), "TSID");
+    /// let bits = Bits { timestamp: 41, datacenter: 0, worker: 10, sequence: 12 };
+    /// assert_eq!(Layout::new(bits, 1, 0)?.title(), "custom");
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    #[must_use]
+    pub const fn title(&self) -> &'static str {
+        self.title
     }
 
     /// The bit widths.

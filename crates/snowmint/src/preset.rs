@@ -3,7 +3,7 @@
 use crate::Error;
 use crate::layout::{Bits, Field, Layout, Names};
 
-const TWITTER_ORDER: [Field; 3] = [Field::Datacenter, Field::Worker, Field::Sequence];
+const TWITTER_ORDER: [Field; 3] = Field::ALL;
 
 const fn bits(timestamp: u8, datacenter: u8, worker: u8, sequence: u8) -> Bits {
     Bits {
@@ -26,6 +26,7 @@ impl Layout {
     /// ```
     pub const TWITTER: Layout = Layout::preset(
         "twitter",
+        "Twitter",
         bits(41, 5, 5, 12),
         TWITTER_ORDER,
         Names::DEFAULT,
@@ -47,6 +48,7 @@ impl Layout {
     /// ```
     pub const DISCORD: Layout = Layout::preset(
         "discord",
+        "Discord",
         bits(42, 5, 5, 12),
         [Field::Worker, Field::Datacenter, Field::Sequence],
         Names {
@@ -70,6 +72,7 @@ impl Layout {
     /// ```
     pub const INSTAGRAM: Layout = Layout::preset(
         "instagram",
+        "Instagram",
         bits(41, 0, 13, 10),
         TWITTER_ORDER,
         Names {
@@ -93,6 +96,7 @@ impl Layout {
     /// ```
     pub const SONYFLAKE: Layout = Layout::preset(
         "sonyflake",
+        "Sonyflake",
         bits(39, 0, 16, 8),
         [Field::Sequence, Field::Datacenter, Field::Worker],
         Names {
@@ -117,6 +121,7 @@ impl Layout {
     /// ```
     pub const BAIDU: Layout = Layout::preset(
         "baidu",
+        "Baidu uid-generator",
         bits(28, 0, 22, 13),
         TWITTER_ORDER,
         Names::DEFAULT,
@@ -137,6 +142,7 @@ impl Layout {
     /// ```
     pub const TSID: Layout = Layout::preset(
         "tsid",
+        "TSID",
         bits(42, 0, 10, 12),
         TWITTER_ORDER,
         Names {
@@ -160,6 +166,7 @@ impl Layout {
     /// ```
     pub const MASTODON: Layout = Layout::preset(
         "mastodon",
+        "Mastodon",
         bits(48, 0, 0, 16),
         TWITTER_ORDER,
         Names::DEFAULT,

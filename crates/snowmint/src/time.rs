@@ -15,6 +15,22 @@ use core::fmt;
 pub struct UnixMs(pub u64);
 
 impl UnixMs {
+    /// The last instant [`Display`](fmt::Display) writes as a date,
+    /// 9999-12-30T22:00:00.000Z: the last millisecond count jiff takes (its range keeps a
+    /// day in hand so that every time zone's civil time still fits). Later instants are
+    /// written as a count of milliseconds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::UnixMs;
+    ///
+    /// assert_eq!(UnixMs::LAST_DATE.to_string(), "9999-12-30T22:00:00.000Z");
+    /// let later = UnixMs(UnixMs::LAST_DATE.0 + 1);
+    /// assert_eq!(later.to_string(), "253402207200001 ms after the Unix epoch");
+    /// ```
+    pub const LAST_DATE: UnixMs = UnixMs(253_402_207_200_000);
+
     /// The instant as a [`jiff::Timestamp`], or `None` past the year 9999 (jiff's range).
     ///
     /// # Examples
@@ -39,5 +55,18 @@ impl fmt::Display for UnixMs {
             // Past jiff's range (year 9999) only the raw count is honest.
             None => write!(f, "{} ms after the Unix epoch", self.0),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The constant is where jiff stops taking milliseconds, so this fails if jiff's range
+    /// ever moves.
+    #[test]
+    fn the_last_date_is_the_end_of_jiffs_range() {
+        assert!(UnixMs::LAST_DATE.to_timestamp().is_some());
+        assert_eq!(UnixMs(UnixMs::LAST_DATE.0 + 1).to_timestamp(), None);
     }
 }

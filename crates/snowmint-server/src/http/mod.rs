@@ -64,7 +64,7 @@ const OPEN_ROUTES: [&str; 3] = ["/", "/healthz", "/readyz"];
 /// ```
 pub fn router(state: AppState) -> Router {
     Router::new()
-        .route("/", get(page::index))
+        .route("/", page::route(&state))
         .route("/v1/id", get(ids::one))
         .route("/v1/ids", get(ids::many))
         .route("/v1/decode/{id}", get(decode::decode))

@@ -56,14 +56,20 @@ const NOT_A_DIGIT: u8 = u8::MAX;
 /// Digit values by ASCII byte; every alphabet is ASCII, so 128 entries cover them all.
 type DecodeTable = [u8; 128];
 
-static DECIMAL_TABLE: DecodeTable = decode_table(DECIMAL_DIGITS, false);
-static HEX_TABLE: DecodeTable = decode_table(HEX_DIGITS, true);
-static BASE32_TABLE: DecodeTable = crockford_aliases(decode_table(BASE32_DIGITS, true));
-static BASE62_TABLE: DecodeTable = decode_table(BASE62_DIGITS, false);
+/// Crockford base32 reads the letters people mistake for digits as those digits: `I` and
+/// `L` as 1, `O` as 0 (in either case, as base32 ignores case).
+const CROCKFORD_ALIASES: &[(u8, u8)] = &[(b'I', 1), (b'L', 1), (b'O', 0)];
 
-/// Maps each byte of `alphabet` to its index, and, with `fold_case`, the byte's other case
-/// to the same index.
-const fn decode_table(alphabet: &[u8], fold_case: bool) -> DecodeTable {
+static DECIMAL_TABLE: DecodeTable = decode_table(Encoding::Decimal);
+static HEX_TABLE: DecodeTable = decode_table(Encoding::Hex);
+static BASE32_TABLE: DecodeTable = decode_table(Encoding::Base32);
+static BASE62_TABLE: DecodeTable = decode_table(Encoding::Base62);
+
+/// Maps each byte of the encoding's alphabet to its index, and, where the encoding ignores
+/// case, the byte's other case to the same index; then its aliases, in both cases.
+const fn decode_table(encoding: Encoding) -> DecodeTable {
+    let alphabet = encoding.digit_bytes();
+    let fold_case = encoding.ignores_case();
     let mut table = [NOT_A_DIGIT; 128];
     let mut i = 0;
     while i < alphabet.len() {
@@ -75,16 +81,11 @@ const fn decode_table(alphabet: &[u8], fold_case: bool) -> DecodeTable {
         }
         i += 1;
     }
-    table
-}
-
-/// Crockford base32 reads the letters people mistake for digits as those digits.
-const fn crockford_aliases(mut table: DecodeTable) -> DecodeTable {
-    let aliases = [(b'I', 1), (b'L', 1), (b'O', 0)];
+    let aliases = encoding.alias_bytes();
     let mut i = 0;
     while i < aliases.len() {
         let (letter, digit) = aliases[i];
-        table[letter as usize] = digit;
+        table[letter.to_ascii_uppercase() as usize] = digit;
         table[letter.to_ascii_lowercase() as usize] = digit;
         i += 1;
     }
@@ -188,6 +189,137 @@ impl Encoding {
         }
     }
 
+    /// What people call the encoding, capitalised for a label: "Crockford base32".
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Encoding;
+    ///
+    /// assert_eq!(Encoding::Base32.title(), "Crockford base32");
+    /// ```
+    #[must_use]
+    pub const fn title(self) -> &'static str {
+        match self {
+            Self::Decimal => "Decimal",
+            Self::Hex => "Hex",
+            Self::Base32 => "Crockford base32",
+            Self::Base62 => "Base62",
+        }
+    }
+
+    /// The digits in order of value: the character at index `i` stands for `i`, so the
+    /// radix is the alphabet's length. [`encode`](Self::encode) writes only these.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Encoding;
+    ///
+    /// assert_eq!(Encoding::Hex.alphabet(), "0123456789abcdef");
+    /// assert_eq!(Encoding::Base32.alphabet().len(), 32);
+    /// assert!(!Encoding::Base32.alphabet().contains(['I', 'L', 'O', 'U']));
+    /// ```
+    #[must_use]
+    pub const fn alphabet(self) -> &'static str {
+        match core::str::from_utf8(self.digit_bytes()) {
+            Ok(alphabet) => alphabet,
+            Err(_) => unreachable!(),
+        }
+    }
+
+    /// Whether [`decode`](Self::decode) reads a letter in either case (hex and base32).
+    /// Base62 cannot: its alphabet holds both cases.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Encoding;
+    ///
+    /// assert!(Encoding::Hex.ignores_case());
+    /// assert!(!Encoding::Base62.ignores_case());
+    /// ```
+    #[must_use]
+    pub const fn ignores_case(self) -> bool {
+        matches!(self, Self::Hex | Self::Base32)
+    }
+
+    /// Whether [`encode`](Self::encode) zero-pads to [`max_len`](Self::max_len), so that
+    /// the texts sort like the numbers (every encoding but decimal).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Encoding;
+    ///
+    /// assert!(Encoding::Base62.is_padded());
+    /// assert!(!Encoding::Decimal.is_padded());
+    /// ```
+    #[must_use]
+    pub const fn is_padded(self) -> bool {
+        !matches!(self, Self::Decimal)
+    }
+
+    /// The prefixes [`decode`](Self::decode) skips before the digits: `0x` and `0X` for
+    /// hex, none for the others. Positions in error messages count them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Encoding;
+    ///
+    /// assert_eq!(Encoding::Hex.prefixes(), ["0x", "0X"]);
+    /// assert!(Encoding::Decimal.prefixes().is_empty());
+    /// ```
+    #[must_use]
+    pub const fn prefixes(self) -> &'static [&'static str] {
+        match self {
+            Self::Hex => &["0x", "0X"],
+            _ => &[],
+        }
+    }
+
+    /// The value of one character in this encoding, or `None` if [`decode`](Self::decode)
+    /// refuses it: the alphabet, the other case where [`ignores_case`](Self::ignores_case),
+    /// and Crockford's aliases in base32 (`I` and `L` read as 1, `O` as 0).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Encoding;
+    ///
+    /// assert_eq!(Encoding::Hex.digit('F'), Some(15));
+    /// assert_eq!(Encoding::Base32.digit('o'), Some(0));
+    /// assert_eq!(Encoding::Base32.digit('U'), None);
+    /// assert_eq!(Encoding::Decimal.digit('٣'), None);
+    /// ```
+    #[must_use]
+    pub fn digit(self, ch: char) -> Option<u8> {
+        let (table, _) = self.table_and_radix();
+        table
+            .get(ch as usize)
+            .copied()
+            .filter(|&digit| digit != NOT_A_DIGIT)
+    }
+
+    /// Every character [`decode`](Self::decode) reads as a digit, with its value, in
+    /// character order: what [`digit`](Self::digit) accepts, as a table. All are ASCII.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Encoding;
+    ///
+    /// let digits: String = Encoding::Hex.digits().map(|(ch, _)| ch).collect();
+    /// assert_eq!(digits, "0123456789ABCDEFabcdef");
+    /// assert_eq!(Encoding::Base32.digits().count(), 2 * 32 - 10 + 6);
+    /// ```
+    pub fn digits(self) -> impl Iterator<Item = (char, u8)> {
+        (0..128u8)
+            .map(char::from)
+            .filter_map(move |ch| self.digit(ch).map(|digit| (ch, digit)))
+    }
+
     /// Writes `value` into `buf` and returns the text, without allocating.
     ///
     /// Twenty bytes hold the longest text of any encoding (`u64::MAX` in decimal). The text
@@ -243,30 +375,24 @@ impl Encoding {
     /// # Ok(()) }
     /// ```
     pub fn decode(self, text: &str) -> Result<u64, Error> {
-        let (digits, offset) = match self {
-            // The prefix is two ASCII characters, so positions after it shift by 2.
-            Self::Hex => match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-                Some(rest) => (rest, 2),
-                None => (text, 0),
-            },
-            _ => (text, 0),
-        };
+        // Every prefix is ASCII, so its length in bytes is its length in characters.
+        let (digits, offset) = self
+            .prefixes()
+            .iter()
+            .find_map(|prefix| text.strip_prefix(prefix).map(|rest| (rest, prefix.len())))
+            .unwrap_or((text, 0));
         if digits.is_empty() {
             return Err(Error::Empty);
         }
-        let (table, radix) = self.table_and_radix();
+        let (_, radix) = self.table_and_radix();
         let mut value = Some(0u64);
         let mut len = 0;
         for (i, ch) in digits.chars().enumerate() {
-            let digit = table
-                .get(ch as usize)
-                .copied()
-                .filter(|&digit| digit != NOT_A_DIGIT)
-                .ok_or(Error::InvalidChar {
-                    encoding: self,
-                    ch,
-                    position: offset + i,
-                })?;
+            let digit = self.digit(ch).ok_or(Error::InvalidChar {
+                encoding: self,
+                ch,
+                position: offset + i,
+            })?;
             // Keep reading after an overflow: a bad character later on outranks it.
             value = value
                 .and_then(|v| v.checked_mul(radix))
@@ -331,13 +457,32 @@ impl Encoding {
             return Self::Decimal;
         }
         let len = text.chars().count();
-        let padded = [Self::Base32, Self::Hex, Self::Base62]
+        let padded = Self::ALL
             .into_iter()
-            .find(|encoding| encoding.max_len() == len);
-        match padded {
-            Some(encoding) => encoding,
-            None if text.starts_with("0x") || text.starts_with("0X") => Self::Hex,
-            None => Self::Decimal,
+            .find(|encoding| encoding.is_padded() && encoding.max_len() == len);
+        let prefixed = || {
+            Self::ALL
+                .into_iter()
+                .find(|encoding| encoding.prefixes().iter().any(|p| text.starts_with(p)))
+        };
+        padded.or_else(prefixed).unwrap_or(Self::Decimal)
+    }
+
+    /// The alphabet's bytes (every alphabet is ASCII).
+    const fn digit_bytes(self) -> &'static [u8] {
+        match self {
+            Self::Decimal => DECIMAL_DIGITS,
+            Self::Hex => HEX_DIGITS,
+            Self::Base32 => BASE32_DIGITS,
+            Self::Base62 => BASE62_DIGITS,
+        }
+    }
+
+    /// Letters read as digits beyond the alphabet, in either case.
+    const fn alias_bytes(self) -> &'static [(u8, u8)] {
+        match self {
+            Self::Base32 => CROCKFORD_ALIASES,
+            _ => &[],
         }
     }
 

@@ -223,6 +223,65 @@ fn names_round_trip() {
     );
 }
 
+/// What an encoding says of itself is what it does: the table of digits is exactly the
+/// characters that decode on their own, and the alphabet is what encoding writes.
+#[test]
+fn the_description_is_the_behaviour() {
+    for encoding in Encoding::ALL {
+        let alphabet: Vec<char> = encoding.alphabet().chars().collect();
+        for (value, &ch) in alphabet.iter().enumerate() {
+            assert_eq!(encoding.digit(ch), Some(value as u8), "{encoding} {ch:?}");
+        }
+        let radix = alphabet.len() as u64;
+        let written = encode(encoding, radix - 1);
+        assert_eq!(
+            written.chars().last(),
+            alphabet.last().copied(),
+            "{encoding}"
+        );
+        let table: Vec<(char, u8)> = encoding.digits().collect();
+        // Every character of the first planes, and some beyond: the table and decode agree.
+        let decoded: Vec<(char, u8)> = (0..0x3000)
+            .chain(0x1_F600..0x1_F650)
+            .filter_map(char::from_u32)
+            .filter_map(|ch| {
+                let value = encoding.decode(&ch.to_string()).ok()?;
+                Some((ch, u8::try_from(value).unwrap()))
+            })
+            .collect();
+        assert_eq!(table, decoded, "{encoding}");
+        // The other case reads the same exactly where the encoding says it ignores case.
+        let letters: Vec<char> = alphabet
+            .iter()
+            .copied()
+            .filter(char::is_ascii_alphabetic)
+            .collect();
+        let folds = !letters.is_empty()
+            && letters.iter().all(|&ch| {
+                let other = if ch.is_ascii_uppercase() {
+                    ch.to_ascii_lowercase()
+                } else {
+                    ch.to_ascii_uppercase()
+                };
+                encoding.digit(other) == encoding.digit(ch)
+            });
+        assert_eq!(folds, encoding.ignores_case(), "{encoding}");
+        assert_eq!(
+            encode(encoding, 0).len() == encoding.max_len(),
+            encoding.is_padded(),
+            "{encoding}"
+        );
+        for prefix in encoding.prefixes() {
+            assert_eq!(
+                encoding.decode(&format!("{prefix}ff")),
+                encoding.decode("ff")
+            );
+        }
+    }
+    let titles = Encoding::ALL.map(Encoding::title);
+    assert_eq!(titles, ["Decimal", "Hex", "Crockford base32", "Base62"]);
+}
+
 #[test]
 fn adapters_display_and_parse() -> Result<(), Error> {
     let id = Id::from_u64(1_234_567_890);
