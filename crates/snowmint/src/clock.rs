@@ -100,6 +100,11 @@ struct Ticker {
     idle_ticks: u32,
     /// Times the ticker parked.
     parks: AtomicU64,
+    /// Whether the first reading starts the thread (the process-wide ticker): a clock that
+    /// is made but never read, such as the default a generator's builder holds until
+    /// `.clock(...)` replaces it, starts none.
+    autostart: bool,
+    started: Once,
 }
 
 impl Ticker {
@@ -114,17 +119,18 @@ impl Ticker {
             thread: OnceLock::new(),
             idle_ticks,
             parks: AtomicU64::new(0),
+            autostart: false,
+            started: Once::new(),
         }
     }
 
+    /// The process-wide ticker; its thread starts at the first reading.
     fn global() -> &'static Ticker {
         static TICKER: OnceLock<Ticker> = OnceLock::new();
-        static SPAWN: Once = Once::new();
-        let ticker = TICKER.get_or_init(|| Ticker::new(IDLE_TICKS));
-        // If the thread cannot start, the ticker stays parked: every reading reads the time
-        // itself, which is slower but just as right.
-        SPAWN.call_once(|| ticker.spawn());
-        ticker
+        TICKER.get_or_init(|| Ticker {
+            autostart: true,
+            ..Ticker::new(IDLE_TICKS)
+        })
     }
 
     fn spawn(&'static self) {
@@ -193,7 +199,12 @@ impl Ticker {
     /// ticker woken if it was parked. For readers that find a flag set, and for waiters.
     #[cold]
     #[inline(never)]
-    fn refresh(&self) -> u64 {
+    fn refresh(&'static self) -> u64 {
+        if self.autostart && self.thread.get().is_none() {
+            // If the thread cannot start, the ticker stays parked: every reading reads the
+            // time itself, which is slower but just as right.
+            self.started.call_once(|| self.spawn());
+        }
         let elapsed = millis(self.start.elapsed());
         // Without a thread to wake, the ticker stays parked and readers keep reading.
         let keep = if self.thread.get().is_some() {
@@ -229,7 +240,8 @@ fn millis(d: Duration) -> u64 {
 }
 
 impl SystemClock {
-    /// The process-wide clock (starting its ticker thread on first use).
+    /// The process-wide clock. Its ticker thread starts at the first reading, so a clock
+    /// that is made and never read costs nothing.
     #[must_use]
     pub fn new() -> SystemClock {
         SystemClock {
@@ -501,6 +513,23 @@ mod tests {
         // Woken, it ticks, asks, hears nothing, and parks again.
         wait_until("parked again", || t.parks.load(Ordering::SeqCst) == 2);
         assert!(clock.now_ms() >= before);
+    }
+
+    #[test]
+    fn the_thread_starts_at_the_first_reading_not_when_the_clock_is_made() {
+        let ticker: &'static Ticker = Box::leak(Box::new(Ticker {
+            autostart: true,
+            ..Ticker::new(IDLE_TICKS)
+        }));
+        let clock = SystemClock {
+            ticker,
+            offset_ms: 0,
+        };
+        let copy = clock;
+        assert!(ticker.thread.get().is_none(), "made and copied, never read");
+        assert!(copy.now_ms() > 1_600_000_000_000);
+        wait_until("started", || ticker.thread.get().is_some());
+        wait_until("ticking", || flags(ticker) & PARKED == 0);
     }
 
     #[test]
