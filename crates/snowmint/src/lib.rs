@@ -14,6 +14,27 @@
 //! assert_eq!(Layout::TWITTER.decode(b)?.worker, 3);
 //! # Ok::<(), snowmint::Error>(())
 //! ```
+//!
+//! # Words
+//!
+//! One word per concept, across the crates, the service, its docs and its messages:
+//!
+//! | word | means |
+//! |---|---|
+//! | **id** | a 64-bit value made of a timestamp and the fields below, an [`Id`] |
+//! | **layout** | how an id's bits are split: widths, field order, tick length, epoch ([`Layout`]) |
+//! | **preset** | a layout with a name (`twitter`, `discord`, ...): data, not a code path |
+//! | **tick** | the timestamp's unit (1 ms by default); an id's timestamp counts ticks since the epoch |
+//! | **epoch** | the instant tick 0 starts, in ms since the Unix epoch |
+//! | **datacenter**, **worker** | the two fields that tell generators apart; a preset may show them under its own names (Discord's *process*, Instagram's *shard*, Sonyflake's *machine*, TSID's *node*), but the keys are always these |
+//! | **sequence** | the field that counts ids within one tick |
+//! | **node** | in a business serial only: the datacenter and worker together, as one number |
+//! | **slot** | in the generator only: one value of its counter, the tick shifted above the sequence; taking a slot is taking an id |
+//! | **high-water mark** (**mark**) | an instant up to which ids may have been issued with a (datacenter, worker); nothing at or below it is issued again |
+//! | **reservation** | a mark written ahead of the ids (1 s by default) before they are issued |
+//! | **lease** | a worker id held from a registry until a time; its **fence** is the instant up to which ids may be issued under it |
+//! | **registry** | who hands out leases: static, host name, a directory of lock files, Redis, etcd, PostgreSQL |
+//! | **serial** | a business serial number made from an id by a template, and parsed back to it |
 #![warn(missing_docs)]
 
 mod clock;

@@ -29,23 +29,23 @@ const LINGER_TIME: Duration = Duration::from_secs(2);
 /// One of the `max_connections` places, and the open-connections gauge it counts in; given
 /// back when the socket is closed.
 #[derive(Debug)]
-pub struct Slot {
+pub struct Place {
     _permit: OwnedSemaphorePermit,
     open: Gauge,
 }
 
-impl Slot {
+impl Place {
     /// Takes a place, counting it as open.
-    pub fn new(permit: OwnedSemaphorePermit, open: Gauge) -> Slot {
+    pub fn new(permit: OwnedSemaphorePermit, open: Gauge) -> Place {
         open.inc();
-        Slot {
+        Place {
             _permit: permit,
             open,
         }
     }
 }
 
-impl Drop for Slot {
+impl Drop for Place {
     fn drop(&mut self) {
         self.open.dec();
     }
@@ -69,12 +69,12 @@ pub struct Tracked {
     /// An error answer written in place of hyper's, and how much of it has gone out.
     answer: Option<(Vec<u8>, usize)>,
     answered: bool,
-    slot: Option<Slot>,
+    place: Option<Place>,
 }
 
 impl Tracked {
-    /// `stream`, reporting to `conn`, holding `slot` until it is closed.
-    pub fn new(stream: TcpStream, conn: Arc<Conn>, max_header_bytes: u32, slot: Slot) -> Tracked {
+    /// `stream`, reporting to `conn`, holding `place` until it is closed.
+    pub fn new(stream: TcpStream, conn: Arc<Conn>, max_header_bytes: u32, place: Place) -> Tracked {
         Tracked {
             stream: Some(stream),
             conn,
@@ -82,7 +82,7 @@ impl Tracked {
             max_header_bytes,
             answer: None,
             answered: false,
-            slot: Some(slot),
+            place: Some(place),
         }
     }
 
@@ -262,7 +262,7 @@ impl Drop for Tracked {
                 .answer
                 .take()
                 .map(|(bytes, sent)| bytes[sent..].to_vec());
-            runtime.spawn(linger(stream, rest, self.slot.take()));
+            runtime.spawn(linger(stream, rest, self.place.take()));
         }
     }
 }
@@ -270,7 +270,7 @@ impl Drop for Tracked {
 /// Finishes an error answer, then reads and drops what the client still sends, for a
 /// moment, before closing: closing with unread bytes would send a reset that can destroy
 /// the answer before the client reads it.
-async fn linger(mut stream: TcpStream, rest: Option<Vec<u8>>, _slot: Option<Slot>) {
+async fn linger(mut stream: TcpStream, rest: Option<Vec<u8>>, _place: Option<Place>) {
     let _ = tokio::time::timeout(LINGER_TIME, async {
         if let Some(rest) = rest {
             stream.write_all(&rest).await?;

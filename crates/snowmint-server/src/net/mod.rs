@@ -20,7 +20,7 @@ use tokio::sync::{Semaphore, mpsc, watch};
 use tokio::time::Instant;
 
 use self::conn::{Conn, PerConnection, Verdict};
-use self::io::{MAX_HEADERS, Slot, Tracked};
+use self::io::{MAX_HEADERS, Place, Tracked};
 use crate::metrics::{ConnectionLabels, TimeoutLabels};
 use crate::{AppState, Limits};
 
@@ -132,11 +132,11 @@ impl Net {
                 .connections_open
                 .get_or_create(&labels)
                 .clone();
-            let slot = Slot::new(permit, open);
+            let place = Place::new(permit, open);
             let _ = stream.set_nodelay(true);
             tokio::spawn(Arc::clone(&self).connection(
                 stream,
-                slot,
+                place,
                 port,
                 router.clone(),
                 stop.clone(),
@@ -171,7 +171,7 @@ impl Net {
     async fn connection(
         self: Arc<Net>,
         stream: TcpStream,
-        slot: Slot,
+        place: Place,
         port: Port,
         router: axum::Router,
         mut stop: watch::Receiver<bool>,
@@ -182,7 +182,7 @@ impl Net {
             stream,
             Arc::clone(&conn),
             self.limits.max_header_bytes,
-            slot,
+            place,
         );
         let service = PerConnection {
             router,
