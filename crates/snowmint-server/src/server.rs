@@ -63,18 +63,14 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     let source = IdSource::start(&config).await?;
-    let http = TcpListener::bind(config.http_addr)
-        .await
-        .map_err(|source| ServeError::Bind {
-            addr: config.http_addr,
-            source,
-        })?;
+    let http = crate::net::bind(config.http_addr).map_err(|source| ServeError::Bind {
+        addr: config.http_addr,
+        source,
+    })?;
     let grpc = match config.grpc_addr {
-        Some(addr) => Some(
-            TcpListener::bind(addr)
-                .await
-                .map_err(|source| ServeError::Bind { addr, source })?,
-        ),
+        Some(addr) => {
+            Some(crate::net::bind(addr).map_err(|source| ServeError::Bind { addr, source })?)
+        }
         None => None,
     };
     let state = AppState::for_config(source, &config);

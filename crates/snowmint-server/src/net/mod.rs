@@ -57,6 +57,29 @@ impl Port {
     }
 }
 
+/// Connections that may wait in the kernel to be accepted. The standard library's 128 is
+/// too few for a burst: a client past it has its SYN dropped and retries a second later,
+/// so a thousand clients connecting at once would see one-second stalls. The kernel caps it
+/// at `net.core.somaxconn` (4096 by default on recent kernels).
+pub const LISTEN_BACKLOG: u32 = 4096;
+
+/// Binds a listener on `addr` with [`LISTEN_BACKLOG`].
+///
+/// # Errors
+///
+/// The address cannot be bound (in use, not local, not permitted).
+pub fn bind(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    // As std and tokio do: a restarted server can bind while old connections linger.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
 /// What every connection of the server shares: its places, its limits, its metrics.
 #[derive(Debug)]
 pub struct Net {
@@ -266,4 +289,35 @@ fn builder(limits: &Limits, header_list: u32) -> auto::Builder<TokioExecutor> {
         .initial_stream_window_size(H2_STREAM_WINDOW)
         .initial_connection_window_size(H2_CONNECTION_WINDOW);
     builder
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The backlog the kernel reports for a listening socket (`ss` shows it as Send-Q).
+    fn backlog(port: u16) -> u32 {
+        let out = std::process::Command::new("ss")
+            .args(["-ltnH", &format!("sport = :{port}")])
+            .output()
+            .expect("ss runs (iproute2; scripts/setup installs it)");
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.split_whitespace()
+            .nth(2)
+            .and_then(|q| q.parse().ok())
+            .unwrap_or_else(|| panic!("no listener on {port} in {text:?}"))
+    }
+
+    #[tokio::test]
+    async fn listeners_queue_a_burst_of_connections() {
+        let listener = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let somaxconn: u32 = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert_eq!(backlog(port), LISTEN_BACKLOG.min(somaxconn));
+        assert!(backlog(port) > 128);
+    }
 }
