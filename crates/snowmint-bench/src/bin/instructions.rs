@@ -1,0 +1,74 @@
+//! Ids for `valgrind --tool=callgrind` to count instructions on: a figure that does not
+//! move with what else the machine runs, unlike wall-clock time.
+//!
+//! ```text
+//! instructions next_id|next_batch N
+//! ```
+//!
+//! Issues `N` ids from one generator on one thread, inside [`issue`], which the script
+//! `scripts/bench-instructions` tells callgrind to count alone (start-up and the clock's
+//! ticker thread are left out). The clock is a [`ManualClock`] that never moves, and the
+//! layout has a 22-bit sequence (4,194,304 ids per tick), so every id up to that count takes
+//! the same path: the fast path of `next_id`, or batches of up to 4,096 from `next_batch`.
+//! The counts are deterministic, so two builds compare to the instruction.
+
+use std::hint::black_box;
+
+use snowmint::{Bits, Generator, Layout, ManualClock};
+
+/// Ids per `next_batch` call: one default tick's worth.
+const BATCH: u64 = 4_096;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let what = args.next().unwrap_or_else(|| "next_id".into());
+    let n: u64 = args
+        .next()
+        .map_or(1_000_000, |n| n.parse().expect("N is a whole number"));
+    assert!(n < 1 << 22, "N must stay within one tick of the 22-bit sequence");
+    let layout = Layout::new(
+        Bits {
+            timestamp: 41,
+            datacenter: 0,
+            worker: 0,
+            sequence: 22,
+        },
+        1,
+        Layout::TWITTER.epoch_ms(),
+    )
+    .expect("41 + 22 bits fit in 63");
+    let clock = ManualClock::new(Layout::TWITTER.epoch_ms() + 1_000_000);
+    let generator = Generator::builder(layout)
+        .clock(&clock)
+        .build()
+        .expect("a valid generator");
+    // The first id starts the tick; what is counted is the steady state after it.
+    black_box(generator.next_id().expect("an id"));
+    let last = issue(&generator, &what, n);
+    println!("{what}: {n} ids, the last {last}");
+}
+
+/// Issues `n` ids; the only function callgrind counts.
+#[inline(never)]
+fn issue(generator: &Generator<&ManualClock>, what: &str, n: u64) -> u64 {
+    let mut last = 0;
+    match what {
+        "next_id" => {
+            for _ in 0..n {
+                last = black_box(generator.next_id().expect("an id")).as_u64();
+            }
+        }
+        "next_batch" => {
+            let mut left = n;
+            while left > 0 {
+                let batch = generator.next_batch(left.min(BATCH)).expect("a batch");
+                for id in batch.iter() {
+                    last = black_box(id).as_u64();
+                }
+                left -= batch.len();
+            }
+        }
+        other => panic!("unknown measurement {other:?}: expected next_id or next_batch"),
+    }
+    last
+}
