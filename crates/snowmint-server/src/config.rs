@@ -314,21 +314,6 @@ fn addr(
     })
 }
 
-/// Parses an epoch as ms since the Unix epoch or as an RFC 3339 instant.
-///
-/// # Errors
-///
-/// Neither form, or an instant before 1970.
-pub fn parse_epoch(text: &str) -> Result<u64, String> {
-    if let Ok(ms) = text.parse::<u64>() {
-        return Ok(ms);
-    }
-    let ts: jiff::Timestamp = text.parse().map_err(|_| {
-        "is neither milliseconds since the Unix epoch nor an RFC 3339 time".to_string()
-    })?;
-    u64::try_from(ts.as_millisecond()).map_err(|_| "is before 1970-01-01T00:00:00Z".to_string())
-}
-
 impl TryFrom<Settings> for Config {
     type Error = ConfigError;
 
@@ -357,15 +342,10 @@ impl TryFrom<Settings> for Config {
             ));
         }
         if let Some(epoch) = &s.epoch {
-            let ms = parse_epoch(epoch).map_err(|rule| invalid("epoch", epoch, rule))?;
-            let now = snowmint::Clock::now_ms(&snowmint::WallClock);
-            if ms > now {
-                return Err(invalid(
-                    "epoch",
-                    epoch,
-                    format!("is in the future (now is {})", snowmint::UnixMs(now)),
-                ));
-            }
+            let now = snowmint::UnixMs(snowmint::Clock::now_ms(&snowmint::WallClock));
+            let ms = snowmint::UnixMs::parse_epoch(epoch, now)
+                .map_err(|e| invalid("epoch", epoch, rule_after_value(&e.to_string(), epoch)))?
+                .0;
             layout = layout
                 .with_epoch_ms(ms)
                 .map_err(|e| invalid("epoch", epoch, e))?;
