@@ -82,16 +82,14 @@ impl UnixMs {
             })?;
             UnixMs(ms)
         } else {
-            let time: jiff::Timestamp =
-                text.parse().map_err(|reason| EpochError::NotATime {
-                    text: text.to_string(),
-                    reason,
-                })?;
-            let ms = u64::try_from(time.as_millisecond()).map_err(|_| {
-                EpochError::BeforeUnixEpoch {
-                    text: text.to_string(),
-                }
+            let time: jiff::Timestamp = text.parse().map_err(|reason| EpochError::NotATime {
+                text: text.to_string(),
+                reason,
             })?;
+            let ms =
+                u64::try_from(time.as_millisecond()).map_err(|_| EpochError::BeforeUnixEpoch {
+                    text: text.to_string(),
+                })?;
             UnixMs(ms)
         };
         if epoch > now {
@@ -247,8 +245,13 @@ mod tests {
     #[test]
     fn the_reason_a_time_does_not_parse_is_the_source() {
         let err = UnixMs::parse_epoch("2020-13-01T00:00:00Z", NOW).unwrap_err();
-        let source = std::error::Error::source(&err).expect("a source").to_string();
-        assert!(!source.is_empty() && !err.to_string().contains(&source), "{source}");
+        let source = std::error::Error::source(&err)
+            .expect("a source")
+            .to_string();
+        assert!(
+            !source.is_empty() && !err.to_string().contains(&source),
+            "{source}"
+        );
     }
 
     proptest::proptest! {
