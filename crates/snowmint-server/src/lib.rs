@@ -18,7 +18,10 @@ mod server;
 mod source;
 mod state;
 
-pub use config::{Config, ConfigError, DEFAULT_MAX_RESPONSE_BYTES, RestartBehind, Settings};
+pub use config::{
+    Config, ConfigError, DEFAULT_MAX_RESPONSE_BYTES, RestartBehind, RollbackSetting,
+    SequenceStartSetting, Settings,
+};
 pub use error::ApiError;
 pub use http::{MAX_BODY_BYTES, MAX_URI_BYTES, openapi_document, router};
 pub use limits::Limits;
