@@ -493,3 +493,47 @@ fn special_cases_of_the_layout_and_epoch() {
         "config key `lease`: \"static:x\" the worker id after static: must be a whole number"
     );
 }
+
+/// The operations guide names settings by flag, variable and key: each one it names is one
+/// of these settings, and a row of its limits table gives one setting in all three.
+#[test]
+fn the_operations_guide_names_real_settings() {
+    let guide = include_str!("../../../../docs/OPERATIONS.md");
+    let keys = keys();
+    let flag_key = |flag: &str| flag.trim_start_matches("--").replace('-', "_");
+    for (_, rest) in guide
+        .match_indices("`--")
+        .map(|(i, _)| guide.split_at(i + 1))
+    {
+        let flag: String = rest
+            .chars()
+            .take_while(|c| *c == '-' || c.is_ascii_lowercase())
+            .collect();
+        assert!(keys.contains(&flag_key(&flag)), "the guide names {flag}");
+    }
+    for (i, _) in guide.match_indices("SNOWMINT_") {
+        let var: String = guide[i + "SNOWMINT_".len()..]
+            .chars()
+            .take_while(|c| *c == '_' || c.is_ascii_uppercase())
+            .collect();
+        assert!(
+            var.is_empty() || keys.contains(&var.to_lowercase()),
+            "the guide names SNOWMINT_{var}"
+        );
+    }
+    let rows: Vec<Vec<&str>> = guide
+        .lines()
+        .filter(|l| l.starts_with('|') && l.contains("`SNOWMINT_"))
+        .map(|l| {
+            l.split('|')
+                .map(|cell| cell.trim().trim_matches('`'))
+                .collect()
+        })
+        .collect();
+    assert!(rows.len() >= 8, "{rows:?}");
+    for row in rows {
+        let (flag, var, key) = (row[3], row[4], row[5]);
+        assert_eq!(flag_key(flag), key, "{row:?}");
+        assert_eq!(var, format!("SNOWMINT_{}", key.to_uppercase()), "{row:?}");
+    }
+}
