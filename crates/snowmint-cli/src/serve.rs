@@ -41,21 +41,26 @@ impl ServeArgs {
     }
 }
 
-/// Resolves when SIGTERM or SIGINT arrives.
-async fn terminated() {
+/// Takes over SIGTERM and SIGINT at once, and resolves when either arrives. The handlers
+/// are installed when this is called, not when the future is first polled: the server
+/// polls it only once it listens, and a signal before that would kill it undrained.
+fn terminated() -> impl Future<Output = ()> {
     use tokio::signal::unix::{SignalKind, signal};
-    match (
+    let signals = (
         signal(SignalKind::terminate()),
         signal(SignalKind::interrupt()),
-    ) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
+    );
+    async move {
+        match signals {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
             }
+            // Without signal handlers the process can still be stopped; it just won't drain.
+            _ => std::future::pending().await,
         }
-        // Without signal handlers the process can still be stopped; it just won't drain.
-        _ => std::future::pending().await,
     }
 }
 
@@ -79,8 +84,9 @@ pub fn run(args: ServeArgs, given: &ArgMatches) -> Result<(), Failure> {
         .thread_name("snowmint-serve")
         .build()
         .context("cannot start the async runtime")?;
+    // `terminated()` needs the runtime to install its handlers, and runs before `serve` binds.
     runtime
-        .block_on(snowmint_server::serve(config, terminated()))
+        .block_on(async { snowmint_server::serve(config, terminated()).await })
         .context("serve")?;
     Ok(())
 }

@@ -313,3 +313,15 @@ fn choices_are_refused_by_name_from_every_source() {
         )
     );
 }
+
+/// A SIGTERM that arrives as soon as the server says it listens still stops it gracefully:
+/// the handlers are in place before it binds, not from the first time it waits for them.
+#[test]
+fn a_sigterm_right_after_it_listens_is_a_graceful_stop() {
+    for _ in 0..5 {
+        let state = tempfile::tempdir().unwrap();
+        let mut serve = start(state.path(), "0s", &[]);
+        let status = serve.terminate();
+        assert!(status.success(), "exit status {status}\n{}", serve.logged());
+    }
+}
