@@ -56,6 +56,13 @@ pub struct GenArgs {
 
 /// What every command that issues ids takes: how many, for which datacenter and worker, and
 /// where the high-water marks live.
+///
+/// The flags and variables have the names of `serve`'s settings, so one environment
+/// configures both, but not their declaration: `serve`'s are keys of a file that flags
+/// override, and speak of leases; these are plain flags with their defaults, and the
+/// layout options beside them also serve `parse` and `layout`, which take every preset.
+/// What both need lies below them: the epoch's parser in the core, the state directory's
+/// default in the lease crate, the id ranges in the generator's builder.
 #[derive(Debug, clap::Args)]
 pub struct IssueArgs {
     /// How many to print (default: 1)

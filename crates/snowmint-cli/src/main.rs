@@ -13,7 +13,7 @@ mod serve;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// Mint, take apart and describe 64-bit, time-sorted ids in the style of Twitter's Snowflake.
 #[derive(Debug, Parser)]
@@ -34,12 +34,15 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // `Cli::parse()` in two steps, keeping the matches: `serve` asks them which settings the
+    // flags and variables gave, to put those over its config file's.
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|err| err.exit());
     let result = match cli.command {
         Command::Gen(args) => generate::run(args),
         Command::Parse(args) => parse::run(args),
         Command::Layout(args) => layout::run(args),
-        Command::Serve(args) => serve::run(*args),
+        Command::Serve(args) => serve::run(*args, &matches),
         Command::Serial(args) => serial::run(*args),
     };
     match result {

@@ -79,7 +79,10 @@ fn two_processes_at_once_never_repeat_a_serial() {
         .unwrap()
     };
     let (a, b) = (run(), run());
-    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    // Both outputs are read at once: whichever process takes the lock first fills its pipe
+    // long before it is done, and must not wait for a reader that waits on the other one.
+    let b = std::thread::spawn(move || b.wait_with_output().unwrap());
+    let (a, b) = (a.wait_with_output().unwrap(), b.join().unwrap());
     let mut all = HashSet::new();
     for out in [&a, &b] {
         let serials = lines(out);

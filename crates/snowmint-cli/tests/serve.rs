@@ -256,3 +256,72 @@ fn a_clock_outside_the_layouts_range_is_not_ready() {
         "error: config key `layout`: \"twitter\" has a time field that ran out on 2080-07-10T17:30:30.209Z, so no id can be issued; use another layout or a later epoch"
     );
 }
+
+/// A renewal too slow for the TTL is blamed on `lease_renew_ms`, whichever source gave it,
+/// and the flag wins over the variable, which wins over the file.
+#[test]
+fn each_source_of_a_key_is_named_by_its_error_and_the_later_source_wins() {
+    let state = tempfile::tempdir().unwrap();
+    let file = state.path().join("snowmint.toml");
+    std::fs::write(&file, "lease_renew_ms = 9500\nlease_ttl_ms = 10000\n").unwrap();
+    let config = file.to_str().unwrap();
+    let refused = |renew: &str| {
+        format!(
+            "error: config key `lease_renew_ms`: \"{renew}\" must be 1 ms or more and shorter than lease_ttl_ms (10000 ms) less lease_margin_ms (1000 ms)"
+        )
+    };
+    let cmd = serve_command(state.path(), &["--config", config]);
+    assert_eq!(refused_at_start(cmd), refused("9500"));
+    let mut cmd = serve_command(state.path(), &["--config", config]);
+    cmd.env("SNOWMINT_LEASE_RENEW_MS", "9600");
+    assert_eq!(refused_at_start(cmd), refused("9600"));
+    let mut cmd = serve_command(
+        state.path(),
+        &["--config", config, "--lease-renew-ms", "9700"],
+    );
+    cmd.env("SNOWMINT_LEASE_RENEW_MS", "9600");
+    assert_eq!(refused_at_start(cmd), refused("9700"));
+}
+
+/// A choice is spelled alike as a flag, a variable and a file's value, and a misspelling is
+/// refused naming the flag, or quoting the file's line.
+#[test]
+fn choices_are_refused_by_name_from_every_source() {
+    let state = tempfile::tempdir().unwrap();
+    let choices = "[possible values: refuse, wait, logical, spare]";
+    let err = refused_at_start(serve_command(state.path(), &["--rollback", "ignore"]));
+    assert!(
+        err.starts_with("error: invalid value 'ignore' for '--rollback <POLICY>'"),
+        "{err}"
+    );
+    assert!(err.contains(choices), "{err}");
+    let mut cmd = serve_command(state.path(), &[]);
+    cmd.env("SNOWMINT_ROLLBACK", "ignore");
+    let err = refused_at_start(cmd);
+    assert!(
+        err.contains("'ignore' for '--rollback <POLICY>'") && err.contains(choices),
+        "{err}"
+    );
+    let file = state.path().join("snowmint.toml");
+    std::fs::write(&file, "worker = 2\nrollback = \"ignore\"\n").unwrap();
+    let cmd = serve_command(state.path(), &["--config", file.to_str().unwrap()]);
+    assert_eq!(
+        refused_at_start(cmd),
+        format!(
+            "error: config file {}: line 2, `rollback = \"ignore\"`: unknown variant `ignore`, expected one of `refuse`, `wait`, `logical`, `spare`",
+            file.display()
+        )
+    );
+}
+
+/// A SIGTERM that arrives as soon as the server says it listens still stops it gracefully:
+/// the handlers are in place before it binds, not from the first time it waits for them.
+#[test]
+fn a_sigterm_right_after_it_listens_is_a_graceful_stop() {
+    for _ in 0..5 {
+        let state = tempfile::tempdir().unwrap();
+        let mut serve = start(state.path(), "0s", &[]);
+        let status = serve.terminate();
+        assert!(status.success(), "exit status {status}\n{}", serve.logged());
+    }
+}

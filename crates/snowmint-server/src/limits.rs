@@ -132,20 +132,24 @@ impl Limits {
             1,
             10_000,
         )?;
+        // The two shares of ids in flight are bounded below by other keys, which the
+        // errors name: a connection must hold the largest batch, the server a connection.
         let per_connection = ranged(
             "max_ids_in_flight_per_connection",
             s.max_ids_in_flight_per_connection,
             u64::from(d.max_ids_in_flight_per_connection),
             max_batch,
             MAX_IDS,
-        )?;
+        )
+        .map_err(|e| e.because("at least max_batch, so the largest batch fits"))?;
         let max_ids_in_flight = ranged(
             "max_ids_in_flight",
             s.max_ids_in_flight,
             u64::from(d.max_ids_in_flight).max(per_connection),
             per_connection,
             MAX_IDS,
-        )?;
+        )
+        .map_err(|e| e.because("at least max_ids_in_flight_per_connection"))?;
         let stream_buffer_bytes = ranged(
             "stream_buffer_bytes",
             s.stream_buffer_bytes,
@@ -253,11 +257,11 @@ mod tests {
             ),
             (
                 "max_ids_in_flight_per_connection = 99999",
-                "config key `max_ids_in_flight_per_connection`: \"99999\" is out of range 100000..=4294967295",
+                "config key `max_ids_in_flight_per_connection`: \"99999\" is out of range 100000..=4294967295: at least max_batch, so the largest batch fits",
             ),
             (
                 "max_ids_in_flight = 200000",
-                "config key `max_ids_in_flight`: \"200000\" is out of range 262144..=4294967295",
+                "config key `max_ids_in_flight`: \"200000\" is out of range 262144..=4294967295: at least max_ids_in_flight_per_connection",
             ),
             (
                 "stream_buffer_bytes = 100",

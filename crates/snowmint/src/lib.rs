@@ -64,7 +64,7 @@ pub use layout::{Bits, Capacity, Field, Layout, Names, Parts};
 pub use policy::{IdRange, OverflowPolicy, Poll, RollbackPolicy, SequenceStart};
 pub use serial::{BizCode, ParsedSerial, SerialError};
 pub use store::{MemoryStore, Store, StoreError};
-pub use time::UnixMs;
+pub use time::{EpochError, UnixMs};
 
 /// The README's Rust examples, run as doctests so they cannot rot.
 #[cfg(doctest)]

@@ -1,4 +1,4 @@
-//! Instants as milliseconds since the Unix epoch, and how they print.
+//! Instants as milliseconds since the Unix epoch: how they print, and how an epoch is read.
 
 use core::fmt;
 
@@ -48,6 +48,145 @@ impl UnixMs {
     }
 }
 
+impl UnixMs {
+    /// Reads a layout's epoch as people write one: milliseconds since the Unix epoch
+    /// (`1288834974657`) or an RFC 3339 time (`2010-11-04T01:42:54.657Z`, any offset). An
+    /// epoch after `now` is refused: ids would have no time to count yet, and a typo in the
+    /// year is the likelier story.
+    ///
+    /// # Errors
+    ///
+    /// [`EpochError`]: text that is neither form, a count past 64 bits, a time before 1970,
+    /// or an epoch after `now`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::UnixMs;
+    ///
+    /// let now = UnixMs(1_763_780_112_345); // 2025-11-22T02:55:12.345Z
+    /// assert_eq!(UnixMs::parse_epoch("1288834974657", now)?, UnixMs(1_288_834_974_657));
+    /// assert_eq!(UnixMs::parse_epoch("2020-01-01T01:00:00+01:00", now)?, UnixMs(1_577_836_800_000));
+    /// let err = UnixMs::parse_epoch("2999-01-01T00:00:00Z", now).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "epoch \"2999-01-01T00:00:00Z\" is in the future (now is 2025-11-22T02:55:12.345Z): ids would have no time to count"
+    /// );
+    /// # Ok::<(), snowmint::EpochError>(())
+    /// ```
+    pub fn parse_epoch(text: &str, now: UnixMs) -> Result<UnixMs, EpochError> {
+        let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+        let epoch = if digits {
+            let ms = text.parse::<u64>().map_err(|_| EpochError::TooLarge {
+                text: text.to_string(),
+            })?;
+            UnixMs(ms)
+        } else {
+            let time: jiff::Timestamp = text.parse().map_err(|reason| EpochError::NotATime {
+                text: text.to_string(),
+                reason,
+            })?;
+            let ms =
+                u64::try_from(time.as_millisecond()).map_err(|_| EpochError::BeforeUnixEpoch {
+                    text: text.to_string(),
+                })?;
+            UnixMs(ms)
+        };
+        if epoch > now {
+            return Err(EpochError::InTheFuture {
+                text: text.to_string(),
+                epoch,
+                now,
+            });
+        }
+        Ok(epoch)
+    }
+}
+
+/// An epoch that [`UnixMs::parse_epoch`] refused. Each message names the text as given.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::{EpochError, UnixMs};
+///
+/// let err = UnixMs::parse_epoch("soon", UnixMs(0)).unwrap_err();
+/// assert!(matches!(err, EpochError::NotATime { .. }));
+/// assert_eq!(
+///     err.to_string(),
+///     "epoch \"soon\" is neither milliseconds since the Unix epoch nor an RFC 3339 time"
+/// );
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum EpochError {
+    /// Neither digits nor an RFC 3339 time; the time parser's reason is the
+    /// [`source`](std::error::Error::source).
+    NotATime {
+        /// The text given.
+        text: String,
+        /// Why it is no RFC 3339 time.
+        reason: jiff::Error,
+    },
+    /// Digits that do not fit in 64 bits.
+    TooLarge {
+        /// The text given.
+        text: String,
+    },
+    /// An RFC 3339 time before 1970-01-01T00:00:00Z.
+    BeforeUnixEpoch {
+        /// The text given.
+        text: String,
+    },
+    /// An epoch after the present.
+    InTheFuture {
+        /// The text given.
+        text: String,
+        /// The instant it names.
+        epoch: UnixMs,
+        /// The present it was compared with.
+        now: UnixMs,
+    },
+}
+
+impl fmt::Display for EpochError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EpochError::NotATime { text, .. } => write!(
+                f,
+                "epoch {text:?} is neither milliseconds since the Unix epoch nor an RFC 3339 time"
+            ),
+            EpochError::TooLarge { text } => {
+                write!(f, "epoch {text:?} ms does not fit in 64 bits")
+            }
+            EpochError::BeforeUnixEpoch { text } => write!(
+                f,
+                "epoch {text:?} is before the Unix epoch (1970-01-01T00:00:00Z)"
+            ),
+            EpochError::InTheFuture { text, epoch, now } => {
+                write!(f, "epoch {text:?} ")?;
+                // A count of ms says little to a reader; the date it stands for says more.
+                if text.bytes().all(|b| b.is_ascii_digit()) {
+                    write!(f, "({epoch}) ")?;
+                }
+                write!(
+                    f,
+                    "is in the future (now is {now}): ids would have no time to count"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for EpochError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            EpochError::NotATime { reason, .. } => Some(reason),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for UnixMs {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.to_timestamp() {
@@ -61,6 +200,69 @@ impl fmt::Display for UnixMs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const NOW: UnixMs = UnixMs(1_763_780_112_345); // 2025-11-22T02:55:12.345Z
+
+    #[test]
+    fn epochs_in_ms_and_rfc_3339() {
+        let epoch = |text| UnixMs::parse_epoch(text, NOW).unwrap().0;
+        assert_eq!(epoch("1288834974657"), 1_288_834_974_657);
+        assert_eq!(epoch("2020-01-01T00:00:00Z"), 1_577_836_800_000);
+        assert_eq!(epoch("2020-01-01T01:00:00.5+01:00"), 1_577_836_800_500);
+        assert_eq!(epoch("0"), 0);
+        assert_eq!(epoch("1763780112345"), NOW.0);
+    }
+
+    #[test]
+    fn bad_epochs_say_why() {
+        let msg = |text| UnixMs::parse_epoch(text, NOW).unwrap_err().to_string();
+        assert_eq!(
+            msg("2999-01-01T00:00:00Z"),
+            "epoch \"2999-01-01T00:00:00Z\" is in the future (now is 2025-11-22T02:55:12.345Z): ids would have no time to count"
+        );
+        assert_eq!(
+            msg("1763780112346"),
+            "epoch \"1763780112346\" (2025-11-22T02:55:12.346Z) is in the future (now is 2025-11-22T02:55:12.345Z): ids would have no time to count"
+        );
+        assert_eq!(
+            msg("99999999999999999999"),
+            "epoch \"99999999999999999999\" ms does not fit in 64 bits"
+        );
+        assert_eq!(
+            msg("yesterday"),
+            "epoch \"yesterday\" is neither milliseconds since the Unix epoch nor an RFC 3339 time"
+        );
+        // A sign is not a digit: "+5" is no count of ms, whatever `u64::from_str` says.
+        assert!(msg("+5").contains("is neither"));
+        assert!(msg("").contains("is neither"));
+        assert_eq!(
+            msg("1969-12-31T23:59:59Z"),
+            "epoch \"1969-12-31T23:59:59Z\" is before the Unix epoch (1970-01-01T00:00:00Z)"
+        );
+    }
+
+    /// The time parser's reason is the source, and the message does not repeat it.
+    #[test]
+    fn the_reason_a_time_does_not_parse_is_the_source() {
+        let err = UnixMs::parse_epoch("2020-13-01T00:00:00Z", NOW).unwrap_err();
+        let source = std::error::Error::source(&err)
+            .expect("a source")
+            .to_string();
+        assert!(
+            !source.is_empty() && !err.to_string().contains(&source),
+            "{source}"
+        );
+    }
+
+    proptest::proptest! {
+        /// What `Display` writes, `parse_epoch` reads back, and so does the plain count.
+        #[test]
+        fn printed_epochs_read_back(ms in 0..=NOW.0) {
+            let back = |text: String| UnixMs::parse_epoch(&text, NOW).unwrap();
+            proptest::prop_assert_eq!(back(UnixMs(ms).to_string()), UnixMs(ms));
+            proptest::prop_assert_eq!(back(ms.to_string()), UnixMs(ms));
+        }
+    }
 
     /// The constant is where jiff stops taking milliseconds, so this fails if jiff's range
     /// ever moves.

@@ -1,0 +1,360 @@
+//! The server's settings, declared once: each field is a flag, a `SNOWMINT_*` variable and
+//! a key of the TOML file, with its default named in its doc.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::ConfigError;
+use super::choices::{RestartBehind, RollbackSetting, SequenceStartSetting};
+
+/// Every setting of `snowmint serve`, as given: a key left out is `None`, and takes the
+/// default its doc names when [`Config::try_from`](crate::Config) validates the whole.
+///
+/// One declaration serves three sources, with one name for each setting: the field is the
+/// TOML key (`lease_ttl_ms`), the flag is that name with dashes (`--lease-ttl-ms`), and the
+/// variable is that name in capitals after `SNOWMINT_` (`SNOWMINT_LEASE_TTL_MS`). Flags
+/// override variables (clap reads both), which override the file: read the file, then let
+/// clap update it with what the command line gave.
+///
+/// # Examples
+///
+/// ```
+/// use clap::{Args, Command, FromArgMatches};
+/// use snowmint_server::Settings;
+///
+/// let mut settings = Settings::from_toml("worker = 1\ndatacenter = 2", "snowmint.toml".as_ref())?;
+/// let command = Settings::augment_args(Command::new("serve"));
+/// let given = command.try_get_matches_from(["serve", "--worker", "7"])?;
+/// // Only the keys the command line gave replace the file's.
+/// settings.update_from_arg_matches(&given)?;
+/// assert_eq!((settings.worker, settings.datacenter), (Some(7), Some(2)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// HTTP listen address; port 0 picks a free port (default: 127.0.0.1:8080)
+    #[arg(long, env = "SNOWMINT_HTTP_ADDR", value_name = "ADDR")]
+    pub http_addr: Option<String>,
+
+    /// gRPC listen address, or `off` (default: 127.0.0.1:50051)
+    #[arg(long, env = "SNOWMINT_GRPC_ADDR", value_name = "ADDR")]
+    pub grpc_addr: Option<String>,
+
+    /// Bearer token required on every endpoint but /healthz and /readyz (default: none)
+    #[arg(
+        long,
+        env = "SNOWMINT_AUTH_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    pub auth_token: Option<String>,
+
+    /// How long shutdown waits for requests in flight, in ms (default: 10000)
+    #[arg(long, env = "SNOWMINT_SHUTDOWN_GRACE_MS", value_name = "MS")]
+    pub shutdown_grace_ms: Option<u64>,
+
+    /// Layout preset that can generate: twitter, sonyflake or baidu (default: twitter)
+    #[arg(
+        long,
+        env = "SNOWMINT_LAYOUT",
+        value_name = "PRESET",
+        help_heading = "Ids"
+    )]
+    pub layout: Option<String>,
+
+    /// Epoch, as ms since the Unix epoch or RFC 3339; never in the future (default: the
+    /// layout's)
+    #[arg(
+        long,
+        env = "SNOWMINT_EPOCH",
+        value_name = "MS|RFC3339",
+        help_heading = "Ids"
+    )]
+    pub epoch: Option<String>,
+
+    /// Datacenter id (default: 0)
+    #[arg(
+        long,
+        env = "SNOWMINT_DATACENTER",
+        value_name = "D",
+        help_heading = "Ids"
+    )]
+    pub datacenter: Option<u64>,
+
+    /// Worker id (default: 0). Two processes with the same worker id and different state
+    /// directories, or on different hosts, issue the same ids: give each its own, or use
+    /// --lease
+    #[arg(long, env = "SNOWMINT_WORKER", value_name = "W", help_heading = "Ids")]
+    pub worker: Option<u64>,
+
+    /// Directory of the high-water-mark files (default: $XDG_STATE_HOME/snowmint or
+    /// ~/.local/state/snowmint)
+    #[arg(
+        long,
+        env = "SNOWMINT_STATE_DIR",
+        value_name = "DIR",
+        help_heading = "Ids"
+    )]
+    pub state_dir: Option<PathBuf>,
+
+    /// Where the worker id comes from: static:W, hostname, file:DIR, redis://HOST:PORT,
+    /// etcd://HOST:PORT or postgres://USER@HOST:PORT/DB (default: static: the --worker value)
+    #[arg(
+        long,
+        env = "SNOWMINT_LEASE",
+        value_name = "URL",
+        help_heading = "Worker id lease"
+    )]
+    pub lease: Option<String>,
+
+    /// This instance's name in the registry; it gets its old worker id back when free
+    /// (default: the host name)
+    #[arg(
+        long,
+        env = "SNOWMINT_IDENTITY",
+        value_name = "NAME",
+        help_heading = "Worker id lease"
+    )]
+    pub identity: Option<String>,
+
+    /// Lease TTL in ms (default: 10000)
+    #[arg(
+        long,
+        env = "SNOWMINT_LEASE_TTL_MS",
+        value_name = "MS",
+        help_heading = "Worker id lease"
+    )]
+    pub lease_ttl_ms: Option<u64>,
+
+    /// Lease renewal interval in ms (default: a third of the TTL)
+    #[arg(
+        long,
+        env = "SNOWMINT_LEASE_RENEW_MS",
+        value_name = "MS",
+        help_heading = "Worker id lease"
+    )]
+    pub lease_renew_ms: Option<u64>,
+
+    /// Safety margin for clock skew, taken off the TTL, in ms (default: a tenth of the TTL)
+    #[arg(
+        long,
+        env = "SNOWMINT_LEASE_MARGIN_MS",
+        value_name = "MS",
+        help_heading = "Worker id lease"
+    )]
+    pub lease_margin_ms: Option<u64>,
+
+    /// Started behind the high-water mark: wait until the clock passes it, or fail
+    /// (default: wait)
+    #[arg(
+        long,
+        env = "SNOWMINT_RESTART_BEHIND",
+        value_name = "POLICY",
+        help_heading = "Clock"
+    )]
+    pub restart_behind: Option<RestartBehind>,
+
+    /// What to do when the clock goes back (default: wait)
+    #[arg(
+        long,
+        env = "SNOWMINT_ROLLBACK",
+        value_name = "POLICY",
+        help_heading = "Clock"
+    )]
+    pub rollback: Option<RollbackSetting>,
+
+    /// Longest wait of the wait and spare rollback policies, in ms (default: 5000)
+    #[arg(
+        long,
+        env = "SNOWMINT_ROLLBACK_WAIT_MS",
+        value_name = "MS",
+        help_heading = "Clock"
+    )]
+    pub rollback_wait_ms: Option<u64>,
+
+    /// Future time a spent tick may borrow, in ms; 0 waits for the next tick (default: 0)
+    #[arg(
+        long,
+        env = "SNOWMINT_OVERFLOW_LEAD_MS",
+        value_name = "MS",
+        help_heading = "Clock"
+    )]
+    pub overflow_lead_ms: Option<u64>,
+
+    /// Where each tick's sequence starts (default: zero)
+    #[arg(
+        long,
+        env = "SNOWMINT_SEQUENCE_START",
+        value_name = "START",
+        help_heading = "Clock"
+    )]
+    pub sequence_start: Option<SequenceStartSetting>,
+
+    /// How far ahead the high-water mark is reserved, in ms (default: 1000)
+    #[arg(
+        long,
+        env = "SNOWMINT_RESERVE_AHEAD_MS",
+        value_name = "MS",
+        help_heading = "Clock"
+    )]
+    pub reserve_ahead_ms: Option<u64>,
+
+    /// Largest count of /v1/ids and gRPC batches (default: 100000)
+    #[arg(
+        long,
+        env = "SNOWMINT_MAX_BATCH",
+        value_name = "N",
+        help_heading = "Limits"
+    )]
+    pub max_batch: Option<u64>,
+
+    /// Most bytes one response of ids or serials may carry, over HTTP or gRPC (default:
+    /// 33554432, 32 MiB)
+    #[arg(
+        long,
+        env = "SNOWMINT_MAX_RESPONSE_BYTES",
+        value_name = "BYTES",
+        help_heading = "Limits"
+    )]
+    pub max_response_bytes: Option<u64>,
+
+    /// Open connections over both ports; beyond it new ones are refused (default: 10000)
+    #[arg(
+        long,
+        env = "SNOWMINT_MAX_CONNECTIONS",
+        value_name = "N",
+        help_heading = "Limits"
+    )]
+    pub max_connections: Option<u64>,
+
+    /// Longest time to receive a request head, in ms (default: 10000)
+    #[arg(
+        long,
+        env = "SNOWMINT_HEADER_READ_TIMEOUT_MS",
+        value_name = "MS",
+        help_heading = "Limits"
+    )]
+    pub header_read_timeout_ms: Option<u64>,
+
+    /// Longest time a connection may make no progress (no request, no response byte
+    /// taken), in ms (default: 60000)
+    #[arg(
+        long,
+        env = "SNOWMINT_IDLE_TIMEOUT_MS",
+        value_name = "MS",
+        help_heading = "Limits"
+    )]
+    pub idle_timeout_ms: Option<u64>,
+
+    /// Largest request head, request line and headers together, in bytes (default: 16384)
+    #[arg(
+        long,
+        env = "SNOWMINT_MAX_HEADER_BYTES",
+        value_name = "BYTES",
+        help_heading = "Limits"
+    )]
+    pub max_header_bytes: Option<u64>,
+
+    /// HTTP/2 streams one connection may have open, advertised in SETTINGS (default: 100)
+    #[arg(
+        long,
+        env = "SNOWMINT_MAX_CONCURRENT_STREAMS",
+        value_name = "N",
+        help_heading = "Limits"
+    )]
+    pub max_concurrent_streams: Option<u64>,
+
+    /// Ids being issued or waiting in responses, over all connections (default: 4194304)
+    #[arg(
+        long,
+        env = "SNOWMINT_MAX_IDS_IN_FLIGHT",
+        value_name = "N",
+        help_heading = "Limits"
+    )]
+    pub max_ids_in_flight: Option<u64>,
+
+    /// Ids being issued or waiting in responses, on one connection (default: 262144, or
+    /// max_batch if larger)
+    #[arg(
+        long,
+        env = "SNOWMINT_MAX_IDS_IN_FLIGHT_PER_CONNECTION",
+        value_name = "N",
+        help_heading = "Limits"
+    )]
+    pub max_ids_in_flight_per_connection: Option<u64>,
+
+    /// Response bytes one HTTP/2 stream may buffer for a slow reader (default: 65536)
+    #[arg(
+        long,
+        env = "SNOWMINT_STREAM_BUFFER_BYTES",
+        value_name = "BYTES",
+        help_heading = "Limits"
+    )]
+    pub stream_buffer_bytes: Option<u64>,
+}
+
+impl Settings {
+    /// Reads a TOML file.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read, is not TOML, has an unknown key or a mistyped value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_server::Settings;
+    ///
+    /// let err = Settings::from_file("/nonexistent/snowmint.toml".as_ref()).unwrap_err();
+    /// assert!(err.to_string().starts_with("cannot read config file /nonexistent/snowmint.toml: "));
+    /// ```
+    pub fn from_file(path: &Path) -> Result<Settings, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        Settings::from_toml(&text, path)
+    }
+
+    /// Parses TOML text; `path` only names it in errors, which give the line at fault.
+    ///
+    /// # Errors
+    ///
+    /// As [`Settings::from_file`], but for text.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_server::Settings;
+    ///
+    /// let err = Settings::from_toml("wroker = 3", "snowmint.toml".as_ref()).unwrap_err();
+    /// assert!(err.to_string().starts_with(
+    ///     "config file snowmint.toml: line 1, `wroker = 3`: unknown field `wroker`, expected one of "
+    /// ), "{err}");
+    /// ```
+    pub fn from_toml(text: &str, path: &Path) -> Result<Settings, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: parse_message(text, &e),
+        })
+    }
+}
+
+/// The parser's message after the line it points at, so the key at fault is in view: the
+/// parser's own rendering spans several lines, and an error is one line.
+fn parse_message(text: &str, err: &toml::de::Error) -> String {
+    let message = err.message().trim_end().replace('\n', " ");
+    let Some(start) = err.span().map(|span| span.start) else {
+        return message;
+    };
+    if !text.is_char_boundary(start) {
+        return message;
+    }
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    let number = text[..start].matches('\n').count() + 1;
+    let line = text[line_start..line_end].trim();
+    format!("line {number}, `{line}`: {message}")
+}

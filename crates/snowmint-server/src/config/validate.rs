@@ -1,0 +1,409 @@
+//! [`Config`]: the settings checked, one key at a time, with each default filled in. A check
+//! names the key it checks; a check between two keys names both.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use snowmint::{Clock, Layout, OverflowPolicy, RollbackPolicy, SequenceStart, UnixMs, WallClock};
+use snowmint_lease::LeaseSettings;
+
+use super::{
+    ConfigError, RestartBehind, RollbackSetting, SequenceStartSetting, Settings, invalid,
+    rule_after_value,
+};
+use crate::Limits;
+
+/// A validated configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// HTTP listen address.
+    pub http_addr: SocketAddr,
+    /// gRPC listen address, or `None` when disabled.
+    pub grpc_addr: Option<SocketAddr>,
+    /// Directory of the high-water-mark files.
+    pub state_dir: PathBuf,
+    /// The layout, with its epoch.
+    pub layout: Layout,
+    /// Datacenter id, within the layout's range.
+    pub datacenter: u64,
+    /// Worker id, within the layout's range.
+    pub worker: u64,
+    /// Bearer token, if required.
+    pub auth_token: Option<String>,
+    /// Largest batch.
+    pub max_batch: u64,
+    /// Most bytes one response of ids or serials may carry.
+    pub max_response_bytes: u64,
+    /// Grace period of shutdown.
+    pub shutdown_grace: Duration,
+    /// Start-up behaviour behind the high-water mark.
+    pub restart_behind: RestartBehind,
+    /// Clock rollback policy.
+    pub rollback: RollbackPolicy,
+    /// Overflow policy.
+    pub overflow: OverflowPolicy,
+    /// Sequence start policy.
+    pub sequence_start: SequenceStart,
+    /// Reservation window of the high-water mark.
+    pub reserve_ahead: Duration,
+    /// The lease URL.
+    pub lease: String,
+    /// The instance's name in the registry.
+    pub identity: String,
+    /// How leases are kept.
+    pub lease_settings: LeaseSettings,
+    /// What one client may take: connections, timeouts, header bytes, streams, ids.
+    pub limits: Limits,
+}
+
+const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8080";
+const DEFAULT_GRPC_ADDR: &str = "127.0.0.1:50051";
+/// The setting of `grpc_addr` that serves no gRPC.
+const GRPC_OFF: &str = "off";
+const DEFAULT_LAYOUT: &str = "twitter";
+
+/// The default largest batch: 100,000 ids are about 2 MB of JSON.
+const DEFAULT_MAX_BATCH: u64 = 100_000;
+/// The largest batch a request may ask for: a million ids is 20 MB of JSON.
+const BATCH_LIMIT: u64 = 1_000_000;
+
+/// The default response budget: room for the largest batch, a million ids, in any format
+/// (22 MB of decimal JSON), and for 100,000 serials of the longest kind.
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 32 * 1024 * 1024;
+/// The response budget's bounds: a kibibyte holds one id or serial in any format; past a
+/// gibibyte one response holds more memory than an id service should spend on a request.
+const RESPONSE_BYTES: std::ops::RangeInclusive<u64> = 1024..=1024 * 1024 * 1024;
+
+/// Requests in flight get 10 s to finish at shutdown, well within an orchestrator's patience.
+const DEFAULT_SHUTDOWN_GRACE_MS: u64 = 10_000;
+/// The longest shutdown grace: orchestrators stop a process long before ten minutes
+/// (Kubernetes after 30 s, systemd after 90 s, by default).
+const SHUTDOWN_GRACE_MAX_MS: u64 = 600_000;
+
+/// The core's default wait for a clock that went back.
+const DEFAULT_ROLLBACK_WAIT_MS: u64 = 5_000;
+/// The longest wait for a clock that went back: a request waits that long, and past a
+/// minute its client has given up.
+const ROLLBACK_WAIT_MAX_MS: u64 = 60_000;
+
+/// The default reservation window: a crashed server's successor waits at most 1 s.
+const DEFAULT_RESERVE_AHEAD_MS: u64 = 1_000;
+/// The longest reservation window: after a crash, a restart waits out what was reserved.
+const RESERVE_AHEAD_MAX_MS: u64 = 60_000;
+
+/// The default lease TTL: a crashed holder's worker id is free again after 10 s.
+const DEFAULT_LEASE_TTL_MS: u64 = 10_000;
+/// The shortest lease TTL the lease keeper takes: renewals need room within it.
+const LEASE_TTL_MIN_MS: u64 = 1_000;
+/// The longest lease TTL: a crashed holder's worker id stays unusable that long.
+const LEASE_TTL_MAX_MS: u64 = 600_000;
+
+/// The longest identity, in bytes: registries store it in a key or a column of bounded size.
+const IDENTITY_MAX_BYTES: usize = 200;
+
+/// Leaf's cure for all-even ids at low traffic: a random start below a small bound, so most
+/// of the tick stays free for bursts.
+const RANDOM_START_BELOW: u64 = 16;
+
+impl TryFrom<Settings> for Config {
+    type Error = ConfigError;
+
+    fn try_from(s: Settings) -> Result<Config, ConfigError> {
+        let http_addr = addr("http_addr", s.http_addr.as_deref(), DEFAULT_HTTP_ADDR)?;
+        let grpc_addr = match s.grpc_addr.as_deref() {
+            Some(GRPC_OFF) => None,
+            given => Some(addr("grpc_addr", given, DEFAULT_GRPC_ADDR)?),
+        };
+        let layout = layout(&s)?;
+        let datacenter = s.datacenter.unwrap_or(0);
+        in_layout("datacenter", datacenter, layout.max_datacenter(), &layout)?;
+        let (lease, worker) = lease_and_worker(&s)?;
+        in_layout("worker", worker, layout.max_worker(), &layout)?;
+        let max_batch = s.max_batch.unwrap_or(DEFAULT_MAX_BATCH);
+        if !(1..=BATCH_LIMIT).contains(&max_batch) {
+            return Err(invalid(
+                "max_batch",
+                max_batch,
+                format!("is out of range 1..={BATCH_LIMIT}"),
+            ));
+        }
+        let max_response_bytes = s.max_response_bytes.unwrap_or(DEFAULT_MAX_RESPONSE_BYTES);
+        if !RESPONSE_BYTES.contains(&max_response_bytes) {
+            return Err(invalid(
+                "max_response_bytes",
+                max_response_bytes,
+                format!(
+                    "is out of range {}..={}",
+                    RESPONSE_BYTES.start(),
+                    RESPONSE_BYTES.end()
+                ),
+            ));
+        }
+        let rollback = rollback(&s)?;
+        let (reserve_ahead, overflow) = reservation(&s, &layout)?;
+        let lease_settings = lease_settings(&s)?;
+        let identity = s.identity.clone().unwrap_or_else(snowmint_lease::hostname);
+        if identity.is_empty() || identity.len() > IDENTITY_MAX_BYTES {
+            return Err(invalid(
+                "identity",
+                &identity,
+                format!("must be 1 to {IDENTITY_MAX_BYTES} characters"),
+            ));
+        }
+        if s.auth_token.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            // The value is not repeated: a token is a secret, even a blank one.
+            return Err(invalid("auth_token", "", "must not be empty"));
+        }
+        let limits = Limits::from_settings(&s, max_batch)?;
+        let shutdown_grace_ms = at_most(
+            "shutdown_grace_ms",
+            s.shutdown_grace_ms.unwrap_or(DEFAULT_SHUTDOWN_GRACE_MS),
+            SHUTDOWN_GRACE_MAX_MS,
+            "requests in flight are waited for this long at shutdown",
+        )?;
+        Ok(Config {
+            http_addr,
+            grpc_addr,
+            state_dir: s
+                .state_dir
+                .unwrap_or_else(snowmint_lease::default_state_dir),
+            datacenter,
+            worker,
+            auth_token: s.auth_token,
+            max_batch,
+            max_response_bytes,
+            shutdown_grace: Duration::from_millis(shutdown_grace_ms),
+            restart_behind: s.restart_behind.unwrap_or(RestartBehind::Wait),
+            rollback,
+            overflow,
+            sequence_start: match s.sequence_start.unwrap_or(SequenceStartSetting::Zero) {
+                SequenceStartSetting::Zero => SequenceStart::Zero,
+                SequenceStartSetting::Random => SequenceStart::Random {
+                    below: (layout.max_sequence() + 1).min(RANDOM_START_BELOW),
+                },
+                SequenceStartSetting::Continue => SequenceStart::Continue,
+            },
+            layout,
+            reserve_ahead,
+            lease,
+            identity,
+            lease_settings,
+            limits,
+        })
+    }
+}
+
+/// `layout`, moved to `epoch` if one is given: a preset that can generate, whose time field
+/// has not run out.
+fn layout(s: &Settings) -> Result<Layout, ConfigError> {
+    let name = s.layout.as_deref().unwrap_or(DEFAULT_LAYOUT);
+    let mut layout = Layout::by_name(name).map_err(|_| {
+        let presets = Layout::PRESETS.map(|l| l.name()).join(", ");
+        invalid(
+            "layout",
+            name,
+            format!("is not a layout: expected one of {presets}"),
+        )
+    })?;
+    if layout.is_decode_only() {
+        return Err(invalid(
+            "layout",
+            name,
+            "uses bit 63 and can decode ids but not generate them; use twitter, sonyflake or baidu",
+        ));
+    }
+    let now = UnixMs(WallClock.now_ms());
+    if let Some(epoch) = &s.epoch {
+        let blame = |e: &dyn std::fmt::Display| {
+            invalid("epoch", epoch, rule_after_value(&e.to_string(), epoch))
+        };
+        let ms = UnixMs::parse_epoch(epoch, now).map_err(|e| blame(&e))?;
+        layout = layout.with_epoch_ms(ms.0).map_err(|e| blame(&e))?;
+    }
+    let runs_out_ms = layout.capacity().runs_out_ms;
+    if runs_out_ms <= now.0 {
+        let end = UnixMs(runs_out_ms);
+        let rule = "so no id can be issued; use another layout or a later epoch";
+        // The epoch moves the end too, so the key to change is the one that was set.
+        return Err(match &s.epoch {
+            Some(epoch) => invalid(
+                "epoch",
+                epoch,
+                format!("makes layout {name}'s time field run out on {end}, {rule}"),
+            ),
+            None => invalid(
+                "layout",
+                name,
+                format!("has a time field that ran out on {end}, {rule}"),
+            ),
+        });
+    }
+    Ok(layout)
+}
+
+/// A datacenter or worker id within what `layout` holds.
+fn in_layout(key: &'static str, id: u64, max: u64, layout: &Layout) -> Result<(), ConfigError> {
+    if id > max {
+        return Err(invalid(
+            key,
+            id,
+            format!("is out of range 0..={max} for layout {}", layout.name()),
+        ));
+    }
+    Ok(())
+}
+
+/// The lease URL, and the worker id it fixes (a registry's lease picks one later: 0 here).
+/// `worker` and `lease` both choose the worker id, so a conflict names both.
+fn lease_and_worker(s: &Settings) -> Result<(String, u64), ConfigError> {
+    let lease = match (&s.lease, s.worker) {
+        (None, worker) => format!("static:{}", worker.unwrap_or(0)),
+        (Some(url), Some(worker)) if !url.starts_with("static:") => {
+            return Err(invalid(
+                "worker",
+                worker,
+                format!(
+                    "conflicts with lease {url:?}, which chooses the worker id; drop one of them"
+                ),
+            ));
+        }
+        (Some(url), _) => {
+            snowmint_lease::registry_from_url(url)
+                .map_err(|e| invalid("lease", url, rule_after_value(&e.to_string(), url)))?;
+            url.clone()
+        }
+    };
+    let worker = match lease.strip_prefix("static:").map(str::parse::<u64>) {
+        Some(Ok(w)) if s.worker.is_some_and(|given| given != w) => {
+            return Err(invalid(
+                "worker",
+                s.worker.unwrap_or(0),
+                format!("conflicts with lease {lease:?}"),
+            ));
+        }
+        Some(Ok(w)) => w,
+        _ => 0,
+    };
+    Ok((lease, worker))
+}
+
+/// The rollback policy, with `rollback_wait_ms` as the wait of those that wait.
+fn rollback(s: &Settings) -> Result<RollbackPolicy, ConfigError> {
+    let wait = Duration::from_millis(at_most(
+        "rollback_wait_ms",
+        s.rollback_wait_ms.unwrap_or(DEFAULT_ROLLBACK_WAIT_MS),
+        ROLLBACK_WAIT_MAX_MS,
+        "a request waits this long for a clock that went back",
+    )?);
+    Ok(match s.rollback.unwrap_or(RollbackSetting::Wait) {
+        RollbackSetting::Refuse => RollbackPolicy::Refuse,
+        RollbackSetting::Wait => RollbackPolicy::WaitUpTo(wait),
+        RollbackSetting::Logical => RollbackPolicy::LogicalClock,
+        RollbackSetting::Spare => RollbackPolicy::SpareSequence {
+            then_wait_up_to: wait,
+        },
+    })
+}
+
+/// How far ahead the high-water mark is reserved, and how far a burst may borrow.
+fn reservation(s: &Settings, layout: &Layout) -> Result<(Duration, OverflowPolicy), ConfigError> {
+    let reserve_ahead_ms = s.reserve_ahead_ms.unwrap_or(DEFAULT_RESERVE_AHEAD_MS);
+    if reserve_ahead_ms < layout.tick_ms() {
+        return Err(invalid(
+            "reserve_ahead_ms",
+            reserve_ahead_ms,
+            format!(
+                "must be at least one tick of layout {} ({} ms)",
+                layout.name(),
+                layout.tick_ms()
+            ),
+        ));
+    }
+    at_most(
+        "reserve_ahead_ms",
+        reserve_ahead_ms,
+        RESERVE_AHEAD_MAX_MS,
+        "after a crash, a restart waits out what was reserved",
+    )?;
+    // Borrowed ids stay within the window the mark reserves ahead anyway, so a burst
+    // cannot push the mark far ahead: a restart waits out at most twice the window.
+    let lead_ms = at_most(
+        "overflow_lead_ms",
+        s.overflow_lead_ms.unwrap_or(0),
+        reserve_ahead_ms,
+        "ids borrowed ahead of the clock must stay within reserve_ahead_ms",
+    )?;
+    let overflow = match lead_ms {
+        0 => OverflowPolicy::Wait,
+        ms => OverflowPolicy::Borrow {
+            lead: Duration::from_millis(ms),
+        },
+    };
+    Ok((Duration::from_millis(reserve_ahead_ms), overflow))
+}
+
+/// The lease's TTL, renewal interval and safety margin, each checked under its own key:
+/// the rules of [`LeaseSettings::validate`], with the keys named.
+fn lease_settings(s: &Settings) -> Result<LeaseSettings, ConfigError> {
+    let ttl_ms = s.lease_ttl_ms.unwrap_or(DEFAULT_LEASE_TTL_MS);
+    if ttl_ms < LEASE_TTL_MIN_MS {
+        return Err(invalid(
+            "lease_ttl_ms",
+            ttl_ms,
+            format!("must be at least {LEASE_TTL_MIN_MS} ms: renewals need room within it"),
+        ));
+    }
+    at_most(
+        "lease_ttl_ms",
+        ttl_ms,
+        LEASE_TTL_MAX_MS,
+        "a crashed holder's worker id stays unusable for the TTL",
+    )?;
+    let margin_ms = s.lease_margin_ms.unwrap_or(ttl_ms / 10);
+    if margin_ms >= ttl_ms {
+        return Err(invalid(
+            "lease_margin_ms",
+            margin_ms,
+            format!("must be shorter than lease_ttl_ms ({ttl_ms} ms)"),
+        ));
+    }
+    let renew_ms = s.lease_renew_ms.unwrap_or(ttl_ms / 3);
+    if renew_ms == 0 || renew_ms >= ttl_ms - margin_ms {
+        return Err(invalid(
+            "lease_renew_ms",
+            renew_ms,
+            format!(
+                "must be 1 ms or more and shorter than lease_ttl_ms ({ttl_ms} ms) less lease_margin_ms ({margin_ms} ms)"
+            ),
+        ));
+    }
+    Ok(LeaseSettings {
+        ttl: Duration::from_millis(ttl_ms),
+        renew_every: Duration::from_millis(renew_ms),
+        safety_margin: Duration::from_millis(margin_ms),
+    })
+}
+
+fn addr(key: &'static str, given: Option<&str>, default: &str) -> Result<SocketAddr, ConfigError> {
+    let text = given.unwrap_or(default);
+    text.parse().map_err(|_| {
+        invalid(
+            key,
+            text,
+            "is not an address like 127.0.0.1:8080 or [::1]:0",
+        )
+    })
+}
+
+/// A `key` of `value` ms above `max` ms: the error names both and says what it bounds.
+fn at_most(key: &'static str, value: u64, max: u64, why: &str) -> Result<u64, ConfigError> {
+    if value > max {
+        return Err(invalid(
+            key,
+            value,
+            format!("must be at most {max} ms: {why}"),
+        ));
+    }
+    Ok(value)
+}
