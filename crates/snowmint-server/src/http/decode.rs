@@ -3,10 +3,11 @@
 use axum::Json;
 use axum::extract::{RawQuery, State};
 use serde::Serialize;
-use snowmint::{Decoded, Id, Layout, UnixMs};
+use snowmint::{Decoded, UnixMs};
 
 use super::path::PathText;
 use super::query::Params;
+use crate::issue::{self, DecodeRequest};
 use crate::{ApiError, AppState};
 
 /// `GET /v1/decode/{id}[?layout=PRESET]`: the id in any encoding, taken apart with the
@@ -33,12 +34,11 @@ pub async fn decode(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Decoded>, ApiError> {
     let params = Params::parse(raw.as_deref(), &["layout"])?;
-    let layout = match params.get("layout") {
-        None => *state.layout(),
-        Some(name) => Layout::by_name(name)?,
+    let asked = DecodeRequest {
+        id: &text,
+        layout: params.get("layout"),
     };
-    let (id, _) = Id::parse_any(&text)?;
-    Ok(Json(Decoded::new(&layout, id)?))
+    Ok(Json(issue::decode(&state, asked)?))
 }
 
 /// The answer of `GET /v1/layout`.

@@ -8,11 +8,8 @@ use axum::response::{IntoResponse, Response};
 use super::accept::{Answer, negotiate};
 use super::json;
 use super::query::{Format, Params};
-use crate::issue::{ConnShare, issue};
+use crate::issue::{self, ConnShare, Count, Framing, IdsRequest};
 use crate::{ApiError, AppState};
-
-/// `{"ids":[` and `]}` around the ids.
-const JSON_IDS_OVERHEAD: u64 = 10;
 
 /// `GET /v1/id[?format=dec|hex|base32|base62|int]`: `{"id":"..."}`.
 #[utoipa::path(
@@ -35,8 +32,7 @@ pub async fn one(
 ) -> Result<Response, ApiError> {
     let params = Params::parse(raw.as_deref(), &["format"])?;
     let format = Format::from_params(&params)?;
-    let id = state.source.next_id()?;
-    state.metrics.ids_issued.inc();
+    let id = issue::one(&state)?;
     let mut body = String::with_capacity(32);
     body.push_str("{\"id\":");
     format.push_json(id, &mut body);
@@ -74,14 +70,22 @@ pub async fn many(
 ) -> Result<Response, ApiError> {
     let params = Params::parse(raw.as_deref(), &["count", "format"])?;
     let format = Format::from_params(&params)?;
-    let count = count_param(&params, state.max_batch)?;
     let plain = wants_plain_text(&headers);
-    if plain {
-        state.check_response_size(count, "ids", format.text_bytes(), 0)?;
+    let asked = IdsRequest {
+        count: count_param(&params),
+        id_bytes: format.max_len(),
+    };
+    let framing = if plain {
+        // One id a line.
+        Framing {
+            per_item: 1,
+            around: 0,
+        }
     } else {
-        state.check_response_size(count, "ids", format.json_bytes(), JSON_IDS_OVERHEAD)?;
-    }
-    let (ids, held) = issue(&state, count, share.as_deref()).await?;
+        format.json_framing()
+    };
+    let batch = asked.check(&state, framing)?;
+    let (ids, held) = issue::ids(&state, batch, share.as_deref()).await?;
     let mut response = if plain {
         let mut body = String::with_capacity(ids.len() * 20);
         for id in ids {
@@ -106,21 +110,12 @@ pub async fn many(
     Ok(response)
 }
 
-/// Reads `?count=`, required, 1 to `max`.
-pub fn count_param(params: &Params, max: u64) -> Result<u64, ApiError> {
-    let Some(text) = params.get("count") else {
-        return Err(ApiError::BadRequest(format!(
-            "query parameter \"count\" is required: 1..={max}"
-        )));
-    };
-    text.parse::<u64>()
-        .ok()
-        .filter(|n| (1..=max).contains(n))
-        .ok_or_else(|| {
-            ApiError::BadRequest(format!(
-                "count {text:?} is out of range: expected a whole number 1..={max}"
-            ))
-        })
+/// `?count=`, as given.
+pub fn count_param(params: &Params) -> Count<'_> {
+    match params.get("count") {
+        Some(text) => Count::Text("count", text),
+        None => Count::Missing("query parameter \"count\""),
+    }
 }
 
 /// Whether the client prefers plain text to JSON, by its `Accept` headers' q-values (several

@@ -15,16 +15,14 @@ pub use schema::document as openapi_document;
 
 use std::time::Instant;
 
+use crate::issue;
+use crate::{ApiError, AppState};
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::http::{Method, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use subtle::ConstantTimeEq;
-
-use crate::metrics::{RequestLabels, RouteLabels};
-use crate::{ApiError, AppState};
 
 /// The longest request target (path and query) accepted, in bytes.
 pub const MAX_URI_BYTES: usize = 8 * 1024;
@@ -133,30 +131,14 @@ async fn front(State(state): State<AppState>, request: Request, next: Next) -> R
             "request body is {body} bytes, more than the {MAX_BODY_BYTES} this server accepts"
         ))
         .into_response()
-    } else if let Some(token) = &state.auth_token
-        && !OPEN_ROUTES.contains(&request.uri().path())
-        && !bearer_matches(request.headers(), token)
-    {
-        ApiError::Unauthorized.into_response()
+    } else if let Err(refused) = authorize(&state, &request) {
+        refused.into_response()
     } else {
         next.run(request).await
     };
-    let metrics = &state.metrics;
-    metrics
-        .latency
-        .get_or_create(&RouteLabels {
-            protocol: "http",
-            route,
-        })
-        .observe(start.elapsed().as_secs_f64());
-    metrics
-        .requests
-        .get_or_create(&RequestLabels {
-            protocol: "http",
-            route,
-            status: response.status().as_u16(),
-        })
-        .inc();
+    state
+        .metrics
+        .record("http", route, response.status().as_u16(), start.elapsed());
     response
 }
 
@@ -185,13 +167,13 @@ fn http2_header_list_size(request: &Request) -> usize {
             .sum::<usize>()
 }
 
-/// Compares in constant time, so the answer's timing does not leak the token.
-fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
-    headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|given| bool::from(given.as_bytes().ct_eq(token.as_bytes())))
+/// The token check, for every route but the open ones.
+fn authorize(state: &AppState, request: &Request) -> Result<(), ApiError> {
+    if OPEN_ROUTES.contains(&request.uri().path()) {
+        return Ok(());
+    }
+    let given = request.headers().get(header::AUTHORIZATION);
+    issue::authorize(state, given.map(|v| v.as_bytes()))
 }
 
 /// A JSON body with the right content type, built without a serializer on hot paths.

@@ -4,6 +4,7 @@
 use snowmint::Encoding;
 
 use crate::ApiError;
+use crate::issue::Framing;
 
 /// The parameters of one request, checked against what the route accepts.
 pub struct Params(Vec<(String, String)>);
@@ -70,20 +71,21 @@ impl Format {
         }
     }
 
-    /// The most bytes one id takes in a JSON array: its text, quotes unless it is an int,
-    /// and a comma.
-    pub fn json_bytes(self) -> u64 {
+    /// The most bytes one id takes, quotes aside.
+    pub fn max_len(self) -> u64 {
         match self {
-            Format::Int => Encoding::Decimal.max_len() as u64 + 1,
-            Format::Text(encoding) => encoding.max_len() as u64 + 3,
+            Format::Int => Encoding::Decimal.max_len() as u64,
+            Format::Text(encoding) => encoding.max_len() as u64,
         }
     }
 
-    /// The most bytes one id takes as a line of plain text.
-    pub fn text_bytes(self) -> u64 {
-        match self {
-            Format::Int => Encoding::Decimal.max_len() as u64 + 1,
-            Format::Text(encoding) => encoding.max_len() as u64 + 1,
+    /// `{"ids":[...]}`: each id followed by a comma, and quoted unless it is an int;
+    /// `{"ids":[` and `]}` around them.
+    pub fn json_framing(self) -> Framing {
+        let quotes = if self == Format::Int { 0 } else { 2 };
+        Framing {
+            per_item: quotes + 1,
+            around: 10,
         }
     }
 

@@ -5,28 +5,29 @@ use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use axum::{Extension, Json};
-use serde::Serialize;
-use snowmint::BizCode;
-use snowmint::serial::{Template, Zone};
 
 use super::ids::count_param;
 use super::json;
 use super::path::PathText;
 use super::query::Params;
-use crate::issue::{ConnShare, issue};
+use crate::issue::{
+    self, ConnShare, DecodeSerialRequest, DecodedSerial, Framing, SerialFormat, SerialsRequest,
+};
 use crate::{ApiError, AppState};
 
-/// `{"serials":[` and `]}` around the serials.
-const JSON_SERIALS_OVERHEAD: u64 = 14;
+/// `{"serials":[...]}`: each serial quoted and followed by a comma, `{"serials":[` and `]}`
+/// around them.
+const JSON_SERIALS: Framing = Framing {
+    per_item: 3,
+    around: 14,
+};
 
-/// `?template=` and `?tz=`, over the server's layout.
-fn format_params(state: &AppState, params: &Params) -> Result<(Template, Zone), ApiError> {
-    let template = Template::parse(
-        params.get("template").unwrap_or(Template::DEFAULT),
-        state.layout(),
-    )?;
-    let zone = params.get("tz").map_or(Ok(Zone::UTC), Zone::parse)?;
-    Ok((template, zone))
+/// `?template=` and `?tz=`.
+fn format_params(params: &Params) -> SerialFormat<'_> {
+    SerialFormat {
+        template: params.get("template"),
+        tz: params.get("tz"),
+    }
 }
 
 /// `GET /v1/serials/{biz}?count=N[&template=T][&tz=+08:00]`: `{"serials":[...]}`.
@@ -56,37 +57,30 @@ pub async fn issue_serials(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     let params = Params::parse(raw.as_deref(), &["count", "template", "tz"])?;
-    let biz = BizCode::new(&biz)?;
-    let (template, zone) = format_params(&state, &params)?;
-    let count = count_param(&params, state.max_batch)?;
-    // Each serial is quoted and followed by a comma.
-    let item_bytes = template.serial_len(&biz) as u64 + 3;
-    state.check_response_size(count, "serials", item_bytes, JSON_SERIALS_OVERHEAD)?;
-    let (ids, held) = issue(&state, count, share.as_deref()).await?;
-    let mut body = String::with_capacity((count * item_bytes + JSON_SERIALS_OVERHEAD) as usize);
+    let asked = SerialsRequest {
+        biz: &biz,
+        format: format_params(&params),
+        count: count_param(&params),
+    };
+    let batch = asked.check(&state, JSON_SERIALS)?;
+    let (ids, held) = issue::serials(&state, &batch, share.as_deref()).await?;
+    let item_bytes = batch.serial_len() as u64 + JSON_SERIALS.per_item;
+    let mut body =
+        String::with_capacity((batch.count() * item_bytes + JSON_SERIALS.around) as usize);
     body.push_str("{\"serials\":[");
     for (i, id) in ids.into_iter().enumerate() {
         if i > 0 {
             body.push(',');
         }
-        // Serials are digits, A-Z and the separators - _ . / and space: nothing to escape.
+        // Nothing in a serial needs escaping (see SerialBatch::write).
         body.push('"');
-        template.write_to(&mut body, &biz, id, &zone)?;
+        batch.write(id, &mut body)?;
         body.push('"');
     }
     body.push_str("]}");
     let mut response = json(StatusCode::OK, body);
     response.extensions_mut().insert(held);
     Ok(response)
-}
-
-/// A serial taken apart.
-#[derive(Debug, Serialize)]
-pub struct DecodedSerial {
-    serial: String,
-    biz: Option<String>,
-    #[serde(flatten)]
-    decoded: snowmint::Decoded,
 }
 
 /// `GET /v1/serials/decode/{serial}[?template=T][&tz=+08:00]`: its business code and the
@@ -114,11 +108,9 @@ pub async fn decode_serial(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<DecodedSerial>, ApiError> {
     let params = Params::parse(raw.as_deref(), &["template", "tz"])?;
-    let (template, zone) = format_params(&state, &params)?;
-    let parsed = template.parse_serial(&serial, &zone)?;
-    Ok(Json(DecodedSerial {
-        serial,
-        biz: parsed.biz.map(|b| b.as_str().to_string()),
-        decoded: parsed.decoded(),
-    }))
+    let asked = DecodeSerialRequest {
+        serial: &serial,
+        format: format_params(&params),
+    };
+    Ok(Json(issue::decode_serial(&state, asked)?))
 }
