@@ -125,8 +125,23 @@ async fn one_id_in_every_format() {
     assert_eq!(a.status, StatusCode::BAD_REQUEST);
     assert_eq!(
         a.error(),
-        "unknown format \"octal\": expected dec, hex, base32, base62 or int"
+        "unknown format \"octal\": expected decimal, hex, base32, base62 or int"
     );
+    // Every name the core (and so the CLI's --format) reads, in any case.
+    for (name, encoding) in [
+        ("b32", snowmint::Encoding::Base32),
+        ("B32", snowmint::Encoding::Base32),
+        ("b62", snowmint::Encoding::Base62),
+        ("decimal", snowmint::Encoding::Decimal),
+        ("HEX", snowmint::Encoding::Hex),
+    ] {
+        assert_eq!(name.parse(), Ok(encoding));
+        let a = get(&s, &format!("/v1/ids?count=2&format={name}")).await;
+        assert_eq!(a.status, StatusCode::OK, "{name}: {}", a.body);
+        for id in a.json()["ids"].as_array().unwrap() {
+            Id::parse_as(id.as_str().unwrap(), encoding).unwrap();
+        }
+    }
     let a = get(&s, "/v1/id?fromat=hex").await;
     assert_eq!(
         a.error(),
@@ -450,6 +465,77 @@ async fn openapi_describes_exactly_the_routes_that_answer() {
         doc["components"]["securitySchemes"]["bearer"]["scheme"],
         "bearer"
     );
+}
+
+/// The schema of query parameter `name` of `path`'s GET, in the served document.
+fn query_schema(doc: &Value, path: &str, name: &str) -> Value {
+    let params = doc["paths"][path]["get"]["parameters"].as_array().unwrap();
+    let param = params.iter().find(|p| p["name"] == name).unwrap();
+    assert_eq!(param["in"], "query");
+    param["schema"].clone()
+}
+
+#[tokio::test]
+async fn the_document_allows_exactly_the_names_the_server_reads() {
+    let s = server("").await;
+    let doc = get(&s, "/openapi.json").await.json();
+    let candidates = [
+        "dec",
+        "DEC",
+        "decimal",
+        "Decimal",
+        "hex",
+        "HEX",
+        "base32",
+        "b32",
+        "B32",
+        "base62",
+        "b62",
+        "int",
+        "INT",
+        "Int",
+        "octal",
+        "b3",
+        "b622",
+        "hexx",
+        "in",
+        "integer",
+        "base",
+        "",
+        " hex",
+        "hex ",
+        "he x",
+        "0x",
+        "twitter",
+        "TWITTER",
+        "Discord",
+        "sonyflake",
+        "tsid",
+        "mastodon",
+        "flickr",
+        "twitter2",
+        "insta",
+    ];
+    let checks = [
+        ("/v1/ids", "format", "/v1/ids?count=1&format="),
+        ("/v1/id", "format", "/v1/id?format="),
+        ("/v1/decode/{id}", "layout", "/v1/decode/1?layout="),
+    ];
+    for (path, name, uri) in checks {
+        let schema = query_schema(&doc, path, name);
+        assert_eq!(schema["type"], "string", "{path} {name}");
+        let pattern = regex::Regex::new(schema["pattern"].as_str().unwrap()).unwrap();
+        for text in candidates {
+            let a = get(&s, &format!("{uri}{}", text.replace(' ', "%20"))).await;
+            assert_eq!(
+                pattern.is_match(text),
+                a.status == StatusCode::OK,
+                "{path} {name}={text:?}: {} {}",
+                a.status,
+                a.body
+            );
+        }
+    }
 }
 
 #[tokio::test]

@@ -19,7 +19,7 @@ use crate::{ApiError, AppState};
     summary = "Take an id apart",
     params(
         ("id" = String, Path, description = "The id: decimal, hex (0x...), Crockford base32 (13 chars) or base62 (11 chars)"),
-        ("layout" = Option<String>, Query, description = "twitter, discord, instagram, sonyflake, baidu, tsid or mastodon; default: the server's"),
+        ("layout" = inline(Option<super::schema::PresetName>), Query, description = "A preset to decode with; default: the server's layout"),
     ),
     responses(
         (status = 200, description = "The id's parts", body = super::schema::DecodedBody),

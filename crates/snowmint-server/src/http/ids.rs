@@ -11,13 +11,13 @@ use super::query::{Format, Params};
 use crate::issue::{self, ConnShare, Count, Framing, IdsRequest};
 use crate::{ApiError, AppState};
 
-/// `GET /v1/id[?format=dec|hex|base32|base62|int]`: `{"id":"..."}`.
+/// `GET /v1/id[?format=...]`: `{"id":"..."}`.
 #[utoipa::path(
     get,
     path = "/v1/id",
     tag = "ids",
     summary = "One id",
-    params(("format" = Option<String>, Query, description = "dec (default), hex, base32, base62, or int for a JSON number")),
+    params(("format" = inline(Option<Format>), Query, description = "How the id is written (default decimal); int for a JSON number")),
     responses(
         (status = 200, description = "The id; a string unless format=int", body = super::schema::IdBody),
         (status = 400, description = "Unknown format or parameter", body = super::schema::ErrorBody),
@@ -49,7 +49,7 @@ pub async fn one(
     summary = "Many unique, increasing ids",
     params(
         ("count" = u64, Query, description = "How many: 1 to the server's max_batch (default 100000)"),
-        ("format" = Option<String>, Query, description = "dec (default), hex, base32, base62 or int"),
+        ("format" = inline(Option<Format>), Query, description = "How the ids are written (default decimal); int for JSON numbers"),
     ),
     responses(
         (status = 200, description = "The ids, increasing", content(

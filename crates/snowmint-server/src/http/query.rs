@@ -1,6 +1,8 @@
 //! Query strings, parsed strictly: an unknown or repeated parameter is an error that names
 //! it, so a typo never silently falls back to a default.
 
+use std::str::FromStr;
+
 use snowmint::Encoding;
 
 use crate::ApiError;
@@ -45,6 +47,8 @@ impl Params {
 }
 
 /// How an id is written in a response: an encoding, or a bare JSON number.
+///
+/// Its OpenAPI schema (in `schema.rs`) accepts exactly what [`FromStr`] does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// A JSON string in this encoding.
@@ -54,21 +58,23 @@ pub enum Format {
 }
 
 impl Format {
+    /// The name of [`Format::Int`], beside the core's names of encodings.
+    const INT: &str = "int";
+
+    /// Every name `?format=` reads, ignoring case: the core's names of encodings (those
+    /// `snowmint gen --format` reads), and `int`.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        Encoding::NAMES
+            .into_iter()
+            .map(|(name, _)| name)
+            .chain([Format::INT])
+    }
+
     /// Reads `?format=`, decimal when absent.
     pub fn from_params(params: &Params) -> Result<Format, ApiError> {
-        match params.get("format") {
-            None => Ok(Format::Text(Encoding::Decimal)),
-            Some("int") => Ok(Format::Int),
-            Some(text) => match text.to_ascii_lowercase().as_str() {
-                "dec" | "decimal" => Ok(Format::Text(Encoding::Decimal)),
-                "hex" => Ok(Format::Text(Encoding::Hex)),
-                "base32" => Ok(Format::Text(Encoding::Base32)),
-                "base62" => Ok(Format::Text(Encoding::Base62)),
-                _ => Err(ApiError::BadRequest(format!(
-                    "unknown format {text:?}: expected dec, hex, base32, base62 or int"
-                ))),
-            },
-        }
+        params
+            .get("format")
+            .map_or(Ok(Format::Text(Encoding::Decimal)), str::parse)
     }
 
     /// The most bytes one id takes, quotes aside.
@@ -110,5 +116,23 @@ impl Format {
             Format::Text(encoding) => encoding,
         };
         out.push_str(id.encode(encoding, &mut buf));
+    }
+}
+
+impl FromStr for Format {
+    type Err = ApiError;
+
+    /// `int`, or a name of an encoding as the core reads it, ignoring case.
+    fn from_str(text: &str) -> Result<Format, ApiError> {
+        if text.eq_ignore_ascii_case(Format::INT) {
+            return Ok(Format::Int);
+        }
+        text.parse().map(Format::Text).map_err(|_| {
+            let names = Encoding::ALL.map(Encoding::name).join(", ");
+            ApiError::BadRequest(format!(
+                "unknown format {text:?}: expected {names} or {}",
+                Format::INT
+            ))
+        })
     }
 }

@@ -2,8 +2,68 @@
 //! the bodies it names.
 
 use serde::Serialize;
+use snowmint::Layout;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{Modify, OpenApi, ToSchema};
+use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
+
+use super::query::Format;
+
+/// A pattern that matches exactly `names`, in any case, as a parser that ignores case
+/// reads them: `^(?:[Hh][Ee][Xx]|...)$`. (An `enum` would refuse `HEX`, which is read.)
+fn any_case<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    let alternatives: Vec<String> = names
+        .into_iter()
+        .map(|name| {
+            name.chars()
+                .map(|c| match (c.to_ascii_lowercase(), c.to_ascii_uppercase()) {
+                    (lower, upper) if lower != upper => format!("[{lower}{upper}]"),
+                    _ if c.is_ascii_alphanumeric() => c.to_string(),
+                    _ => format!("\\{c}"),
+                })
+                .collect()
+        })
+        .collect();
+    format!("^(?:{})$", alternatives.join("|"))
+}
+
+/// A string that is one of `names`, in any case.
+fn one_of_names<'a>(names: impl IntoIterator<Item = &'a str>, description: &str) -> Schema {
+    let names: Vec<&str> = names.into_iter().collect();
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .pattern(Some(any_case(names.iter().copied())))
+        .description(Some(format!(
+            "{description}: one of {}, in any case",
+            names.join(", ")
+        )))
+        .build()
+        .into()
+}
+
+impl PartialSchema for Format {
+    fn schema() -> RefOr<Schema> {
+        one_of_names(
+            Format::names(),
+            "How ids are written: an encoding, or int for JSON numbers",
+        )
+        .into()
+    }
+}
+
+impl ToSchema for Format {}
+
+/// The name of a preset, which `?layout=` takes (see [`Layout::by_name`]).
+pub struct PresetName;
+
+impl PartialSchema for PresetName {
+    fn schema() -> RefOr<Schema> {
+        one_of_names(Layout::PRESETS.iter().map(Layout::name), "A preset").into()
+    }
+}
+
+impl ToSchema for PresetName {}
 
 /// `{"id": "..."}`.
 #[derive(Serialize, ToSchema)]
