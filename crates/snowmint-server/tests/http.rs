@@ -422,13 +422,16 @@ async fn unknown_routes_methods_and_oversized_requests_get_json_errors() {
 
 #[tokio::test]
 async fn openapi_describes_exactly_the_routes_that_answer() {
-    let s = server("").await;
-    let a = get(&s, "/openapi.json").await;
+    let s = server("auth_token = \"s3cret\"").await;
+    let token = [("authorization", "Bearer s3cret")];
+    let a = call(&s, "GET", "/openapi.json", &token).await;
     assert_eq!(a.status, StatusCode::OK);
     let doc = a.json();
     assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+    assert_eq!(a.body, snowmint_server::openapi_document());
     let paths: Vec<String> = doc["paths"].as_object().unwrap().keys().cloned().collect();
     let expected = [
+        "/",
         "/healthz",
         "/metrics",
         "/openapi.json",
@@ -441,30 +444,50 @@ async fn openapi_describes_exactly_the_routes_that_answer() {
         "/v1/serials/{biz}",
     ];
     assert_eq!(paths, expected);
-    for path in paths {
+    let mut open = Vec::new();
+    for path in &paths {
         let uri = match path.as_str() {
             "/v1/ids" => "/v1/ids?count=1".to_string(),
             "/v1/serials/{biz}" => "/v1/serials/PAY?count=1".to_string(),
             "/v1/serials/decode/{serial}" => {
-                let made = get(&s, "/v1/serials/PAY?count=1").await.json();
+                let made = call(&s, "GET", "/v1/serials/PAY?count=1", &token).await;
                 format!(
                     "/v1/serials/decode/{}",
-                    made["serials"][0].as_str().unwrap()
+                    made.json()["serials"][0].as_str().unwrap()
                 )
             }
             other => other.replace("{id}", "1"),
         };
-        let a = get(&s, &uri).await;
+        let a = call(&s, "GET", &uri, &token).await;
         assert_eq!(a.status, StatusCode::OK, "{uri}: {}", a.body);
-        assert!(
-            doc["paths"][&path]["get"]["responses"]["200"].is_object(),
-            "{path}"
-        );
+        let operation = &doc["paths"][path]["get"];
+        assert!(operation["responses"]["200"].is_object(), "{path}");
+        // What the document says of the token is what the route does without it.
+        let guarded = operation["responses"]["401"].is_object();
+        let a = get(&s, &uri).await;
+        if guarded {
+            assert_eq!(a.status, StatusCode::UNAUTHORIZED, "{uri}");
+            assert_eq!(operation.get("security"), None, "{path}: the document's");
+        } else {
+            assert_eq!(a.status, StatusCode::OK, "{uri}: {}", a.body);
+            assert_eq!(operation["security"], serde_json::json!([{}]), "{path}");
+            open.push(path.as_str());
+        }
     }
+    assert_eq!(open, ["/", "/healthz", "/readyz"]);
+    assert_eq!(doc["security"], serde_json::json!([{}, { "bearer": [] }]));
     assert_eq!(
         doc["components"]["securitySchemes"]["bearer"]["scheme"],
         "bearer"
     );
+    // Every route's metrics carry its path as declared.
+    let metrics = call(&s, "GET", "/metrics", &token).await.body;
+    for path in &paths {
+        assert!(
+            metrics.contains(&format!("route=\"{path}\",status=\"200\"")),
+            "{path}: {metrics}"
+        );
+    }
 }
 
 /// The schema of query parameter `name` of `path`'s GET, in the served document.

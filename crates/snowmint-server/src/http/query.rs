@@ -1,19 +1,35 @@
 //! Query strings, parsed strictly: an unknown or repeated parameter is an error that names
-//! it, so a typo never silently falls back to a default.
+//! it, so a typo never silently falls back to a default. What a route accepts is what its
+//! declaration (`#[utoipa::path(params(...))]`) lists.
 
 use std::str::FromStr;
 
+use axum::extract::{FromRequestParts, MatchedPath};
+use axum::http::request::Parts;
 use snowmint::Encoding;
 
 use crate::ApiError;
 use crate::issue::Framing;
 
-/// The parameters of one request, checked against what the route accepts.
+/// The parameters of one request, checked against what the route declares.
 pub struct Params(Vec<(String, String)>);
+
+impl<S: Send + Sync> FromRequestParts<S> for Params {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Params, ApiError> {
+        let declared = parts
+            .extensions
+            .get::<MatchedPath>()
+            .and_then(|path| super::DECLARED.route(path.as_str()))
+            .map_or(&[][..], |route| &route.query);
+        Params::parse(parts.uri.query(), declared)
+    }
+}
 
 impl Params {
     /// Parses `raw`, accepting only the names in `allowed`.
-    pub fn parse(raw: Option<&str>, allowed: &[&str]) -> Result<Params, ApiError> {
+    fn parse(raw: Option<&str>, allowed: &[&str]) -> Result<Params, ApiError> {
         let pairs: Vec<(String, String)> = form_urlencoded::parse(raw.unwrap_or("").as_bytes())
             .map(|(k, v)| (k.into_owned(), v.into_owned()))
             .collect();
