@@ -22,7 +22,7 @@ use axum::response::{IntoResponse, Response};
 
 pub(crate) use schema::ErrorBody;
 
-use self::routes::{DECLARED, Http};
+use self::routes::{DECLARED, Http, Route};
 use crate::issue;
 use crate::{ApiError, AppState};
 
@@ -78,12 +78,16 @@ async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
 
 /// Every request passes here once: the size bounds, the bearer token, and the count and
 /// time by route and status (with static labels: no allocation per request).
-async fn front(State(state): State<AppState>, request: Request, next: Next) -> Response {
+async fn front(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let start = Instant::now();
-    let route = request
+    let route: Option<&'static Route> = request
         .extensions()
         .get::<MatchedPath>()
         .and_then(|path| DECLARED.route(path.as_str()));
+    if let Some(route) = route {
+        // For the handler's extractors (the query parameters it declares).
+        request.extensions_mut().insert(route);
+    }
     let len = request
         .uri()
         .path_and_query()

@@ -4,10 +4,11 @@
 
 use std::str::FromStr;
 
-use axum::extract::{FromRequestParts, MatchedPath};
+use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use snowmint::Encoding;
 
+use super::routes::Route;
 use crate::ApiError;
 use crate::issue::Framing;
 
@@ -18,10 +19,10 @@ impl<S: Send + Sync> FromRequestParts<S> for Params {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Params, ApiError> {
+        // The front puts the route in; a request it found no route for takes nothing.
         let declared = parts
             .extensions
-            .get::<MatchedPath>()
-            .and_then(|path| super::DECLARED.route(path.as_str()))
+            .get::<&'static Route>()
             .map_or(&[][..], |route| &route.query);
         Params::parse(parts.uri.query(), declared)
     }
