@@ -6,7 +6,9 @@ mod support;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use support::{Serve, http_get, ids, serve_command, spawn_logged, wall_clock_offset};
+use support::{
+    Serve, ids, read_response, send_get, serve_command, spawn_logged, wall_clock_offset,
+};
 
 /// `snowmint serve` with its wall clock `offset` away from this machine's (`"0s"`, `"-10s"`),
 /// moved by libfaketime as an NTP step would move it.
@@ -28,10 +30,23 @@ fn start(state: &std::path::Path, offset: &str, extra: &[&str]) -> Serve {
 fn sigterm_finishes_requests_in_flight_and_exits_zero() {
     let state = tempfile::tempdir().unwrap();
     let mut serve = start(state.path(), "0s", &["--max-batch", "1000000"]);
-    let addr = serve.http;
-    // A million ids take about 250 ms at the default layout's cap of 4,096 per ms.
-    let in_flight = std::thread::spawn(move || http_get(addr, "/v1/ids?count=1000000"));
-    std::thread::sleep(Duration::from_millis(60));
+    // A million ids take about 250 ms at the default layout's cap of 4,096 per ms. The
+    // response is read only once SIGTERM is sent, so the request is in flight until then.
+    let request = send_get(serve.http, "/v1/ids?count=1000000");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, metrics) = serve.get("/metrics");
+        let in_flight = metrics
+            .lines()
+            .find_map(|line| line.strip_prefix("snowmint_ids_in_flight "))
+            .and_then(|value| value.parse::<u64>().ok());
+        if in_flight.is_some_and(|n| n > 0) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no ids in flight: {metrics}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let in_flight = std::thread::spawn(move || read_response(request));
     let status = serve.terminate();
     assert!(status.success(), "exit status {status}\n{}", serve.logged());
     let (code, body) = in_flight.join().unwrap();

@@ -108,7 +108,9 @@ impl From<ApiError> for tonic::Status {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = serde_json::json!({ "error": self.to_string() });
+        let body = crate::http::ErrorBody {
+            error: self.to_string(),
+        };
         (self.status(), Json(body)).into_response()
     }
 }

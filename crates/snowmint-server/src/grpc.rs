@@ -1,18 +1,17 @@
 //! The gRPC API, `snowmint.v1.IdService`, over the same [`AppState`] as HTTP.
 
 use std::pin::Pin;
-use std::sync::Arc;
 use std::time::Instant;
 
-use snowmint::serial::{Template, Zone};
-use snowmint::{BizCode, Decoded, Id, Layout};
-use subtle::ConstantTimeEq;
+use snowmint::{Decoded, Id};
 use tokio_stream::Stream;
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
-use crate::issue::{ConnShare, Held, issue};
-use crate::metrics::{RequestLabels, RouteLabels};
+use crate::issue::{
+    self, ConnShare, Count, DecodeRequest as Decode, DecodeSerialRequest as DecodeSerial, Framing,
+    Held, IdsRequest, SerialsRequest,
+};
 use crate::{ApiError, AppState};
 
 mod codec;
@@ -33,11 +32,22 @@ use proto::{
 
 /// Ids per stream message when the client leaves `batch_size` at 0: one default tick.
 const DEFAULT_STREAM_BATCH: u64 = 4096;
-/// Bytes of a response around its repeated field: the gRPC frame header (5), the field's
-/// tag (1) and its length prefix (at most 10).
-const PROTO_OVERHEAD: u64 = 16;
+/// Bytes of a response around its repeated field, at most: the gRPC frame header (5), the
+/// field's tag (1) and its length prefix (at most 10).
+const AROUND: u64 = 16;
 /// Bytes of one id in `Ids`: a packed `fixed64`.
 const PROTO_ID_BYTES: u64 = 8;
+/// `Ids`: packed, so nothing beside each id.
+const IDS: Framing = Framing {
+    per_item: 0,
+    around: AROUND,
+};
+/// `Serials`: each serial is a string field, with a tag and a one-byte length (serials are
+/// at most 64 bytes) beside it.
+const SERIALS: Framing = Framing {
+    per_item: 2,
+    around: AROUND,
+};
 
 /// The service, holding the shared state.
 #[derive(Debug, Clone)]
@@ -52,25 +62,7 @@ impl Service {
         Service { state }
     }
 
-    fn record(&self, method: &'static str, start: Instant, code: tonic::Code) {
-        let metrics = &self.state.metrics;
-        metrics
-            .latency
-            .get_or_create(&RouteLabels {
-                protocol: "grpc",
-                route: method,
-            })
-            .observe(start.elapsed().as_secs_f64());
-        metrics
-            .requests
-            .get_or_create(&RequestLabels {
-                protocol: "grpc",
-                route: method,
-                status: code as u16,
-            })
-            .inc();
-    }
-
+    /// Counts the call and turns its result into tonic's.
     fn finish<T>(
         &self,
         method: &'static str,
@@ -80,19 +72,10 @@ impl Service {
         let code = result
             .as_ref()
             .map_or_else(ApiError::code, |_| tonic::Code::Ok);
-        self.record(method, start, code);
+        self.state
+            .metrics
+            .record("grpc", method, code as u16, start.elapsed());
         result.map(Response::new).map_err(Status::from)
-    }
-
-    fn count(&self, count: u64, what: &str) -> Result<u64, ApiError> {
-        let max = self.state.max_batch;
-        if (1..=max).contains(&count) {
-            Ok(count)
-        } else {
-            Err(ApiError::BadRequest(format!(
-                "{what} {count} is out of range 1..={max}"
-            )))
-        }
     }
 }
 
@@ -100,6 +83,18 @@ fn raw(ids: Vec<Id>) -> Ids {
     Ids {
         ids: ids.into_iter().map(Id::as_u64).collect(),
     }
+}
+
+/// A proto3 string left empty means the default.
+fn given(text: &str) -> Option<&str> {
+    (!text.is_empty()).then_some(text)
+}
+
+fn serial_format(format: Option<&SerialFormat>) -> issue::SerialFormat<'_> {
+    format.map_or_else(Default::default, |f| issue::SerialFormat {
+        template: given(&f.template),
+        tz: given(&f.tz),
+    })
 }
 
 /// Moves the room a response's ids hold into its extensions, where the accept loop keeps
@@ -116,10 +111,7 @@ fn held_until_sent<T>(result: Result<Response<(T, Held)>, Status>) -> Result<Res
 impl IdService for Service {
     async fn next(&self, _request: Request<NextRequest>) -> Result<Response<NextResponse>, Status> {
         let start = Instant::now();
-        let result = self.state.source.next_id().map(|id| {
-            self.state.metrics.ids_issued.inc();
-            NextResponse { id: id.as_u64() }
-        });
+        let result = issue::one(&self.state).map(|id| NextResponse { id: id.as_u64() });
         self.finish("Next", start, result)
     }
 
@@ -129,14 +121,12 @@ impl IdService for Service {
     ) -> Result<Response<Ids>, Status> {
         let start = Instant::now();
         let share = request.extensions().get::<ConnShare>().cloned();
-        let result = match self
-            .count(request.get_ref().count, "count")
-            .and_then(|count| {
-                self.state
-                    .check_response_size(count, "ids", PROTO_ID_BYTES, PROTO_OVERHEAD)
-                    .map(|()| count)
-            }) {
-            Ok(count) => issue(&self.state, count, share.as_ref()).await,
+        let asked = IdsRequest {
+            count: Count::Number("count", request.get_ref().count),
+            id_bytes: PROTO_ID_BYTES,
+        };
+        let result = match asked.check(&self.state, IDS) {
+            Ok(batch) => issue::ids(&self.state, batch, share.as_ref()).await,
             Err(e) => Err(e),
         };
         let result = result.map(|(ids, held)| (raw(ids), held));
@@ -151,16 +141,15 @@ impl IdService for Service {
     ) -> Result<Response<Self::StreamStream>, Status> {
         let start = Instant::now();
         let StreamRequest { batch_size, total } = *request.get_ref();
-        let batch = match batch_size {
-            0 => Ok(DEFAULT_STREAM_BATCH.min(self.state.max_batch)),
-            n => self.count(n, "batch_size"),
-        }
-        .and_then(|batch| {
-            self.state
-                .check_response_size(batch, "ids", PROTO_ID_BYTES, PROTO_OVERHEAD)
-                .map(|()| batch)
-        });
-        let batch = match batch {
+        let batch_size = match batch_size {
+            0 => DEFAULT_STREAM_BATCH.min(self.state.max_batch),
+            n => n,
+        };
+        let asked = IdsRequest {
+            count: Count::Number("batch_size", batch_size),
+            id_bytes: PROTO_ID_BYTES,
+        };
+        let batch = match asked.check(&self.state, IDS) {
             Ok(batch) => batch,
             Err(e) => return self.finish("Stream", start, Err(e)),
         };
@@ -178,13 +167,13 @@ impl IdService for Service {
                     if failed || (total != 0 && sent >= total) {
                         return None;
                     }
-                    let n = if total == 0 {
+                    let part = if total == 0 {
                         batch
                     } else {
-                        batch.min(total - sent)
+                        batch.up_to(total - sent)
                     };
-                    Some(match issue(&state, n, share.as_ref()).await {
-                        Ok((ids, held)) => (Ok(raw(ids)), (sent + n, Some(held), false)),
+                    Some(match issue::ids(&state, part, share.as_ref()).await {
+                        Ok((ids, held)) => (Ok(raw(ids)), (sent + part.count(), Some(held), false)),
                         Err(e) => (Err(Status::from(e)), (sent, None, true)),
                     })
                 }
@@ -198,17 +187,12 @@ impl IdService for Service {
         request: Request<DecodeRequest>,
     ) -> Result<Response<DecodeResponse>, Status> {
         let start = Instant::now();
-        let DecodeRequest { id, layout } = request.into_inner();
-        let result = (|| {
-            let layout = if layout.is_empty() {
-                *self.state.layout()
-            } else {
-                Layout::by_name(&layout)?
-            };
-            let (id, _) = Id::parse_any(&id)?;
-            Ok(decode_response(Decoded::new(&layout, id)?))
-        })()
-        .map_err(|e: snowmint::Error| ApiError::from(e));
+        let DecodeRequest { id, layout } = request.get_ref();
+        let asked = Decode {
+            id,
+            layout: given(layout),
+        };
+        let result = issue::decode(&self.state, asked).map(decode_response);
         self.finish("Decode", start, result)
     }
 
@@ -218,19 +202,21 @@ impl IdService for Service {
     ) -> Result<Response<Serials>, Status> {
         let start = Instant::now();
         let share = request.extensions().get::<ConnShare>().cloned();
-        let NextSerialsRequest { biz, count, format } = request.into_inner();
+        let NextSerialsRequest { biz, count, format } = request.get_ref();
+        let asked = SerialsRequest {
+            biz,
+            format: serial_format(format.as_ref()),
+            count: Count::Number("count", *count),
+        };
         let result = async {
-            let biz = BizCode::new(&biz)?;
-            let (template, zone) = self.format(format)?;
-            let count = self.count(count, "count")?;
-            // Each serial is a string field: a tag, a one-byte length (at most 64), the text.
-            let item_bytes = template.serial_len(&biz) as u64 + 2;
-            self.state
-                .check_response_size(count, "serials", item_bytes, PROTO_OVERHEAD)?;
-            let (ids, held) = issue(&self.state, count, share.as_ref()).await?;
+            let batch = asked.check(&self.state, SERIALS)?;
+            let (ids, held) = issue::serials(&self.state, &batch, share.as_ref()).await?;
             let serials = ids
                 .into_iter()
-                .map(|id| template.format(&biz, id, &zone))
+                .map(|id| {
+                    let mut serial = String::with_capacity(batch.serial_len());
+                    batch.write(id, &mut serial).map(|()| serial)
+                })
                 .collect::<Result<_, _>>()?;
             Ok((Serials { serials }, held))
         }
@@ -243,38 +229,16 @@ impl IdService for Service {
         request: Request<DecodeSerialRequest>,
     ) -> Result<Response<DecodeSerialResponse>, Status> {
         let start = Instant::now();
-        let DecodeSerialRequest { serial, format } = request.into_inner();
-        let result = (|| {
-            let (template, zone) = self.format(format)?;
-            let parsed = template.parse_serial(&serial, &zone)?;
-            Ok(DecodeSerialResponse {
-                biz: parsed
-                    .biz
-                    .map(|b| b.as_str().to_string())
-                    .unwrap_or_default(),
-                parts: Some(decode_response(parsed.decoded())),
-            })
-        })();
+        let DecodeSerialRequest { serial, format } = request.get_ref();
+        let asked = DecodeSerial {
+            serial,
+            format: serial_format(format.as_ref()),
+        };
+        let result = issue::decode_serial(&self.state, asked).map(|d| DecodeSerialResponse {
+            biz: d.biz.unwrap_or_default(),
+            parts: Some(decode_response(d.decoded)),
+        });
         self.finish("DecodeSerial", start, result)
-    }
-}
-
-impl Service {
-    /// The template and zone of a request, over the server's layout; empty means default.
-    fn format(&self, format: Option<SerialFormat>) -> Result<(Template, Zone), ApiError> {
-        let format = format.unwrap_or_default();
-        let text = if format.template.is_empty() {
-            Template::DEFAULT
-        } else {
-            &format.template
-        };
-        let template = Template::parse(text, self.state.layout())?;
-        let zone = if format.tz.is_empty() {
-            Zone::UTC
-        } else {
-            Zone::parse(&format.tz)?
-        };
-        Ok((template, zone))
     }
 }
 
@@ -289,33 +253,23 @@ fn decode_response(d: Decoded) -> DecodeResponse {
     }
 }
 
-/// Requires `authorization: Bearer <token>` on every call when a token is configured,
-/// compared in constant time.
-fn authorize(
-    token: Option<Arc<str>>,
-) -> impl FnMut(Request<()>) -> Result<Request<()>, Status> + Clone {
+/// Requires `authorization: Bearer <token>` on every call when the server has a token.
+fn authorize(state: AppState) -> impl FnMut(Request<()>) -> Result<Request<()>, Status> + Clone {
     move |request: Request<()>| {
-        let Some(token) = &token else {
-            return Ok(request);
-        };
         let given = request
             .metadata()
             .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        match given {
-            Some(given) if bool::from(given.as_bytes().ct_eq(token.as_bytes())) => Ok(request),
-            _ => Err(ApiError::Unauthorized.into()),
-        }
+            .map(|v| v.as_bytes());
+        issue::authorize(&state, given)?;
+        Ok(request)
     }
 }
 
 /// The gRPC API over `state`, as routes the accept loop serves over HTTP/2.
 pub fn router(state: AppState) -> axum::Router {
-    let token = state.auth_token.as_deref().map(Arc::from);
     // No request needs more than a template, a zone and a code: the HTTP body bound.
-    let service =
-        IdServiceServer::new(Service::new(state)).max_decoding_message_size(crate::MAX_BODY_BYTES);
-    let service = InterceptedService::new(service, authorize(token));
+    let service = IdServiceServer::new(Service::new(state.clone()))
+        .max_decoding_message_size(crate::MAX_BODY_BYTES);
+    let service = InterceptedService::new(service, authorize(state));
     tonic::service::Routes::new(service).into_axum_router()
 }

@@ -4,6 +4,7 @@
 //! its identity and the time left in the layout are read at each scrape.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
@@ -137,6 +138,27 @@ impl Metrics {
             connections_timed_out,
             ids_in_flight,
         }
+    }
+
+    /// Counts a request to `route` over `protocol` that answered `status` (an HTTP status,
+    /// or a gRPC code's number) after `elapsed`.
+    pub fn record(
+        &self,
+        protocol: &'static str,
+        route: &'static str,
+        status: u16,
+        elapsed: Duration,
+    ) {
+        self.latency
+            .get_or_create(&RouteLabels { protocol, route })
+            .observe(elapsed.as_secs_f64());
+        self.requests
+            .get_or_create(&RequestLabels {
+                protocol,
+                route,
+                status,
+            })
+            .inc();
     }
 
     /// The OpenMetrics text of every metric.

@@ -6,7 +6,7 @@ use snowmint::Layout;
 
 use crate::issue::Budget;
 use crate::metrics::Metrics;
-use crate::{ApiError, Config, IdSource, Limits};
+use crate::{Config, IdSource, Limits};
 
 /// Shared by every handler; cheap to clone.
 #[derive(Debug, Clone)]
@@ -80,31 +80,6 @@ impl AppState {
     #[must_use]
     pub fn layout(&self) -> &Layout {
         self.0.source.layout()
-    }
-
-    /// Refuses, before any id is taken, a response of `count` items (`what`: "ids",
-    /// "serials") of up to `item_bytes` each, with `overhead` bytes around them, that could
-    /// carry more than `max_response_bytes`.
-    ///
-    /// # Errors
-    ///
-    /// A 400 that names the size, the limit and the largest count that fits.
-    pub fn check_response_size(
-        &self,
-        count: u64,
-        what: &str,
-        item_bytes: u64,
-        overhead: u64,
-    ) -> Result<(), ApiError> {
-        let max = self.max_response_bytes;
-        let bytes = count.saturating_mul(item_bytes).saturating_add(overhead);
-        if bytes <= max {
-            return Ok(());
-        }
-        let fit = max.saturating_sub(overhead) / item_bytes.max(1);
-        Err(ApiError::BadRequest(format!(
-            "{count} {what} would make a response of up to {bytes} bytes, more than the {max} of max_response_bytes: ask for at most {fit}"
-        )))
     }
 }
 

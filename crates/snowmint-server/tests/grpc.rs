@@ -15,6 +15,7 @@ use tonic::transport::Channel;
 
 struct Running {
     addr: std::net::SocketAddr,
+    http: std::net::SocketAddr,
     stop: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<()>,
     _dir: tempfile::TempDir,
@@ -47,6 +48,7 @@ async fn start(extra: &str) -> Running {
     let http = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let grpc = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = grpc.local_addr().unwrap();
+    let http_addr = http.local_addr().unwrap();
     let (tx, rx) = oneshot::channel();
     let task = tokio::spawn(async move {
         run(http, Some(grpc), state, Duration::from_secs(5), async {
@@ -57,6 +59,7 @@ async fn start(extra: &str) -> Running {
     });
     Running {
         addr,
+        http: http_addr,
         stop: Some(tx),
         task,
         _dir: dir,
@@ -188,6 +191,89 @@ async fn bad_input_gets_a_code_and_a_message() {
         err.message()
     );
     assert!(client.next(NextRequest {}).await.is_ok());
+    server.stop().await;
+}
+
+/// The error message of `GET path` over HTTP/1.1.
+async fn http_error(server: &Running, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut tcp = tokio::net::TcpStream::connect(server.http).await.unwrap();
+    let head = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    tcp.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    tcp.read_to_string(&mut answer).await.unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 4"), "{path}: {head}");
+    let body: serde_json::Value = serde_json::from_str(body).unwrap();
+    body["error"].as_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_protocols_refuse_a_request_for_the_same_reason_in_the_same_words() {
+    let server = start("max_response_bytes = 4096").await;
+    let mut client = server.client().await;
+    let serials = |biz: &str, count, template: &str, tz: &str| NextSerialsRequest {
+        biz: biz.into(),
+        count,
+        format: Some(SerialFormat {
+            template: template.into(),
+            tz: tz.into(),
+        }),
+    };
+    let cases = [
+        (
+            serials("pay", 1, "", ""),
+            "/v1/serials/pay?count=1".to_string(),
+        ),
+        (
+            serials("PAY", 1, "{biz}{nope}", ""),
+            "/v1/serials/PAY?count=1&template=%7Bbiz%7D%7Bnope%7D".to_string(),
+        ),
+        (
+            serials("PAY", 1, "", "+25:00"),
+            "/v1/serials/PAY?count=1&tz=%2B25:00".to_string(),
+        ),
+        // Checked in the same order: the business code before the template.
+        (
+            serials("pay", 1, "{nope}", ""),
+            "/v1/serials/pay?count=1&template=%7Bnope%7D".to_string(),
+        ),
+        (
+            serials("PAY", 1, &"-".repeat(200), ""),
+            format!("/v1/serials/PAY?count=1&template={}", "-".repeat(200)),
+        ),
+    ];
+    for (grpc, http) in cases {
+        let err = client.next_serials(grpc).await.unwrap_err();
+        assert_eq!(err.code(), tonic::Code::InvalidArgument);
+        assert_eq!(err.message(), http_error(&server, &http).await, "{http}");
+    }
+    let decodes = [
+        ("hello", "", "/v1/decode/hello"),
+        ("1", "flickr", "/v1/decode/1?layout=flickr"),
+        (
+            "18446744073709551615",
+            "",
+            "/v1/decode/18446744073709551615",
+        ),
+    ];
+    for (id, layout, http) in decodes {
+        let grpc = DecodeRequest {
+            id: id.into(),
+            layout: layout.into(),
+        };
+        let err = client.decode(grpc).await.unwrap_err();
+        assert_eq!(err.message(), http_error(&server, http).await, "{http}");
+    }
+    let err = client
+        .decode_serial(DecodeSerialRequest {
+            serial: "PAY1".into(),
+            format: None,
+        })
+        .await
+        .unwrap_err();
+    let http = http_error(&server, "/v1/serials/decode/PAY1").await;
+    assert_eq!(err.message(), http);
     server.stop().await;
 }
 

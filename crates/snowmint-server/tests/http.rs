@@ -125,8 +125,23 @@ async fn one_id_in_every_format() {
     assert_eq!(a.status, StatusCode::BAD_REQUEST);
     assert_eq!(
         a.error(),
-        "unknown format \"octal\": expected dec, hex, base32, base62 or int"
+        "unknown format \"octal\": expected decimal, hex, base32, base62 or int"
     );
+    // Every name the core (and so the CLI's --format) reads, in any case.
+    for (name, encoding) in [
+        ("b32", snowmint::Encoding::Base32),
+        ("B32", snowmint::Encoding::Base32),
+        ("b62", snowmint::Encoding::Base62),
+        ("decimal", snowmint::Encoding::Decimal),
+        ("HEX", snowmint::Encoding::Hex),
+    ] {
+        assert_eq!(name.parse(), Ok(encoding));
+        let a = get(&s, &format!("/v1/ids?count=2&format={name}")).await;
+        assert_eq!(a.status, StatusCode::OK, "{name}: {}", a.body);
+        for id in a.json()["ids"].as_array().unwrap() {
+            Id::parse_as(id.as_str().unwrap(), encoding).unwrap();
+        }
+    }
     let a = get(&s, "/v1/id?fromat=hex").await;
     assert_eq!(
         a.error(),
@@ -407,13 +422,16 @@ async fn unknown_routes_methods_and_oversized_requests_get_json_errors() {
 
 #[tokio::test]
 async fn openapi_describes_exactly_the_routes_that_answer() {
-    let s = server("").await;
-    let a = get(&s, "/openapi.json").await;
+    let s = server("auth_token = \"s3cret\"").await;
+    let token = [("authorization", "Bearer s3cret")];
+    let a = call(&s, "GET", "/openapi.json", &token).await;
     assert_eq!(a.status, StatusCode::OK);
     let doc = a.json();
     assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+    assert_eq!(a.body, snowmint_server::openapi_document());
     let paths: Vec<String> = doc["paths"].as_object().unwrap().keys().cloned().collect();
     let expected = [
+        "/",
         "/healthz",
         "/metrics",
         "/openapi.json",
@@ -426,30 +444,121 @@ async fn openapi_describes_exactly_the_routes_that_answer() {
         "/v1/serials/{biz}",
     ];
     assert_eq!(paths, expected);
-    for path in paths {
+    let mut open = Vec::new();
+    for path in &paths {
         let uri = match path.as_str() {
             "/v1/ids" => "/v1/ids?count=1".to_string(),
             "/v1/serials/{biz}" => "/v1/serials/PAY?count=1".to_string(),
             "/v1/serials/decode/{serial}" => {
-                let made = get(&s, "/v1/serials/PAY?count=1").await.json();
+                let made = call(&s, "GET", "/v1/serials/PAY?count=1", &token).await;
                 format!(
                     "/v1/serials/decode/{}",
-                    made["serials"][0].as_str().unwrap()
+                    made.json()["serials"][0].as_str().unwrap()
                 )
             }
             other => other.replace("{id}", "1"),
         };
-        let a = get(&s, &uri).await;
+        let a = call(&s, "GET", &uri, &token).await;
         assert_eq!(a.status, StatusCode::OK, "{uri}: {}", a.body);
-        assert!(
-            doc["paths"][&path]["get"]["responses"]["200"].is_object(),
-            "{path}"
-        );
+        let operation = &doc["paths"][path]["get"];
+        assert!(operation["responses"]["200"].is_object(), "{path}");
+        // What the document says of the token is what the route does without it.
+        let guarded = operation["responses"]["401"].is_object();
+        let a = get(&s, &uri).await;
+        if guarded {
+            assert_eq!(a.status, StatusCode::UNAUTHORIZED, "{uri}");
+            assert_eq!(operation.get("security"), None, "{path}: the document's");
+        } else {
+            assert_eq!(a.status, StatusCode::OK, "{uri}: {}", a.body);
+            assert_eq!(operation["security"], serde_json::json!([{}]), "{path}");
+            open.push(path.as_str());
+        }
     }
+    assert_eq!(open, ["/", "/healthz", "/readyz"]);
+    assert_eq!(doc["security"], serde_json::json!([{}, { "bearer": [] }]));
     assert_eq!(
         doc["components"]["securitySchemes"]["bearer"]["scheme"],
         "bearer"
     );
+    // Every route's metrics carry its path as declared.
+    let metrics = call(&s, "GET", "/metrics", &token).await.body;
+    for path in &paths {
+        assert!(
+            metrics.contains(&format!("route=\"{path}\",status=\"200\"")),
+            "{path}: {metrics}"
+        );
+    }
+}
+
+/// The schema of query parameter `name` of `path`'s GET, in the served document.
+fn query_schema(doc: &Value, path: &str, name: &str) -> Value {
+    let params = doc["paths"][path]["get"]["parameters"].as_array().unwrap();
+    let param = params.iter().find(|p| p["name"] == name).unwrap();
+    assert_eq!(param["in"], "query");
+    param["schema"].clone()
+}
+
+#[tokio::test]
+async fn the_document_allows_exactly_the_names_the_server_reads() {
+    let s = server("").await;
+    let doc = get(&s, "/openapi.json").await.json();
+    let candidates = [
+        "dec",
+        "DEC",
+        "decimal",
+        "Decimal",
+        "hex",
+        "HEX",
+        "base32",
+        "b32",
+        "B32",
+        "base62",
+        "b62",
+        "int",
+        "INT",
+        "Int",
+        "octal",
+        "b3",
+        "b622",
+        "hexx",
+        "in",
+        "integer",
+        "base",
+        "",
+        " hex",
+        "hex ",
+        "he x",
+        "0x",
+        "twitter",
+        "TWITTER",
+        "Discord",
+        "sonyflake",
+        "tsid",
+        "mastodon",
+        "flickr",
+        "twitter2",
+        "insta",
+    ];
+    let checks = [
+        ("/v1/ids", "format", "/v1/ids?count=1&format="),
+        ("/v1/id", "format", "/v1/id?format="),
+        ("/v1/decode/{id}", "layout", "/v1/decode/1?layout="),
+    ];
+    for (path, name, uri) in checks {
+        let schema = query_schema(&doc, path, name);
+        assert_eq!(schema["type"], "string", "{path} {name}");
+        let pattern = regex::Regex::new(schema["pattern"].as_str().unwrap()).unwrap();
+        for text in candidates {
+            let a = get(&s, &format!("{uri}{}", text.replace(' ', "%20"))).await;
+            assert_eq!(
+                pattern.is_match(text),
+                a.status == StatusCode::OK,
+                "{path} {name}={text:?}: {} {}",
+                a.status,
+                a.body
+            );
+        }
+    }
 }
 
 #[tokio::test]

@@ -18,8 +18,14 @@ use crate::{Error, Id, Layout, UnixMs};
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+#[cfg_attr(
+    feature = "utoipa",
+    schema(description = "An id taken apart: the keys of `snowmint parse --json`.")
+)]
 pub struct Decoded {
     /// The id (a decimal string in JSON).
+    #[cfg_attr(feature = "utoipa", schema(value_type = String, example = "175928847299117063"))]
     pub id: Id,
     /// Its time, in ms since the Unix epoch.
     pub unix_ms: u64,

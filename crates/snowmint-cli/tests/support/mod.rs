@@ -179,6 +179,11 @@ impl Serve {
 }
 
 pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
+    read_response(send_get(addr, path))
+}
+
+/// Sends `GET path` on a new connection, leaving the response to [`read_response`].
+pub fn send_get(addr: SocketAddr, path: &str) -> TcpStream {
     let mut stream = TcpStream::connect(addr).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
@@ -188,6 +193,11 @@ pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
         "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
+    stream
+}
+
+/// Reads the whole response on `stream`: its status and its body.
+pub fn read_response(mut stream: TcpStream) -> (u16, String) {
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     let status = response[9..12].parse().unwrap();

@@ -1,12 +1,14 @@
 //! `GET /v1/decode/{id}` and `GET /v1/layout`: what an id and this server are made of.
 
 use axum::Json;
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use serde::Serialize;
-use snowmint::{Decoded, Id, Layout, UnixMs};
+use snowmint::{Decoded, UnixMs};
 
 use super::path::PathText;
 use super::query::Params;
+use super::schema::{ErrorBody, PresetName};
+use crate::issue::{self, DecodeRequest};
 use crate::{ApiError, AppState};
 
 /// `GET /v1/decode/{id}[?layout=PRESET]`: the id in any encoding, taken apart with the
@@ -18,27 +20,23 @@ use crate::{ApiError, AppState};
     summary = "Take an id apart",
     params(
         ("id" = String, Path, description = "The id: decimal, hex (0x...), Crockford base32 (13 chars) or base62 (11 chars)"),
-        ("layout" = Option<String>, Query, description = "twitter, discord, instagram, sonyflake, baidu, tsid or mastodon; default: the server's"),
+        ("layout" = inline(Option<PresetName>), Query, description = "A preset to decode with; default: the server's layout"),
     ),
     responses(
-        (status = 200, description = "The id's parts", body = super::schema::DecodedBody),
-        (status = 400, description = "Malformed or out-of-range id, or unknown layout", body = super::schema::ErrorBody),
-        (status = 401, description = "Missing or wrong bearer token", body = super::schema::ErrorBody),
+        (status = 200, description = "The id's parts", body = Decoded),
+        (status = 400, description = "Malformed or out-of-range id, or unknown layout", body = ErrorBody),
     ),
-    security((), ("bearer" = []))
 )]
 pub async fn decode(
     State(state): State<AppState>,
     PathText(text): PathText,
-    RawQuery(raw): RawQuery,
+    params: Params,
 ) -> Result<Json<Decoded>, ApiError> {
-    let params = Params::parse(raw.as_deref(), &["layout"])?;
-    let layout = match params.get("layout") {
-        None => *state.layout(),
-        Some(name) => Layout::by_name(name)?,
+    let asked = DecodeRequest {
+        id: &text,
+        layout: params.get("layout"),
     };
-    let (id, _) = Id::parse_any(&text)?;
-    Ok(Json(Decoded::new(&layout, id)?))
+    Ok(Json(issue::decode(&state, asked)?))
 }
 
 /// The answer of `GET /v1/layout`.
@@ -108,15 +106,14 @@ pub struct Bits {
     summary = "This server's layout, datacenter, worker and capacity",
     responses(
         (status = 200, description = "The layout", body = LayoutInfo),
-        (status = 401, description = "Missing or wrong bearer token", body = super::schema::ErrorBody),
+        (status = 400, description = "A query parameter: this route takes none", body = ErrorBody),
     ),
-    security((), ("bearer" = []))
 )]
 pub async fn layout(
     State(state): State<AppState>,
-    RawQuery(raw): RawQuery,
+    // Refuses any query parameter.
+    _: Params,
 ) -> Result<Json<LayoutInfo>, ApiError> {
-    Params::parse(raw.as_deref(), &[])?;
     let source = &state.source;
     let slot = source.slot();
     let layout = source.layout();

@@ -1,126 +1,165 @@
 //! `GET /v1/id` and `GET /v1/ids`: the ids themselves.
 
 use axum::Extension;
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use snowmint::Id;
+use utoipa::ToSchema;
 
 use super::accept::{Answer, negotiate};
 use super::json;
 use super::query::{Format, Params};
-use crate::issue::{ConnShare, issue};
+use super::schema::{self, ErrorBody};
+use crate::issue::{self, ConnShare, Count, Framing, IdsRequest};
 use crate::{ApiError, AppState};
 
-/// `{"ids":[` and `]}` around the ids.
-const JSON_IDS_OVERHEAD: u64 = 10;
+/// `{"id": ...}`: one id.
+// Written by hand, as the ids below: no serializer on the hot path.
+#[derive(Debug, ToSchema)]
+pub struct IdBody {
+    /// The id.
+    #[schema(schema_with = schema::id_schema)]
+    id: Id,
+    #[schema(ignore)]
+    format: Format,
+}
 
-/// `GET /v1/id[?format=dec|hex|base32|base62|int]`: `{"id":"..."}`.
+impl IntoResponse for IdBody {
+    fn into_response(self) -> Response {
+        let mut body = String::with_capacity(32);
+        body.push_str("{\"id\":");
+        self.format.push_json(self.id, &mut body);
+        body.push('}');
+        json(StatusCode::OK, body)
+    }
+}
+
+/// `{"ids": [...]}`: strictly increasing ids.
+#[derive(Debug, ToSchema)]
+pub struct IdsBody {
+    /// The ids.
+    #[schema(schema_with = schema::ids_schema)]
+    ids: Vec<Id>,
+    #[schema(ignore)]
+    format: Format,
+}
+
+impl IntoResponse for IdsBody {
+    fn into_response(self) -> Response {
+        let framing = self.format.json_framing();
+        let per_id = self.format.max_len() + framing.per_item;
+        let mut body = String::with_capacity(self.ids.len() * per_id as usize + 10);
+        body.push_str("{\"ids\":[");
+        for (i, id) in self.ids.into_iter().enumerate() {
+            if i > 0 {
+                body.push(',');
+            }
+            self.format.push_json(id, &mut body);
+        }
+        body.push_str("]}");
+        json(StatusCode::OK, body)
+    }
+}
+
+/// Ids as plain text, one a line.
+#[derive(Debug)]
+struct IdLines {
+    ids: Vec<Id>,
+    format: Format,
+}
+
+impl IdLines {
+    const FRAMING: Framing = Framing {
+        per_item: 1,
+        around: 0,
+    };
+}
+
+impl IntoResponse for IdLines {
+    fn into_response(self) -> Response {
+        let mut body = String::with_capacity(self.ids.len() * (self.format.max_len() as usize + 1));
+        for id in self.ids {
+            self.format.push_text(id, &mut body);
+            body.push('\n');
+        }
+        ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
+    }
+}
+
+/// `GET /v1/id[?format=...]`.
 #[utoipa::path(
     get,
     path = "/v1/id",
     tag = "ids",
     summary = "One id",
-    params(("format" = Option<String>, Query, description = "dec (default), hex, base32, base62, or int for a JSON number")),
+    params(("format" = inline(Option<Format>), Query, description = "How the id is written (default decimal); int for a JSON number")),
     responses(
-        (status = 200, description = "The id; a string unless format=int", body = super::schema::IdBody),
-        (status = 400, description = "Unknown format or parameter", body = super::schema::ErrorBody),
-        (status = 401, description = "Missing or wrong bearer token", body = super::schema::ErrorBody),
-        (status = 503, description = "Not ready: clock behind the high-water mark, or shutting down", body = super::schema::ErrorBody),
+        (status = 200, description = "The id", body = IdBody),
+        (status = 400, description = "Unknown format or parameter", body = ErrorBody),
+        (status = 503, description = "Not ready: clock behind the high-water mark, or shutting down", body = ErrorBody),
     ),
-    security((), ("bearer" = []))
 )]
-pub async fn one(
-    State(state): State<AppState>,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, ApiError> {
-    let params = Params::parse(raw.as_deref(), &["format"])?;
+pub async fn one(State(state): State<AppState>, params: Params) -> Result<IdBody, ApiError> {
     let format = Format::from_params(&params)?;
-    let id = state.source.next_id()?;
-    state.metrics.ids_issued.inc();
-    let mut body = String::with_capacity(32);
-    body.push_str("{\"id\":");
-    format.push_json(id, &mut body);
-    body.push('}');
-    Ok(json(StatusCode::OK, body))
+    let id = issue::one(&state)?;
+    Ok(IdBody { id, format })
 }
 
-/// `GET /v1/ids?count=N[&format=...]`: `{"ids":[...]}`, or one id per line with
-/// `Accept: text/plain`.
+/// `GET /v1/ids?count=N[&format=...]`, as JSON or, with `Accept: text/plain`, one id a line.
 #[utoipa::path(
     get,
     path = "/v1/ids",
     tag = "ids",
     summary = "Many unique, increasing ids",
     params(
-        ("count" = u64, Query, description = "How many: 1 to the server's max_batch (default 100000)"),
-        ("format" = Option<String>, Query, description = "dec (default), hex, base32, base62 or int"),
+        ("count" = u64, Query, minimum = 1, description = "How many: 1 to the server's max_batch (default 100000)"),
+        ("format" = inline(Option<Format>), Query, description = "How the ids are written (default decimal); int for JSON numbers"),
     ),
     responses(
         (status = 200, description = "The ids, increasing", content(
-            (super::schema::IdsBody = "application/json"),
+            (IdsBody = "application/json"),
             (String = "text/plain", example = "7389021983019802624\n7389021983019802625\n"),
         )),
-        (status = 400, description = "count missing or out of range, a response larger than max_response_bytes, or an unknown parameter", body = super::schema::ErrorBody),
-        (status = 401, description = "Missing or wrong bearer token", body = super::schema::ErrorBody),
-        (status = 503, description = "Not ready, or no room for more ids in flight (max_ids_in_flight, max_ids_in_flight_per_connection) within 5 s", body = super::schema::ErrorBody),
+        (status = 400, description = "count missing or out of range, a response larger than max_response_bytes, or an unknown parameter", body = ErrorBody),
+        (status = 503, description = "Not ready, or no room for more ids in flight (max_ids_in_flight, max_ids_in_flight_per_connection) within 5 s", body = ErrorBody),
     ),
-    security((), ("bearer" = []))
 )]
 pub async fn many(
     State(state): State<AppState>,
     share: Option<Extension<ConnShare>>,
     headers: HeaderMap,
-    RawQuery(raw): RawQuery,
+    params: Params,
 ) -> Result<Response, ApiError> {
-    let params = Params::parse(raw.as_deref(), &["count", "format"])?;
     let format = Format::from_params(&params)?;
-    let count = count_param(&params, state.max_batch)?;
     let plain = wants_plain_text(&headers);
-    if plain {
-        state.check_response_size(count, "ids", format.text_bytes(), 0)?;
+    let asked = IdsRequest {
+        count: count_param(&params),
+        id_bytes: format.max_len(),
+    };
+    let framing = if plain {
+        IdLines::FRAMING
     } else {
-        state.check_response_size(count, "ids", format.json_bytes(), JSON_IDS_OVERHEAD)?;
-    }
-    let (ids, held) = issue(&state, count, share.as_deref()).await?;
+        format.json_framing()
+    };
+    let batch = asked.check(&state, framing)?;
+    let (ids, held) = issue::ids(&state, batch, share.as_deref()).await?;
     let mut response = if plain {
-        let mut body = String::with_capacity(ids.len() * 20);
-        for id in ids {
-            format.push_text(id, &mut body);
-            body.push('\n');
-        }
-        ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
+        IdLines { ids, format }.into_response()
     } else {
-        let mut body = String::with_capacity(ids.len() * 22 + 10);
-        body.push_str("{\"ids\":[");
-        for (i, id) in ids.into_iter().enumerate() {
-            if i > 0 {
-                body.push(',');
-            }
-            format.push_json(id, &mut body);
-        }
-        body.push_str("]}");
-        json(StatusCode::OK, body)
+        IdsBody { ids, format }.into_response()
     };
     // The ids' room in the budget lasts until the transport has taken the body.
     response.extensions_mut().insert(held);
     Ok(response)
 }
 
-/// Reads `?count=`, required, 1 to `max`.
-pub fn count_param(params: &Params, max: u64) -> Result<u64, ApiError> {
-    let Some(text) = params.get("count") else {
-        return Err(ApiError::BadRequest(format!(
-            "query parameter \"count\" is required: 1..={max}"
-        )));
-    };
-    text.parse::<u64>()
-        .ok()
-        .filter(|n| (1..=max).contains(n))
-        .ok_or_else(|| {
-            ApiError::BadRequest(format!(
-                "count {text:?} is out of range: expected a whole number 1..={max}"
-            ))
-        })
+/// `?count=`, as given.
+pub fn count_param(params: &Params) -> Count<'_> {
+    match params.get("count") {
+        Some(text) => Count::Text("count", text),
+        None => Count::Missing("query parameter \"count\""),
+    }
 }
 
 /// Whether the client prefers plain text to JSON, by its `Accept` headers' q-values (several

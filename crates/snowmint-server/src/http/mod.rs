@@ -1,5 +1,5 @@
-//! The HTTP/JSON API: routes, and the layers every request passes through (size limits,
-//! bearer token, metrics, JSON errors).
+//! The HTTP/JSON API: routes (each declared once, in [`routes`]), and the layers every
+//! request passes through (size limits, bearer token, metrics, JSON errors).
 
 mod accept;
 mod decode;
@@ -8,22 +8,22 @@ mod ids;
 mod page;
 mod path;
 mod query;
+mod routes;
 mod schema;
 mod serials;
-
-pub use schema::document as openapi_document;
 
 use std::time::Instant;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::http::{Method, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use subtle::ConstantTimeEq;
 
-use crate::metrics::{RequestLabels, RouteLabels};
+pub(crate) use schema::ErrorBody;
+
+use self::routes::{DECLARED, Http, Route};
+use crate::issue;
 use crate::{ApiError, AppState};
 
 /// The longest request target (path and query) accepted, in bytes.
@@ -31,25 +31,6 @@ pub const MAX_URI_BYTES: usize = 8 * 1024;
 /// The largest request body accepted: no endpoint reads a body, so a small bound. A body
 /// announced larger is refused at once; one sent without a length is never read.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
-
-/// Every route, as the label its metrics carry.
-const ROUTES: [&str; 11] = [
-    "/",
-    "/v1/id",
-    "/v1/ids",
-    "/v1/decode/{id}",
-    "/v1/layout",
-    "/v1/serials/{biz}",
-    "/v1/serials/decode/{serial}",
-    "/healthz",
-    "/readyz",
-    "/metrics",
-    "/openapi.json",
-];
-
-/// Routes that answer without a token: probes must work without secrets, and the page
-/// asks for the token itself before it calls the API.
-const OPEN_ROUTES: [&str; 3] = ["/", "/healthz", "/readyz"];
 
 /// The HTTP API over `state`, ready to serve or to call in tests without a socket.
 ///
@@ -63,23 +44,22 @@ const OPEN_ROUTES: [&str; 3] = ["/", "/healthz", "/readyz"];
 /// # }
 /// ```
 pub fn router(state: AppState) -> Router {
-    Router::new()
-        .route("/", page::route(&state))
-        .route("/v1/id", get(ids::one))
-        .route("/v1/ids", get(ids::many))
-        .route("/v1/decode/{id}", get(decode::decode))
-        .route("/v1/layout", get(decode::layout))
-        .route("/v1/serials/{biz}", get(serials::issue_serials))
-        .route("/v1/serials/decode/{serial}", get(serials::decode_serial))
-        .route("/healthz", get(health::healthz))
-        .route("/readyz", get(health::readyz))
-        .route("/metrics", get(health::metrics))
-        .route("/openapi.json", get(health::openapi))
+    let http = Http {
+        page: page::Page::new(state.max_batch),
+        app: state.clone(),
+    };
+    Router::from(routes::api())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(middleware::from_fn_with_state(state.clone(), front))
+        .layer(middleware::from_fn_with_state(state, front))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .with_state(state)
+        .with_state(http)
+}
+
+/// The OpenAPI 3 document of the HTTP API, as `GET /openapi.json` serves it.
+#[must_use]
+pub fn openapi_document() -> String {
+    DECLARED.json.clone()
 }
 
 async fn not_found(method: Method, uri: Uri) -> ApiError {
@@ -98,14 +78,16 @@ async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
 
 /// Every request passes here once: the size bounds, the bearer token, and the count and
 /// time by route and status (with static labels: no allocation per request).
-async fn front(State(state): State<AppState>, request: Request, next: Next) -> Response {
+async fn front(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let start = Instant::now();
-    let route = request
+    let route: Option<&'static Route> = request
         .extensions()
         .get::<MatchedPath>()
-        .and_then(|p| ROUTES.iter().find(|r| **r == p.as_str()))
-        .copied()
-        .unwrap_or("unmatched");
+        .and_then(|path| DECLARED.route(path.as_str()));
+    if let Some(route) = route {
+        // For the handler's extractors (the query parameters it declares).
+        request.extensions_mut().insert(route);
+    }
     let len = request
         .uri()
         .path_and_query()
@@ -133,30 +115,17 @@ async fn front(State(state): State<AppState>, request: Request, next: Next) -> R
             "request body is {body} bytes, more than the {MAX_BODY_BYTES} this server accepts"
         ))
         .into_response()
-    } else if let Some(token) = &state.auth_token
-        && !OPEN_ROUTES.contains(&request.uri().path())
-        && !bearer_matches(request.headers(), token)
-    {
-        ApiError::Unauthorized.into_response()
+    } else if let Err(refused) = authorize(&state, route.is_some_and(|r| r.open), &request) {
+        refused.into_response()
     } else {
         next.run(request).await
     };
-    let metrics = &state.metrics;
-    metrics
-        .latency
-        .get_or_create(&RouteLabels {
-            protocol: "http",
-            route,
-        })
-        .observe(start.elapsed().as_secs_f64());
-    metrics
-        .requests
-        .get_or_create(&RequestLabels {
-            protocol: "http",
-            route,
-            status: response.status().as_u16(),
-        })
-        .inc();
+    state.metrics.record(
+        "http",
+        route.map_or("unmatched", |r| r.path),
+        response.status().as_u16(),
+        start.elapsed(),
+    );
     response
 }
 
@@ -185,13 +154,13 @@ fn http2_header_list_size(request: &Request) -> usize {
             .sum::<usize>()
 }
 
-/// Compares in constant time, so the answer's timing does not leak the token.
-fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
-    headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|given| bool::from(given.as_bytes().ct_eq(token.as_bytes())))
+/// The token check, for every request but those to open routes.
+fn authorize(state: &AppState, open: bool, request: &Request) -> Result<(), ApiError> {
+    if open {
+        return Ok(());
+    }
+    let given = request.headers().get(header::AUTHORIZATION);
+    issue::authorize(state, given.map(|v| v.as_bytes()))
 }
 
 /// A JSON body with the right content type, built without a serializer on hot paths.

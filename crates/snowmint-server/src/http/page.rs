@@ -10,13 +10,11 @@
 //! router is built, so the page decodes with the same numbers the server does.
 
 use axum::body::Bytes;
+use axum::extract::State;
 use axum::http::header;
-use axum::response::IntoResponse;
-use axum::routing::{MethodRouter, get};
+use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 use snowmint::{Encoding, Field, Layout, UnixMs};
-
-use crate::AppState;
 
 /// The markup, with a marker where the style goes, one where the data goes and one where
 /// the script goes.
@@ -30,23 +28,36 @@ const STYLE_MARKER: &str = "<style>/* page.css */</style>";
 const DATA_MARKER: &str = "<script type=\"application/json\" id=\"snowmint-data\"></script>";
 const SCRIPT_MARKER: &str = "<script>/* page.js */</script>";
 
-/// `GET /` for the server over `state`: the page is assembled here, once per router, and
-/// every request gets the same bytes.
-pub fn route(state: &AppState) -> MethodRouter<AppState> {
-    let page = Bytes::from(page(state.max_batch));
-    get(move || {
-        let page = page.clone();
-        async move {
-            (
-                [
-                    (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-                    (header::CACHE_CONTROL, "no-cache"),
-                ],
-                page,
-            )
-                .into_response()
-        }
-    })
+/// The page of one server, assembled once per router: every request gets the same bytes.
+#[derive(Debug, Clone)]
+pub struct Page(Bytes);
+
+impl Page {
+    /// The page for a server that issues at most `max_batch` ids a request.
+    pub fn new(max_batch: u64) -> Page {
+        Page(Bytes::from(page(max_batch)))
+    }
+}
+
+/// `GET /`: the page.
+#[utoipa::path(
+    get,
+    path = "/",
+    tag = "page",
+    summary = "The web page that generates, parses and explains ids",
+    responses((status = 200, description = "One self-contained HTML document", content_type = "text/html", body = String)),
+    // Open: the page asks for the token itself before it calls the API.
+    security(()),
+)]
+pub async fn index(State(Page(page)): State<Page>) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        page,
+    )
+        .into_response()
 }
 
 /// The page for a server that issues at most `max_batch` ids a request.

@@ -1,16 +1,36 @@
 //! Query strings, parsed strictly: an unknown or repeated parameter is an error that names
-//! it, so a typo never silently falls back to a default.
+//! it, so a typo never silently falls back to a default. What a route accepts is what its
+//! declaration (`#[utoipa::path(params(...))]`) lists.
 
+use std::str::FromStr;
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
 use snowmint::Encoding;
 
+use super::routes::Route;
 use crate::ApiError;
+use crate::issue::Framing;
 
-/// The parameters of one request, checked against what the route accepts.
+/// The parameters of one request, checked against what the route declares.
 pub struct Params(Vec<(String, String)>);
+
+impl<S: Send + Sync> FromRequestParts<S> for Params {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Params, ApiError> {
+        // The front puts the route in; a request it found no route for takes nothing.
+        let declared = parts
+            .extensions
+            .get::<&'static Route>()
+            .map_or(&[][..], |route| &route.query);
+        Params::parse(parts.uri.query(), declared)
+    }
+}
 
 impl Params {
     /// Parses `raw`, accepting only the names in `allowed`.
-    pub fn parse(raw: Option<&str>, allowed: &[&str]) -> Result<Params, ApiError> {
+    fn parse(raw: Option<&str>, allowed: &[&str]) -> Result<Params, ApiError> {
         let pairs: Vec<(String, String)> = form_urlencoded::parse(raw.unwrap_or("").as_bytes())
             .map(|(k, v)| (k.into_owned(), v.into_owned()))
             .collect();
@@ -44,6 +64,8 @@ impl Params {
 }
 
 /// How an id is written in a response: an encoding, or a bare JSON number.
+///
+/// Its OpenAPI schema (in `schema.rs`) accepts exactly what [`FromStr`] does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// A JSON string in this encoding.
@@ -53,37 +75,40 @@ pub enum Format {
 }
 
 impl Format {
+    /// The name of [`Format::Int`], beside the core's names of encodings.
+    const INT: &str = "int";
+
+    /// Every name `?format=` reads, ignoring case: the core's names of encodings (those
+    /// `snowmint gen --format` reads), and `int`.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        Encoding::NAMES
+            .into_iter()
+            .map(|(name, _)| name)
+            .chain([Format::INT])
+    }
+
     /// Reads `?format=`, decimal when absent.
     pub fn from_params(params: &Params) -> Result<Format, ApiError> {
-        match params.get("format") {
-            None => Ok(Format::Text(Encoding::Decimal)),
-            Some("int") => Ok(Format::Int),
-            Some(text) => match text.to_ascii_lowercase().as_str() {
-                "dec" | "decimal" => Ok(Format::Text(Encoding::Decimal)),
-                "hex" => Ok(Format::Text(Encoding::Hex)),
-                "base32" => Ok(Format::Text(Encoding::Base32)),
-                "base62" => Ok(Format::Text(Encoding::Base62)),
-                _ => Err(ApiError::BadRequest(format!(
-                    "unknown format {text:?}: expected dec, hex, base32, base62 or int"
-                ))),
-            },
+        params
+            .get("format")
+            .map_or(Ok(Format::Text(Encoding::Decimal)), str::parse)
+    }
+
+    /// The most bytes one id takes, quotes aside.
+    pub fn max_len(self) -> u64 {
+        match self {
+            Format::Int => Encoding::Decimal.max_len() as u64,
+            Format::Text(encoding) => encoding.max_len() as u64,
         }
     }
 
-    /// The most bytes one id takes in a JSON array: its text, quotes unless it is an int,
-    /// and a comma.
-    pub fn json_bytes(self) -> u64 {
-        match self {
-            Format::Int => Encoding::Decimal.max_len() as u64 + 1,
-            Format::Text(encoding) => encoding.max_len() as u64 + 3,
-        }
-    }
-
-    /// The most bytes one id takes as a line of plain text.
-    pub fn text_bytes(self) -> u64 {
-        match self {
-            Format::Int => Encoding::Decimal.max_len() as u64 + 1,
-            Format::Text(encoding) => encoding.max_len() as u64 + 1,
+    /// `{"ids":[...]}`: each id followed by a comma, and quoted unless it is an int;
+    /// `{"ids":[` and `]}` around them.
+    pub fn json_framing(self) -> Framing {
+        let quotes = if self == Format::Int { 0 } else { 2 };
+        Framing {
+            per_item: quotes + 1,
+            around: 10,
         }
     }
 
@@ -108,5 +133,23 @@ impl Format {
             Format::Text(encoding) => encoding,
         };
         out.push_str(id.encode(encoding, &mut buf));
+    }
+}
+
+impl FromStr for Format {
+    type Err = ApiError;
+
+    /// `int`, or a name of an encoding as the core reads it, ignoring case.
+    fn from_str(text: &str) -> Result<Format, ApiError> {
+        if text.eq_ignore_ascii_case(Format::INT) {
+            return Ok(Format::Int);
+        }
+        text.parse().map(Format::Text).map_err(|_| {
+            let names = Encoding::ALL.map(Encoding::name).join(", ");
+            ApiError::BadRequest(format!(
+                "unknown format {text:?}: expected {names} or {}",
+                Format::INT
+            ))
+        })
     }
 }

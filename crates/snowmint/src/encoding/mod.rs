@@ -149,6 +149,29 @@ impl Encoding {
     /// ```
     pub const ALL: [Encoding; 4] = [Self::Decimal, Self::Hex, Self::Base32, Self::Base62];
 
+    /// Every name [`FromStr`] reads, ignoring case, with its encoding: each encoding's
+    /// [`name`](Encoding::name) and a short one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Encoding;
+    ///
+    /// assert!(Encoding::NAMES.contains(&("b32", Encoding::Base32)));
+    /// for (name, encoding) in Encoding::NAMES {
+    ///     assert_eq!(name.parse(), Ok(encoding));
+    /// }
+    /// ```
+    pub const NAMES: [(&'static str, Encoding); 7] = [
+        ("decimal", Self::Decimal),
+        ("dec", Self::Decimal),
+        ("hex", Self::Hex),
+        ("base32", Self::Base32),
+        ("b32", Self::Base32),
+        ("base62", Self::Base62),
+        ("b62", Self::Base62),
+    ];
+
     /// The lowercase name that [`Display`](fmt::Display) writes and [`FromStr`] reads.
     ///
     /// # Examples
@@ -551,8 +574,8 @@ impl fmt::Display for Encoding {
 impl FromStr for Encoding {
     type Err = String;
 
-    /// Reads a name, ignoring case: `decimal` or `dec`, `hex`, `base32` or `b32`, `base62`
-    /// or `b62`.
+    /// Reads one of the [`NAMES`](Encoding::NAMES), ignoring case: `decimal` or `dec`, `hex`,
+    /// `base32` or `b32`, `base62` or `b62`.
     ///
     /// # Errors
     ///
@@ -572,16 +595,7 @@ impl FromStr for Encoding {
     /// # Ok(()) }
     /// ```
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        const NAMES: [(&str, Encoding); 7] = [
-            ("decimal", Encoding::Decimal),
-            ("dec", Encoding::Decimal),
-            ("hex", Encoding::Hex),
-            ("base32", Encoding::Base32),
-            ("b32", Encoding::Base32),
-            ("base62", Encoding::Base62),
-            ("b62", Encoding::Base62),
-        ];
-        NAMES
+        Encoding::NAMES
             .into_iter()
             .find(|(name, _)| name.eq_ignore_ascii_case(s))
             .map(|(_, encoding)| encoding)

@@ -1,4 +1,4 @@
-//! Issuing ids for every protocol, within a budget of ids in flight.
+//! The budget of ids in flight, and filling a batch within it.
 //!
 //! A request for `n` ids first takes room for them on its connection, then in the whole
 //! server (each in arrival order), so one connection cannot take the whole budget and a
@@ -124,12 +124,13 @@ fn closed() -> ApiError {
 }
 
 /// Exactly `count` ids, with the room they hold until the response carrying them is handed
-/// to the transport (put the [`Held`] in the response's extensions).
+/// to the transport (put the [`Held`] in the response's extensions). `count` has been
+/// checked against `max_batch`, which the limits' validation keeps within the budget.
 ///
 /// # Errors
 ///
 /// No room within [`QUEUE_WAIT`] (503), not ready, or the generator refused.
-pub async fn issue(
+pub(super) async fn fill(
     state: &AppState,
     count: u64,
     share: Option<&ConnShare>,

@@ -1,0 +1,113 @@
+//! Every route, declared once.
+//!
+//! A route is its handler's `#[utoipa::path(...)]`, collected in [`api`]. From that one
+//! declaration come the router's method and path, the OpenAPI document, the label of the
+//! route's metrics, whether it answers without the token (it says `security(())`; any
+//! other route needs it), and the query parameters it takes.
+
+use std::sync::LazyLock;
+
+use axum::extract::FromRef;
+use utoipa::OpenApi as _;
+use utoipa::openapi::OpenApi;
+use utoipa::openapi::path::ParameterIn;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::page::Page;
+use super::schema::{self, Frame};
+use super::{decode, health, ids, page, serials};
+use crate::AppState;
+
+/// What the HTTP handlers share: the server's state, and the page made for it.
+#[derive(Debug, Clone)]
+pub struct Http {
+    /// The server's state.
+    pub app: AppState,
+    /// The web page, with this server's limits in it.
+    pub page: Page,
+}
+
+impl FromRef<Http> for AppState {
+    fn from_ref(http: &Http) -> AppState {
+        http.app.clone()
+    }
+}
+
+impl FromRef<Http> for Page {
+    fn from_ref(http: &Http) -> Page {
+        http.page.clone()
+    }
+}
+
+/// Every route.
+pub fn api() -> OpenApiRouter<Http> {
+    OpenApiRouter::with_openapi(Frame::openapi())
+        .routes(routes!(page::index))
+        .routes(routes!(ids::one))
+        .routes(routes!(ids::many))
+        .routes(routes!(decode::decode))
+        .routes(routes!(decode::layout))
+        .routes(routes!(serials::issue_serials))
+        .routes(routes!(serials::decode_serial))
+        .routes(routes!(health::healthz))
+        .routes(routes!(health::readyz))
+        .routes(routes!(health::metrics))
+        .routes(routes!(health::openapi))
+}
+
+/// What the layers in front of the handlers need to know of a route.
+#[derive(Debug)]
+pub struct Route {
+    /// Its path template (`/v1/decode/{id}`), which labels its metrics.
+    pub path: &'static str,
+    /// Whether it answers without the token.
+    pub open: bool,
+    /// The query parameters it takes, in the order it declares them.
+    pub query: Vec<&'static str>,
+}
+
+/// The declaration, read once per process.
+#[derive(Debug)]
+pub struct Declared {
+    /// The OpenAPI document, as served.
+    pub json: String,
+    routes: Vec<Route>,
+}
+
+impl Declared {
+    /// The route whose template is `path` (axum's `MatchedPath`).
+    pub fn route(&self, path: &str) -> Option<&Route> {
+        self.routes.iter().find(|route| route.path == path)
+    }
+}
+
+static DOCUMENT: LazyLock<OpenApi> = LazyLock::new(|| schema::finish(api().into_openapi()));
+
+/// The document, and the routes as the front reads them.
+pub static DECLARED: LazyLock<Declared> = LazyLock::new(|| Declared {
+    json: DOCUMENT
+        .to_pretty_json()
+        .unwrap_or_else(|e| format!("{{\"error\":\"openapi: {e}\"}}")),
+    routes: DOCUMENT
+        .paths
+        .paths
+        .iter()
+        .map(|(path, item)| {
+            let operations = || schema::operations(item);
+            let mut query = Vec::new();
+            for parameter in operations().flat_map(|op| op.parameters.iter().flatten()) {
+                if parameter.parameter_in == ParameterIn::Query
+                    && !query.contains(&parameter.name.as_str())
+                {
+                    query.push(parameter.name.as_str());
+                }
+            }
+            Route {
+                path,
+                open: !operations().any(schema::needs_token),
+                query,
+            }
+        })
+        .collect(),
+});

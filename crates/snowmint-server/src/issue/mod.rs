@@ -1,0 +1,141 @@
+//! Issuing and checking, once for every protocol.
+//!
+//! A protocol is an adapter over this module and nothing more. It reads its request into
+//! one of the requests here ([`IdsRequest`], [`SerialsRequest`], [`DecodeRequest`],
+//! [`DecodeSerialRequest`]); checking that request is this module's work: the count
+//! against `max_batch`, the response's size against `max_response_bytes`, the business
+//! code, the template, the zone and the layout, each with its one error text. It calls the
+//! operation ([`one`], [`ids`], [`serials`], [`decode`], [`decode_serial`]) and writes the
+//! answer in its own wire format. The bearer token is checked here too ([`authorize`]).
+//!
+//! So HTTP and gRPC refuse the same request for the same reason, in the same words, and a
+//! new protocol needs only its adapter. Ids come through the [`budget`] of ids in flight.
+
+mod budget;
+mod request;
+
+pub use budget::{Budget, ConnShare, Held};
+pub use request::{
+    Batch, Count, DecodeRequest, DecodeSerialRequest, DecodedSerial, Framing, IdsRequest,
+    SerialBatch, SerialFormat, SerialsRequest,
+};
+
+use snowmint::{Decoded, Id, Layout};
+use subtle::ConstantTimeEq;
+
+use crate::{ApiError, AppState};
+
+/// Checks the token a request carries (the value of an HTTP `Authorization` header or of
+/// gRPC `authorization` metadata), when the server has one. The comparison takes the same
+/// time wherever the given token differs, so the answer's timing does not leak the token.
+///
+/// # Errors
+///
+/// [`ApiError::Unauthorized`] if it is missing or wrong.
+pub fn authorize(state: &AppState, authorization: Option<&[u8]>) -> Result<(), ApiError> {
+    match &state.auth_token {
+        Some(token) if !bearer_matches(token, authorization) => Err(ApiError::Unauthorized),
+        _ => Ok(()),
+    }
+}
+
+fn bearer_matches(token: &str, authorization: Option<&[u8]>) -> bool {
+    authorization
+        .and_then(|value| value.strip_prefix(b"Bearer "))
+        .is_some_and(|given| bool::from(given.ct_eq(token.as_bytes())))
+}
+
+/// One id.
+///
+/// # Errors
+///
+/// Not ready, or the generator refused.
+pub fn one(state: &AppState) -> Result<Id, ApiError> {
+    let id = state.source.next_id()?;
+    state.metrics.ids_issued.inc();
+    Ok(id)
+}
+
+/// The ids of `batch`, with the room they hold in the budget until the response carrying
+/// them is handed to the transport (put the [`Held`] in the response's extensions).
+///
+/// # Errors
+///
+/// No room in the budget in time (503), not ready, or the generator refused.
+pub async fn ids(
+    state: &AppState,
+    batch: Batch,
+    share: Option<&ConnShare>,
+) -> Result<(Vec<Id>, Held), ApiError> {
+    budget::fill(state, batch.count(), share).await
+}
+
+/// The ids for the serials of `batch`, which [`SerialBatch::write`] writes; as [`ids`].
+///
+/// # Errors
+///
+/// As [`ids`].
+pub async fn serials(
+    state: &AppState,
+    batch: &SerialBatch,
+    share: Option<&ConnShare>,
+) -> Result<(Vec<Id>, Held), ApiError> {
+    budget::fill(state, batch.count(), share).await
+}
+
+/// An id taken apart, with the server's layout or the preset asked for.
+///
+/// # Errors
+///
+/// An unknown layout, or an id that is malformed or out of the layout's range.
+pub fn decode(state: &AppState, request: DecodeRequest<'_>) -> Result<Decoded, ApiError> {
+    let layout = match request.layout {
+        None => *state.layout(),
+        Some(name) => Layout::by_name(name)?,
+    };
+    let (id, _) = Id::parse_any(request.id)?;
+    Ok(Decoded::new(&layout, id)?)
+}
+
+/// A serial taken apart, with the template and zone it was made with.
+///
+/// # Errors
+///
+/// A bad template or zone, or a serial that does not match them.
+pub fn decode_serial(
+    state: &AppState,
+    request: DecodeSerialRequest<'_>,
+) -> Result<DecodedSerial, ApiError> {
+    let (template, zone) = request.format.check(state)?;
+    let parsed = template.parse_serial(request.serial, &zone)?;
+    Ok(DecodedSerial {
+        serial: request.serial.to_string(),
+        biz: parsed.biz.map(|b| b.as_str().to_string()),
+        decoded: parsed.decoded(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_exact_bearer_token_passes() {
+        let token = "s3cret";
+        assert!(bearer_matches(token, Some(b"Bearer s3cret")));
+        for given in [
+            &b"Bearer s3cre"[..],
+            b"Bearer s3cret ",
+            b"Bearer S3CRET",
+            b"bearer s3cret",
+            b"Bearers3cret",
+            b"s3cret",
+            b"Bearer ",
+            b"",
+            b"Bearer s3cret\xff",
+        ] {
+            assert!(!bearer_matches(token, Some(given)), "{given:?}");
+        }
+        assert!(!bearer_matches(token, None));
+    }
+}

@@ -1,0 +1,266 @@
+//! The requests a protocol fills, and their checks: each limit and each error text once.
+
+use serde::Serialize;
+use snowmint::serial::{BizCode, Template, Zone};
+use snowmint::{Decoded, Id};
+
+use crate::{ApiError, AppState};
+
+/// A count as a client sent it, under the name its protocol gives it (`count`,
+/// `batch_size`).
+#[derive(Debug, Clone, Copy)]
+pub enum Count<'a> {
+    /// Not given at all, described as the protocol names the missing field.
+    Missing(&'static str),
+    /// Text, such as a query parameter: it may not be a number at all.
+    Text(&'static str, &'a str),
+    /// A number from a typed message.
+    Number(&'static str, u64),
+}
+
+impl Count<'_> {
+    /// The count, if it is a whole number in `1..=max`.
+    fn check(self, max: u64) -> Result<u64, ApiError> {
+        let refusal = match self {
+            Count::Missing(what) => format!("{what} is required: 1..={max}"),
+            Count::Text(name, text) => match text.parse::<u64>() {
+                Ok(n) if (1..=max).contains(&n) => return Ok(n),
+                _ => format!("{name} {text:?} is out of range: expected a whole number 1..={max}"),
+            },
+            Count::Number(_, n) if (1..=max).contains(&n) => return Ok(n),
+            Count::Number(name, n) => format!("{name} {n} is out of range 1..={max}"),
+        };
+        Err(ApiError::BadRequest(refusal))
+    }
+}
+
+/// What a wire format writes besides the items of a list, in bytes at most: beside each
+/// item (quotes, a separator, a field's tag and length) and around the whole list.
+#[derive(Debug, Clone, Copy)]
+pub struct Framing {
+    /// Bytes beside each item.
+    pub per_item: u64,
+    /// Bytes around the list.
+    pub around: u64,
+}
+
+/// A request for ids, as the client sent it.
+#[derive(Debug, Clone, Copy)]
+pub struct IdsRequest<'a> {
+    /// How many.
+    pub count: Count<'a>,
+    /// The most bytes one id takes in the wire format, framing aside.
+    pub id_bytes: u64,
+}
+
+/// A checked request for ids: issue it with [`ids`].
+#[derive(Debug, Clone, Copy)]
+pub struct Batch {
+    count: u64,
+}
+
+impl IdsRequest<'_> {
+    /// Checks the count and the size of the response `framing` would make.
+    ///
+    /// # Errors
+    ///
+    /// A 400 naming the count or the size, and the limit.
+    pub fn check(self, state: &AppState, framing: Framing) -> Result<Batch, ApiError> {
+        let count = self.count.check(state.max_batch)?;
+        check_size(
+            state,
+            count,
+            "ids",
+            self.id_bytes + framing.per_item,
+            framing.around,
+        )?;
+        Ok(Batch { count })
+    }
+}
+
+impl Batch {
+    /// How many ids.
+    #[must_use]
+    pub fn count(self) -> u64 {
+        self.count
+    }
+
+    /// At most `n` of them, for a stream that sends a request in parts.
+    #[must_use]
+    pub fn up_to(self, n: u64) -> Batch {
+        Batch {
+            count: self.count.min(n),
+        }
+    }
+}
+
+/// A request for serial numbers, as the client sent it.
+#[derive(Debug, Clone, Copy)]
+pub struct SerialsRequest<'a> {
+    /// The business code.
+    pub biz: &'a str,
+    /// How they are written.
+    pub format: SerialFormat<'a>,
+    /// How many.
+    pub count: Count<'a>,
+}
+
+/// How serials are written: a template and a zone, each the default when not given.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SerialFormat<'a> {
+    /// The template (default [`Template::DEFAULT`]).
+    pub template: Option<&'a str>,
+    /// The zone their times are written in (default UTC).
+    pub tz: Option<&'a str>,
+}
+
+impl SerialFormat<'_> {
+    /// The template over the server's layout, and the zone.
+    pub(super) fn check(self, state: &AppState) -> Result<(Template, Zone), ApiError> {
+        let template = Template::parse(self.template.unwrap_or(Template::DEFAULT), state.layout())?;
+        let zone = self.tz.map_or(Ok(Zone::UTC), Zone::parse)?;
+        Ok((template, zone))
+    }
+}
+
+/// A checked request for serials: issue it with [`serials`], write each with
+/// [`SerialBatch::write`].
+#[derive(Debug, Clone)]
+pub struct SerialBatch {
+    biz: BizCode,
+    template: Template,
+    zone: Zone,
+    count: u64,
+}
+
+impl SerialsRequest<'_> {
+    /// Checks the business code, the template and zone, the count, and the size of the
+    /// response `framing` would make, in that order.
+    ///
+    /// # Errors
+    ///
+    /// A 400 naming what is wrong.
+    pub fn check(self, state: &AppState, framing: Framing) -> Result<SerialBatch, ApiError> {
+        let biz = BizCode::new(self.biz)?;
+        let (template, zone) = self.format.check(state)?;
+        let count = self.count.check(state.max_batch)?;
+        let item_bytes = template.serial_len(&biz) as u64 + framing.per_item;
+        check_size(state, count, "serials", item_bytes, framing.around)?;
+        Ok(SerialBatch {
+            biz,
+            template,
+            zone,
+            count,
+        })
+    }
+}
+
+impl SerialBatch {
+    /// How many serials.
+    #[must_use]
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The length of every serial of the batch.
+    #[must_use]
+    pub fn serial_len(&self) -> usize {
+        self.template.serial_len(&self.biz)
+    }
+
+    /// Appends the serial made from `id` to `out`. Serials are digits, A-Z and the
+    /// separators `- _ . /` and space: nothing a JSON string or a protocol must escape.
+    ///
+    /// # Errors
+    ///
+    /// The id's time is outside what the template can write.
+    pub fn write(&self, id: Id, out: &mut String) -> Result<(), ApiError> {
+        Ok(self.template.write_to(out, &self.biz, id, &self.zone)?)
+    }
+}
+
+/// Refuses, before any id is taken, a response of `count` items (`what`: "ids",
+/// "serials") of up to `item_bytes` each with `around` bytes around them, that could carry
+/// more than `max_response_bytes`.
+fn check_size(
+    state: &AppState,
+    count: u64,
+    what: &str,
+    item_bytes: u64,
+    around: u64,
+) -> Result<(), ApiError> {
+    let max = state.max_response_bytes;
+    let bytes = count.saturating_mul(item_bytes).saturating_add(around);
+    if bytes <= max {
+        return Ok(());
+    }
+    let fit = max.saturating_sub(around) / item_bytes.max(1);
+    Err(ApiError::BadRequest(format!(
+        "{count} {what} would make a response of up to {bytes} bytes, more than the {max} of max_response_bytes: ask for at most {fit}"
+    )))
+}
+
+/// A request to take an id apart, as the client sent it.
+#[derive(Debug, Clone, Copy)]
+pub struct DecodeRequest<'a> {
+    /// The id, in any encoding [`Id::parse_any`] reads.
+    pub id: &'a str,
+    /// A preset's name; the server's layout when not given.
+    pub layout: Option<&'a str>,
+}
+
+/// A request to take a serial apart, as the client sent it.
+#[derive(Debug, Clone, Copy)]
+pub struct DecodeSerialRequest<'a> {
+    /// The serial.
+    pub serial: &'a str,
+    /// How it was written.
+    pub format: SerialFormat<'a>,
+}
+
+/// A serial taken apart: its business code and the keys of `snowmint parse --json`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct DecodedSerial {
+    /// The serial as given.
+    pub serial: String,
+    /// The business code, or null when the template has no `{biz}`.
+    pub biz: Option<String>,
+    /// The id it came from, taken apart.
+    #[serde(flatten)]
+    pub decoded: Decoded,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(count: Count<'_>) -> String {
+        count.check(20_000).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_count_is_a_whole_number_up_to_max_batch() {
+        assert_eq!(Count::Text("count", "20000").check(20_000), Ok(20_000));
+        assert_eq!(Count::Number("count", 1).check(20_000), Ok(1));
+        // Text may be anything, so its refusal says what was expected.
+        for text in ["0", "20001", "-1", "1.5", "abc", "", " 1"] {
+            assert_eq!(
+                refusal(Count::Text("count", text)),
+                format!("count {text:?} is out of range: expected a whole number 1..=20000")
+            );
+        }
+        // A number from a typed message only needs the range.
+        assert_eq!(
+            refusal(Count::Number("batch_size", 0)),
+            "batch_size 0 is out of range 1..=20000"
+        );
+        assert_eq!(
+            refusal(Count::Number("count", u64::MAX)),
+            "count 18446744073709551615 is out of range 1..=20000"
+        );
+        assert_eq!(
+            refusal(Count::Missing("query parameter \"count\"")),
+            "query parameter \"count\" is required: 1..=20000"
+        );
+    }
+}
