@@ -199,7 +199,7 @@ impl IdService for Service {
     ) -> Result<Response<DecodeResponse>, Status> {
         let start = Instant::now();
         let DecodeRequest { id, layout } = request.into_inner();
-        let result = (|| {
+        let result = (|| -> Result<_, ApiError> {
             let layout = if layout.is_empty() {
                 *self.state.layout()
             } else {
@@ -207,8 +207,7 @@ impl IdService for Service {
             };
             let (id, _) = Id::parse_any(&id)?;
             Ok(decode_response(Decoded::new(&layout, id)?))
-        })()
-        .map_err(|e: snowmint::Error| ApiError::from(e));
+        })();
         self.finish("Decode", start, result)
     }
 

@@ -33,8 +33,12 @@ pub enum ServeError {
         message: String,
     },
     /// The generator refused the configuration or the stored mark.
-    #[error("{0}")]
-    Generator(#[from] snowmint::Error),
+    #[error(transparent)]
+    Generator(#[from] snowmint::BuildError),
+    /// On shutdown, the high-water mark could not be lowered to the last id issued (the
+    /// higher mark stays: safe, but a restart may wait it out).
+    #[error("cannot lower the high-water mark to the last id issued")]
+    LowerMark(#[source] snowmint::StoreError),
     /// Started behind the high-water mark with `restart_behind = "fail"`.
     #[error(
         "clock is {lag_ms} ms behind the high-water mark in {dir}: ids up to then may have been issued before the restart; fix the clock or use restart_behind = \"wait\""

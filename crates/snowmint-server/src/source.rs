@@ -333,7 +333,7 @@ impl IdSource {
         let slot = self.slot.swap(None);
         let issued = match &slot {
             Some(slot) => {
-                slot.generator.shutdown()?;
+                slot.generator.shutdown().map_err(ServeError::LowerMark)?;
                 Some(slot.store.issued_ms())
             }
             None => None,
