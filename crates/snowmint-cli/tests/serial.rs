@@ -79,7 +79,12 @@ fn two_processes_at_once_never_repeat_a_serial() {
         .unwrap()
     };
     let (a, b) = (run(), run());
-    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    // Both outputs are read at once: whichever process takes the state file's lock first
+    // must not block on a full pipe while the other waits for the lock.
+    let (a, b) = std::thread::scope(|s| {
+        let b = s.spawn(move || b.wait_with_output().unwrap());
+        (a.wait_with_output().unwrap(), b.join().unwrap())
+    });
     let mut all = HashSet::new();
     for out in [&a, &b] {
         let serials = lines(out);
