@@ -4,6 +4,8 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use snowmint::error::Chain;
+
 /// An error and the exit status it ends the process with.
 #[derive(Debug)]
 pub struct Failure {
@@ -17,12 +19,18 @@ const BAD_INPUT: u8 = 2;
 const FAILED: u8 = 1;
 
 impl Failure {
-    /// Writes `error: <message>` (the whole chain of context on one line) to stderr and
-    /// returns the exit status.
+    /// Writes `error: <message>` (the context and every cause on one line, each once) to
+    /// stderr and returns the exit status.
     pub fn report(self) -> ExitCode {
         // Nothing better to do if stderr itself is gone.
-        let _ = writeln!(std::io::stderr(), "error: {:#}", self.error);
+        let _ = writeln!(std::io::stderr(), "error: {}", self.line());
         ExitCode::from(self.status)
+    }
+
+    /// The message: what failed, then why, as the libraries' `source()` chains say it.
+    fn line(&self) -> String {
+        let error: &(dyn std::error::Error + 'static) = self.error.as_ref();
+        Chain(error).to_string()
     }
 }
 

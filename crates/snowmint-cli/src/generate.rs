@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use snowmint::error::Chain;
 use snowmint::serial::{Template, Zone};
 use snowmint::{BizCode, Clock, Decoded, Encoding, Generator, Layout};
 use snowmint_lease::FileStore;
@@ -213,8 +214,9 @@ pub fn generate(config: &GenConfig) -> anyhow::Result<()> {
     if let Err(err) = released {
         let _ = writeln!(
             io::stderr(),
-            "warning: could not lower the high-water mark in {} ({err}); the next run may wait up to {} ms",
+            "warning: could not lower the high-water mark in {} ({}); the next run may wait up to {} ms",
             mark.display(),
+            Chain(&err),
             ahead.as_millis()
         );
     }

@@ -156,10 +156,15 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let file = tmp.path().join("plain-file");
         std::fs::write(&file, "").unwrap();
-        let err = ensure_state_dir(&file.join("snowmint"))
-            .unwrap_err()
-            .to_string();
-        assert!(err.starts_with("cannot create state directory "), "{err}");
-        assert!(err.contains("plain-file/snowmint: "), "{err}");
+        let err = ensure_state_dir(&file.join("snowmint")).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.starts_with("cannot create state directory "),
+            "{message}"
+        );
+        assert!(message.ends_with("plain-file/snowmint"), "{message}");
+        // What the system said is the cause, not part of the message.
+        let cause = std::error::Error::source(&err).expect("the system's error");
+        assert_eq!(cause.to_string(), "Not a directory (os error 20)");
     }
 }

@@ -1,11 +1,13 @@
-//! The one error type of this crate.
+//! Why a state file or its directory could not be used; a registry's errors are
+//! [`LeaseError`](crate::LeaseError).
 
 use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// Why a high-water-mark file or its directory could not be used. Every message names the
-/// path and the problem.
+/// path and what could not be done with it; what the system said is the
+/// [`source`](std::error::Error::source).
 ///
 /// # Examples
 ///
@@ -23,7 +25,7 @@ use std::time::Duration;
 #[non_exhaustive]
 pub enum Error {
     /// A file could not be opened or created.
-    #[error("cannot open {}: {source}", .path.display())]
+    #[error("cannot open {}", .path.display())]
     Open {
         /// The file.
         path: PathBuf,
@@ -31,7 +33,7 @@ pub enum Error {
         source: io::Error,
     },
     /// The lock could not be taken for a reason other than another holder.
-    #[error("cannot lock {}: {source}", .path.display())]
+    #[error("cannot lock {}", .path.display())]
     Lock {
         /// The lock file.
         path: PathBuf,
@@ -52,7 +54,7 @@ pub enum Error {
         waited: Duration,
     },
     /// The mark file could not be read.
-    #[error("cannot read {}: {source}", .path.display())]
+    #[error("cannot read {}", .path.display())]
     Read {
         /// The mark file.
         path: PathBuf,
@@ -60,7 +62,7 @@ pub enum Error {
         source: io::Error,
     },
     /// A new mark could not be written durably.
-    #[error("cannot write {}: {source}", .path.display())]
+    #[error("cannot write {}", .path.display())]
     Write {
         /// The file being written: the temporary file, the mark or its directory.
         path: PathBuf,
@@ -80,7 +82,7 @@ pub enum Error {
         found: String,
     },
     /// The state directory could not be created.
-    #[error("cannot create state directory {}: {source}", .path.display())]
+    #[error("cannot create state directory {}", .path.display())]
     CreateDir {
         /// The directory.
         path: PathBuf,
@@ -105,6 +107,6 @@ pub enum Error {
 
 impl From<Error> for snowmint::StoreError {
     fn from(err: Error) -> snowmint::StoreError {
-        snowmint::StoreError::new(err.to_string())
+        snowmint::StoreError::new(err)
     }
 }

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use snowmint::Clock;
+use snowmint::error::Chain;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
@@ -85,7 +86,7 @@ fn ms(d: Duration) -> u64 {
 }
 
 /// A lease this process holds, and how far it is confirmed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Held {
     /// The lease.
     pub lease: Lease,
@@ -98,18 +99,18 @@ pub struct Held {
     /// epoch): ids may be issued up to it.
     pub confirmed_high_water_ms: u64,
     /// The last renewal error, if the latest renewal failed.
-    pub last_error: Option<String>,
+    pub last_error: Option<LeaseError>,
 }
 
 /// Where the keeper is.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum LeaseStatus {
     /// Looking for a worker id.
     Acquiring {
         /// Failed attempts so far.
         attempts: u64,
-        /// Why the last attempt failed.
-        last_error: Option<String>,
+        /// Why the last attempt failed, or why the last lease ended.
+        last_error: Option<LeaseError>,
     },
     /// Holding one.
     Held(Held),
@@ -285,10 +286,10 @@ async fn keep(
                     if matches!(err, LeaseError::Exhausted { .. }) {
                         counters.exhausted.fetch_add(1, Ordering::Relaxed);
                     }
-                    tracing::warn!(error = %err, attempts, "cannot acquire a worker id");
+                    tracing::warn!(error = %Chain(&err), attempts, "cannot acquire a worker id");
                     status.send_replace(LeaseStatus::Acquiring {
                         attempts,
-                        last_error: Some(err.to_string()),
+                        last_error: Some(err),
                     });
                     tokio::select! {
                         () = tokio::time::sleep(backoff) => {}
@@ -342,24 +343,21 @@ async fn keep(
                     wait = settings.renew_every;
                     backoff = FIRST_BACKOFF;
                 }
-                Err(LeaseError::Lost { .. }) | Err(LeaseError::Invalid(_)) if expires => {
+                Err(err @ (LeaseError::Lost { .. } | LeaseError::Invalid(_))) if expires => {
                     counters.renew_failures.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(worker = lease.worker, "lease lost; acquiring again");
+                    tracing::warn!(worker = lease.worker, error = %Chain(&err), "lease lost; acquiring again");
                     status.send_replace(LeaseStatus::Acquiring {
                         attempts: 0,
-                        last_error: Some(format!(
-                            "lease on datacenter {} worker {} was lost",
-                            lease.datacenter, lease.worker
-                        )),
+                        last_error: Some(err),
                     });
                     lost = true;
                     break;
                 }
                 Err(err) => {
                     counters.renew_failures.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(error = %err, "cannot renew the lease");
+                    tracing::warn!(error = %Chain(&err), "cannot renew the lease");
                     // The fence stays where the last confirmed renewal put it.
-                    held.last_error = Some(err.to_string());
+                    held.last_error = Some(err);
                     status.send_replace(LeaseStatus::Held(held.clone()));
                     wait = RETRY_RENEW.min(settings.renew_every);
                 }
@@ -458,10 +456,11 @@ mod tests {
         let held = next_held(&mut status).await;
         assert_eq!(held.valid_until_ms, 1_003_333 + 9_000);
 
-        *registry.renew.lock().unwrap() = Some(LeaseError::Unavailable {
-            backend: "scripted",
-            message: "connection refused".into(),
-        });
+        *registry.renew.lock().unwrap() = Some(LeaseError::unavailable_because(
+            "scripted",
+            "",
+            std::io::Error::from(std::io::ErrorKind::ConnectionRefused),
+        ));
         clock.advance(3_333);
         let held = next_held(&mut status).await;
         assert_eq!(
@@ -469,9 +468,10 @@ mod tests {
             1_003_333 + 9_000,
             "a failed renewal does not move the fence"
         );
+        let last_error = held.last_error.expect("the renewal's error");
         assert_eq!(
-            held.last_error.as_deref(),
-            Some("scripted registry is unavailable: connection refused")
+            Chain(&last_error).to_string(),
+            "scripted registry is unavailable: connection refused"
         );
 
         *registry.renew.lock().unwrap() = Some(LeaseError::Lost {

@@ -108,13 +108,9 @@ impl Store for LeasedStore {
     fn reserve(&self, until_ms: u64) -> Result<u64, StoreError> {
         let granted = until_ms.min(self.confirmed_ms.load(Ordering::Acquire));
         // The registry first: it is what a successor on another machine reads.
+        // The registry's error names it ("file registry is unavailable: ...").
         if let Some(recorded) = self.registry.reserve_now(&self.lease, granted) {
-            recorded.map_err(|e| {
-                StoreError::new(format!(
-                    "cannot record the mark in the {} registry: {e}",
-                    self.registry.backend()
-                ))
-            })?;
+            recorded.map_err(StoreError::new)?;
         }
         self.local.reserve(granted)
     }

@@ -6,6 +6,7 @@
 //! kept when the lease ends, so a successor starts after it.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What a process asks a registry for.
@@ -74,7 +75,9 @@ pub struct Lease {
 }
 
 /// Why a registry could not give, keep or take back a lease.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+///
+/// Clone (a cause is shared), so the keeper can publish the last one with its status.
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum LeaseError {
     /// Every worker id of the datacenter is held.
@@ -96,16 +99,55 @@ pub enum LeaseError {
         reason: String,
     },
     /// The registry could not be reached or answered with an error.
-    #[error("{backend} registry is unavailable: {message}")]
+    #[error("{backend} registry is unavailable{}", Detail(.message))]
     Unavailable {
         /// Which backend.
         backend: &'static str,
-        /// What went wrong.
+        /// What the backend says at its own layer: where the registry is, what it
+        /// answered; empty when the cause says it all.
         message: String,
+        /// The error behind it (a connection's, a file's), if there is one.
+        source: Option<Arc<dyn std::error::Error + Send + Sync>>,
     },
     /// The lease URL or settings are wrong.
     #[error("{0}")]
     Invalid(String),
+}
+
+impl LeaseError {
+    /// [`LeaseError::Unavailable`] with `message` and no cause.
+    pub(crate) fn unavailable(backend: &'static str, message: impl Into<String>) -> LeaseError {
+        LeaseError::Unavailable {
+            backend,
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// [`LeaseError::Unavailable`] with `message`, because of `source`.
+    pub(crate) fn unavailable_because(
+        backend: &'static str,
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> LeaseError {
+        LeaseError::Unavailable {
+            backend,
+            message: message.into(),
+            source: Some(Arc::new(source)),
+        }
+    }
+}
+
+/// `: message`, or nothing for an empty one.
+struct Detail<'a>(&'a str);
+
+impl fmt::Display for Detail<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            "" => Ok(()),
+            message => write!(f, ": {message}"),
+        }
+    }
 }
 
 /// A coordination system that leases worker ids. Every call is one atomic step in the

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use conformance::{TTL, claim, held_when};
+use snowmint::error::Chain;
 use snowmint::{Clock, SystemClock, WallClock};
 use snowmint_lease::{Keeper, LeaseError, LeaseStatus, PostgresRegistry, Registry};
 use snowmint_testkit::Postgres;
@@ -131,6 +132,10 @@ async fn nothing_listening_is_unavailable_at_once_with_the_reason() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
+        format!("postgres registry is unavailable: 127.0.0.1:{port}/fleet: cannot connect")
+    );
+    assert_eq!(
+        Chain(&err).to_string(),
         format!(
             "postgres registry is unavailable: 127.0.0.1:{port}/fleet: cannot connect: \
              error connecting to server: Connection refused (os error 111)"

@@ -3,6 +3,9 @@
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use snowmint::error::Chain;
+use snowmint::serial::SerialError;
+use snowmint::{IssueError, LayoutError, ParseError, RangeError};
 
 /// Why a request was not served. Every variant's message names the problem.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -76,27 +79,36 @@ impl ApiError {
     }
 }
 
-impl From<snowmint::Error> for ApiError {
-    /// Input errors are the client's (400); anything about the clock, the store or the
-    /// generator's life is the server's state (503), never a 500.
-    fn from(err: snowmint::Error) -> ApiError {
-        use snowmint::Error as E;
-        match err {
-            E::ClockBehind { .. }
-            | E::BehindTooFar { .. }
-            | E::Store { .. }
-            | E::Closed
-            | E::Fenced { .. }
-            | E::TimeOutOfRange { .. } => ApiError::Unavailable(err.to_string()),
-            _ => ApiError::BadRequest(err.to_string()),
+/// The core's input errors are the client's to fix, whatever the variant: each type is
+/// returned only by operations on what a request sent (an id, a layout name, a serial).
+macro_rules! bad_request_from {
+    ($($error:ty),*) => {$(
+        impl From<$error> for ApiError {
+            fn from(err: $error) -> ApiError {
+                ApiError::BadRequest(Chain(&err).to_string())
+            }
         }
-    }
+    )*};
 }
 
-impl From<snowmint::serial::SerialError> for ApiError {
-    /// Every serial error is about the request: its business code, template, zone or serial.
-    fn from(err: snowmint::serial::SerialError) -> ApiError {
-        ApiError::BadRequest(err.to_string())
+bad_request_from!(ParseError, RangeError, LayoutError, SerialError);
+
+impl From<IssueError> for ApiError {
+    /// Anything about the clock, the store, the lease or the generator's life is the
+    /// server's state (503), never a 500; asking for no ids is the request's fault. Every
+    /// variant is named, so a new one cannot become a status by default.
+    fn from(err: IssueError) -> ApiError {
+        let message = Chain(&err).to_string();
+        match err {
+            IssueError::ClockBehind { .. }
+            | IssueError::BehindTooFar { .. }
+            | IssueError::TimeOutOfRange { .. }
+            | IssueError::Reserve { .. }
+            | IssueError::ShortGrant { .. }
+            | IssueError::Fenced { .. }
+            | IssueError::Closed => ApiError::Unavailable(message),
+            IssueError::ZeroBatch => ApiError::BadRequest(message),
+        }
     }
 }
 

@@ -6,35 +6,40 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use snowmint::Clock;
+use snowmint::error::Chain;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::net::{Net, Port};
 use crate::{AppState, Config, IdSource};
 
-/// Why the server could not start or stop cleanly.
+/// Why the server could not start or stop cleanly. Each message says what failed here;
+/// the cause (the system's error, the lease's, the store's) is the
+/// [`source`](std::error::Error::source).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServeError {
     /// A listener could not be bound.
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}")]
     Bind {
         /// The address.
         addr: std::net::SocketAddr,
         /// What the system said.
         source: std::io::Error,
     },
-    /// The high-water-mark file could not be opened or read.
-    #[error("state directory {dir}: {message}")]
-    State {
-        /// The directory.
-        dir: std::path::PathBuf,
-        /// What went wrong.
-        message: String,
-    },
+    /// A listener's own address could not be read.
+    #[error("cannot read a listener's address")]
+    LocalAddr(#[source] std::io::Error),
+    /// The high-water-mark file or its directory could not be used (the error names the
+    /// path).
+    #[error(transparent)]
+    State(#[from] snowmint_lease::Error),
+    /// The task that sets a generator up for a new lease ended before it finished.
+    #[error("cannot set up a generator for the new lease")]
+    Setup(#[source] tokio::task::JoinError),
     /// The generator refused the configuration or the stored mark.
-    #[error("{0}")]
-    Generator(#[from] snowmint::Error),
+    #[error(transparent)]
+    Generator(#[from] snowmint::BuildError),
     /// Started behind the high-water mark with `restart_behind = "fail"`.
     #[error(
         "clock is {lag_ms} ms behind the high-water mark in {dir}: ids up to then may have been issued before the restart; fix the clock or use restart_behind = \"wait\""
@@ -45,12 +50,25 @@ pub enum ServeError {
         /// The state directory.
         dir: std::path::PathBuf,
     },
-    /// The worker-id lease could not be set up or given back.
-    #[error("worker id lease: {0}")]
-    Lease(String),
-    /// Serving failed.
-    #[error("server failed: {0}")]
-    Io(#[from] std::io::Error),
+    /// The lease URL names no registry that can be used (the error quotes the URL).
+    #[error(transparent)]
+    Lease(snowmint_lease::LeaseError),
+    /// A lease that never expires (static, hostname, file) was not acquired in time.
+    #[error("cannot acquire a worker id within {waited_ms} ms")]
+    NoLease {
+        /// How long start-up waited.
+        waited_ms: u64,
+        /// Why the last attempt failed, if one did.
+        source: Option<snowmint_lease::LeaseError>,
+    },
+    /// On shutdown, the worker id could not be given back (it expires, or stays taken
+    /// for a lease that does not expire, until the registry is reached again).
+    #[error("cannot give the worker id back")]
+    Release(#[source] snowmint_lease::LeaseError),
+    /// On shutdown, the high-water mark could not be lowered to the last id issued (the
+    /// higher mark stays: safe, but a restart may wait it out).
+    #[error("cannot lower the high-water mark to the last id issued")]
+    LowerMark(#[source] snowmint::StoreError),
 }
 
 /// Serves `config` until `shutdown` resolves, then drains and persists the mark.
@@ -92,8 +110,12 @@ pub async fn run(
     grace: Duration,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    let http_addr = http.local_addr()?;
-    let grpc_addr = grpc.as_ref().map(TcpListener::local_addr).transpose()?;
+    let http_addr = http.local_addr().map_err(ServeError::LocalAddr)?;
+    let grpc_addr = grpc
+        .as_ref()
+        .map(TcpListener::local_addr)
+        .transpose()
+        .map_err(ServeError::LocalAddr)?;
     tracing::info!(
         http = %http_addr,
         grpc = %grpc_addr.map_or_else(|| "off".to_string(), |a| a.to_string()),
@@ -136,10 +158,10 @@ pub async fn run(
     match drained {
         Ok((http, grpc)) => {
             if let Err(e) = http {
-                tracing::warn!(error = %e, "http server ended with an error");
+                tracing::warn!(error = %Chain(&e), "http server ended with an error");
             }
             if let Some(Err(e)) = grpc {
-                tracing::warn!(error = %e, "grpc server ended with an error");
+                tracing::warn!(error = %Chain(&e), "grpc server ended with an error");
             }
         }
         Err(_) => {
@@ -152,10 +174,4 @@ pub async fn run(
     let now = source.clock().now_ms();
     tracing::info!(at = %snowmint::UnixMs(now), "stopped; high-water mark persisted");
     Ok(())
-}
-
-impl From<snowmint_lease::LeaseError> for ServeError {
-    fn from(err: snowmint_lease::LeaseError) -> ServeError {
-        ServeError::Lease(err.to_string())
-    }
 }

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arc_swap::ArcSwapOption;
+use snowmint::error::Chain;
 use snowmint::{Clock, Generator, Id, Layout, Store, SystemClock};
 use snowmint_lease::{Claim, FileStore, Held, Keeper, LeaseStatus, LeasedStore, Registry};
 use tokio::sync::watch;
@@ -57,7 +58,8 @@ impl IdSource {
     /// The lease URL is wrong, the first generator cannot be built, or the clock is behind
     /// the high-water mark and `restart_behind` is `fail`.
     pub async fn start(config: &Config) -> Result<Arc<IdSource>, ServeError> {
-        let registry = snowmint_lease::registry_from_url(&config.lease)?;
+        let registry =
+            snowmint_lease::registry_from_url(&config.lease).map_err(ServeError::Lease)?;
         let layout = config.layout;
         let claim = Claim::new(
             &format!("{}-{}", layout.name(), layout.epoch_ms()),
@@ -86,13 +88,17 @@ impl IdSource {
         });
         let mut status = source.status.clone();
         if !registry.expires() {
+            let no_lease = || ServeError::NoLease {
+                waited_ms: u64::try_from(FIRST_LEASE_WAIT.as_millis()).unwrap_or(u64::MAX),
+                source: source.last_lease_error(),
+            };
             let held = tokio::time::timeout(
                 FIRST_LEASE_WAIT,
                 status.wait_for(|s| matches!(s, LeaseStatus::Held(_))),
             )
             .await
-            .map_err(|_| ServeError::Lease(source.lease_problem()))?
-            .map_err(|_| ServeError::Lease(source.lease_problem()))?
+            .map_err(|_| no_lease())?
+            .map_err(|_| no_lease())?
             .clone();
             if let LeaseStatus::Held(held) = held {
                 source.take(&held).await?;
@@ -135,15 +141,16 @@ impl IdSource {
                             slot.generator.set_valid_until_ms(held.valid_until_ms);
                         }
                     } else if let Err(err) = self.take(&held).await {
-                        tracing::warn!(error = %err, "cannot start a generator for the new lease");
-                        self.set_problem(Some(err.to_string()));
+                        let why = Chain(&err).to_string();
+                        tracing::warn!(error = %why, "cannot start a generator for the new lease");
+                        self.set_problem(Some(why));
                     }
                 }
                 LeaseStatus::Acquiring { last_error, .. } => {
                     self.retire();
                     let why = last_error.map_or_else(
                         || "acquiring a worker id".to_string(),
-                        |e| format!("acquiring a worker id: {e}"),
+                        |e| format!("acquiring a worker id: {}", Chain(&e)),
                     );
                     self.set_problem(Some(why));
                 }
@@ -165,10 +172,7 @@ impl IdSource {
         // Claiming the local state file may wait for a retired generator's last request.
         let slot = tokio::task::spawn_blocking(move || build_slot(&config, clock, registry, &held))
             .await
-            .map_err(|e| ServeError::State {
-                dir: self.config.state_dir.clone(),
-                message: e.to_string(),
-            })??;
+            .map_err(ServeError::Setup)??;
         // Two processes logging the same pair here will collide: the log is how an operator
         // spots a worker id given twice by hand.
         tracing::info!(
@@ -194,13 +198,11 @@ impl IdSource {
         *self.problem.lock().unwrap_or_else(|e| e.into_inner()) = problem;
     }
 
-    fn lease_problem(&self) -> String {
+    /// Why the last attempt to acquire a worker id failed, if one did.
+    fn last_lease_error(&self) -> Option<snowmint_lease::LeaseError> {
         match &*self.status.borrow() {
-            LeaseStatus::Acquiring {
-                last_error: Some(e),
-                ..
-            } => format!("cannot acquire a worker id: {e}"),
-            _ => "no worker id yet".into(),
+            LeaseStatus::Acquiring { last_error, .. } => last_error.clone(),
+            _ => None,
         }
     }
 
@@ -264,10 +266,10 @@ impl IdSource {
         if let LeaseStatus::Held(held) = &*self.status.borrow()
             && self.clock.now_ms() >= held.valid_until_ms
         {
-            let why = held
-                .last_error
-                .clone()
-                .unwrap_or_else(|| "no renewal confirmed".into());
+            let why = held.last_error.as_ref().map_or_else(
+                || "no renewal confirmed".to_string(),
+                |e| Chain(e).to_string(),
+            );
             return Err(format!(
                 "worker id lease ({} datacenter {} worker {}) is not confirmed for now: {why}",
                 self.backend, held.lease.datacenter, held.lease.worker
@@ -277,8 +279,9 @@ impl IdSource {
         // time field's end: say so here, not only in each 503.
         if let Err(err) = self.config.layout.tick_at(self.clock.now_ms()) {
             return Err(format!(
-                "no id of layout {} can be issued now: {err}",
-                self.config.layout.name()
+                "no id of layout {} can be issued now: {}",
+                self.config.layout.name(),
+                Chain(&err)
             ));
         }
         let lag = slot.generator.clock_lag_ms();
@@ -333,7 +336,7 @@ impl IdSource {
         let slot = self.slot.swap(None);
         let issued = match &slot {
             Some(slot) => {
-                slot.generator.shutdown()?;
+                slot.generator.shutdown().map_err(ServeError::LowerMark)?;
                 Some(slot.store.issued_ms())
             }
             None => None,
@@ -344,7 +347,7 @@ impl IdSource {
             let mark = issued
                 .filter(|ms| *ms > 0)
                 .unwrap_or_else(|| self.clock.now_ms());
-            keeper.release(mark).await?;
+            keeper.release(mark).await.map_err(ServeError::Release)?;
         }
         Ok(())
     }
@@ -357,11 +360,7 @@ fn build_slot(
     held: &Held,
 ) -> Result<Slot, ServeError> {
     let (datacenter, worker) = (held.lease.datacenter, held.lease.worker);
-    let local = FileStore::for_generator(&config.state_dir, &config.layout, datacenter, worker)
-        .map_err(|e| ServeError::State {
-            dir: config.state_dir.clone(),
-            message: e.to_string(),
-        })?;
+    let local = FileStore::for_generator(&config.state_dir, &config.layout, datacenter, worker)?;
     let store = Arc::new(LeasedStore::new(
         registry,
         held.lease.clone(),

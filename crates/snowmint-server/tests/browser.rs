@@ -618,14 +618,16 @@ async fn custom_layouts_are_checked_and_decoded_as_the_core_does() {
     for (case, page) in cases.iter().zip(shown.as_array().unwrap()) {
         let (bits, tick, epoch, text) = *case;
         let (id, _) = Id::parse_any(text).unwrap();
-        let expected =
-            match Layout::new_decode_only(bits, tick, epoch).and_then(|layout| layout.decode(id)) {
-                Ok(p) => as_the_page_writes(id, p.unix_ms, [p.datacenter, p.worker, p.sequence]),
-                Err(err) => {
-                    refused += 1;
-                    json!({ "error": err.to_string() })
-                }
-            };
+        let decoded = Layout::new_decode_only(bits, tick, epoch)
+            .map_err(|err| err.to_string())
+            .and_then(|layout| layout.decode(id).map_err(|err| err.to_string()));
+        let expected = match decoded {
+            Ok(p) => as_the_page_writes(id, p.unix_ms, [p.datacenter, p.worker, p.sequence]),
+            Err(err) => {
+                refused += 1;
+                json!({ "error": err })
+            }
+        };
         assert_eq!(page, &expected, "{case:?}");
     }
     assert!(

@@ -1,7 +1,7 @@
 //! An id and its parts in the one shape every interface shares: `snowmint parse --json`,
 //! `GET /v1/decode/{id}` and the gRPC `Decode` answer.
 
-use crate::{Error, Id, Layout, UnixMs};
+use crate::{Id, Layout, RangeError, UnixMs};
 
 /// An id taken apart, ready to serialize with exactly the keys `id` (decimal string),
 /// `unix_ms`, `time` (RFC 3339 UTC with milliseconds), `datacenter`, `worker`, `sequence`.
@@ -14,7 +14,7 @@ use crate::{Error, Id, Layout, UnixMs};
 /// let d = Decoded::new(&Layout::DISCORD, Id::from_u64(175928847299117063))?;
 /// assert_eq!(d.time, "2016-04-30T11:18:25.796Z");
 /// assert_eq!((d.datacenter, d.worker, d.sequence), (0, 1, 7));
-/// # Ok::<(), snowmint::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -45,7 +45,7 @@ impl Decoded {
     /// # Errors
     ///
     /// The id sets bits the layout never uses.
-    pub fn new(layout: &Layout, id: Id) -> Result<Decoded, Error> {
+    pub fn new(layout: &Layout, id: Id) -> Result<Decoded, RangeError> {
         let parts = layout.decode(id)?;
         Ok(Decoded {
             id,

@@ -3,7 +3,7 @@
 use core::fmt;
 use core::str::FromStr;
 
-use crate::Error;
+use crate::ParseError;
 use crate::encoding::{Base32, Base62, Decimal, Encoding, Hex};
 
 /// A 64-bit id. It orders like the number, so ids from one generator sort by time.
@@ -23,7 +23,7 @@ use crate::encoding::{Base32, Base62, Decimal, Encoding, Hex};
 /// assert_eq!(id.as_u64(), 175_928_847_299_117_063);
 /// assert_eq!(id.to_string(), "175928847299117063");
 /// assert_eq!(id.base32().to_string(), "04W86BB0G4007");
-/// # Ok::<(), snowmint::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 #[repr(transparent)]
@@ -136,9 +136,9 @@ impl Id {
     /// use snowmint::{Encoding, Id};
     ///
     /// assert_eq!(Id::parse_as("ff", Encoding::Hex)?, Id::from_u64(255));
-    /// # Ok::<(), snowmint::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn parse_as(text: &str, encoding: Encoding) -> Result<Id, Error> {
+    pub fn parse_as(text: &str, encoding: Encoding) -> Result<Id, ParseError> {
         encoding.decode(text).map(Id)
     }
 
@@ -155,9 +155,9 @@ impl Id {
     /// use snowmint::{Encoding, Id};
     ///
     /// assert_eq!(Id::parse_any("0x10")?, (Id::from_u64(16), Encoding::Hex));
-    /// # Ok::<(), snowmint::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn parse_any(text: &str) -> Result<(Id, Encoding), Error> {
+    pub fn parse_any(text: &str) -> Result<(Id, Encoding), ParseError> {
         Encoding::detect(text).map(|(value, encoding)| (Id(value), encoding))
     }
 }
@@ -181,9 +181,9 @@ impl fmt::Display for Id {
 }
 
 impl FromStr for Id {
-    type Err = Error;
+    type Err = ParseError;
 
-    fn from_str(text: &str) -> Result<Id, Error> {
+    fn from_str(text: &str) -> Result<Id, ParseError> {
         Id::parse_as(text, Encoding::Decimal)
     }
 }

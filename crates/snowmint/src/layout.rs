@@ -2,7 +2,7 @@
 //! another.
 
 use crate::diagram::Diagram;
-use crate::{Error, Id};
+use crate::{Id, LayoutError, RangeError};
 
 /// One of the fields below the timestamp. The timestamp always holds the top bits, so ids
 /// sort by time; the other three may come in any order (Sonyflake puts its sequence above
@@ -145,7 +145,7 @@ impl Names {
 /// let parts = Layout::DISCORD.decode(Id::from_u64(175928847299117063))?;
 /// assert_eq!(parts.unix_ms, 1_462_015_105_796);
 /// assert_eq!((parts.worker, parts.datacenter, parts.sequence), (1, 0, 7));
-/// # Ok::<(), snowmint::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Parts {
@@ -192,7 +192,7 @@ pub struct Capacity {
 /// let parts = layout.decode(id)?;
 /// assert_eq!((parts.timestamp, parts.datacenter, parts.worker, parts.sequence), (1, 2, 3, 4));
 /// assert_eq!(layout.compose(0, 32, 0, 0).unwrap_err().to_string(), "datacenter id 32 is out of range 0..=31");
-/// # Ok::<(), snowmint::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Layout {
@@ -270,7 +270,7 @@ impl Layout {
     /// let err = Layout::new(bits, 1, 0).unwrap_err();
     /// assert_eq!(err.to_string(), "layout needs 64 bits but a generated id has 63 (bit 63 stays 0 so ids are positive)");
     /// ```
-    pub fn new(bits: Bits, tick_ms: u64, epoch_ms: u64) -> Result<Layout, Error> {
+    pub fn new(bits: Bits, tick_ms: u64, epoch_ms: u64) -> Result<Layout, LayoutError> {
         Self::checked(bits, 63, tick_ms, epoch_ms)
     }
 
@@ -288,24 +288,24 @@ impl Layout {
     ///
     /// let bits = Bits { timestamp: 42, datacenter: 5, worker: 5, sequence: 12 };
     /// assert!(Layout::new_decode_only(bits, 1, 1_420_070_400_000)?.is_decode_only());
-    /// # Ok::<(), snowmint::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn new_decode_only(bits: Bits, tick_ms: u64, epoch_ms: u64) -> Result<Layout, Error> {
+    pub fn new_decode_only(bits: Bits, tick_ms: u64, epoch_ms: u64) -> Result<Layout, LayoutError> {
         Self::checked(bits, 64, tick_ms, epoch_ms)
     }
 
-    fn checked(bits: Bits, limit: u32, tick_ms: u64, epoch_ms: u64) -> Result<Layout, Error> {
+    fn checked(bits: Bits, limit: u32, tick_ms: u64, epoch_ms: u64) -> Result<Layout, LayoutError> {
         if bits.total() > limit {
-            return Err(Error::LayoutTooWide {
+            return Err(LayoutError::TooWide {
                 bits: bits.total(),
                 limit,
             });
         }
         if bits.timestamp == 0 {
-            return Err(Error::NoTimestampBits);
+            return Err(LayoutError::NoTimestampBits);
         }
         if tick_ms == 0 {
-            return Err(Error::ZeroTick);
+            return Err(LayoutError::ZeroTick);
         }
         let layout = Layout::preset(
             "custom",
@@ -316,7 +316,9 @@ impl Layout {
             tick_ms,
             epoch_ms,
         );
-        layout.last_ms().ok_or(Error::EpochOverflow { epoch_ms })?;
+        layout
+            .last_ms()
+            .ok_or(LayoutError::EpochOverflow { epoch_ms })?;
         Ok(layout)
     }
 
@@ -333,12 +335,12 @@ impl Layout {
     ///
     /// let l = Layout::TWITTER.with_order([Field::Sequence, Field::Datacenter, Field::Worker])?;
     /// assert_eq!(l.order()[0], Field::Sequence);
-    /// # Ok::<(), snowmint::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn with_order(self, order: [Field; 3]) -> Result<Layout, Error> {
+    pub fn with_order(self, order: [Field; 3]) -> Result<Layout, LayoutError> {
         let seen = order.iter().fold(0u8, |acc, f| acc | 1 << field_index(*f));
         if seen != 0b111 {
-            return Err(Error::DuplicateField);
+            return Err(LayoutError::DuplicateField);
         }
         Ok(Layout::preset(
             self.name,
@@ -382,11 +384,12 @@ impl Layout {
     /// ```
     /// let l = snowmint::Layout::TWITTER.with_epoch_ms(0)?;
     /// assert_eq!(l.epoch_ms(), 0);
-    /// # Ok::<(), snowmint::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn with_epoch_ms(mut self, epoch_ms: u64) -> Result<Layout, Error> {
+    pub fn with_epoch_ms(mut self, epoch_ms: u64) -> Result<Layout, LayoutError> {
         self.epoch_ms = epoch_ms;
-        self.last_ms().ok_or(Error::EpochOverflow { epoch_ms })?;
+        self.last_ms()
+            .ok_or(LayoutError::EpochOverflow { epoch_ms })?;
         Ok(self)
     }
 
@@ -407,7 +410,7 @@ impl Layout {
     /// assert_eq!(Layout::TSID.title(), "TSID");
     /// let bits = Bits { timestamp: 41, datacenter: 0, worker: 10, sequence: 12 };
     /// assert_eq!(Layout::new(bits, 1, 0)?.title(), "custom");
-    /// # Ok::<(), snowmint::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[must_use]
     pub const fn title(&self) -> &'static str {
@@ -514,7 +517,7 @@ impl Layout {
     /// ```
     /// let id = snowmint::Layout::TWITTER.compose(1, 0, 0, 5)?;
     /// assert_eq!(id.as_u64(), (1 << 22) | 5);
-    /// # Ok::<(), snowmint::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn compose(
         &self,
@@ -522,7 +525,7 @@ impl Layout {
         datacenter: u64,
         worker: u64,
         sequence: u64,
-    ) -> Result<Id, Error> {
+    ) -> Result<Id, RangeError> {
         check("timestamp", timestamp, self.max_timestamp())?;
         check("datacenter id", datacenter, self.max_datacenter())?;
         check("worker id", worker, self.max_worker())?;
@@ -558,7 +561,7 @@ impl Layout {
     ///
     /// let id = Layout::DISCORD.compose_at(1_462_015_105_796, 0, 1, 7)?;
     /// assert_eq!(id.as_u64(), 175928847299117063);
-    /// # Ok::<(), snowmint::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn compose_at(
         &self,
@@ -566,7 +569,7 @@ impl Layout {
         datacenter: u64,
         worker: u64,
         sequence: u64,
-    ) -> Result<Id, Error> {
+    ) -> Result<Id, RangeError> {
         self.compose(self.tick_at(unix_ms)?, datacenter, worker, sequence)
     }
 
@@ -584,11 +587,11 @@ impl Layout {
     /// let err = Layout::TWITTER.decode(Id::MAX).unwrap_err();
     /// assert!(err.to_string().starts_with("id 18446744073709551615 is out of range"));
     /// ```
-    pub fn decode(&self, id: Id) -> Result<Parts, Error> {
+    pub fn decode(&self, id: Id) -> Result<Parts, RangeError> {
         let max = self.max_id().as_u64();
         let raw = id.as_u64();
         if raw > max {
-            return Err(Error::IdOutOfRange { id: raw, max });
+            return Err(RangeError::Id { id: raw, max });
         }
         let timestamp = field(raw, self.timestamp_shift, self.bits.timestamp);
         Ok(Parts {
@@ -617,12 +620,12 @@ impl Layout {
     ///     err.to_string(),
     ///     "time 1970-01-01T00:00:00.000Z is outside the layout's range 2010-11-04T01:42:54.657Z..=2080-07-10T17:30:30.208Z"
     /// );
-    /// # Ok::<(), snowmint::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn tick_at(&self, unix_ms: u64) -> Result<u64, Error> {
+    pub fn tick_at(&self, unix_ms: u64) -> Result<u64, RangeError> {
         let last_ms = self.last_ms().unwrap_or(u64::MAX);
         if unix_ms < self.epoch_ms || unix_ms > last_ms {
-            return Err(Error::TimeOutOfRange {
+            return Err(RangeError::Time {
                 unix_ms,
                 first_ms: self.epoch_ms,
                 last_ms,
@@ -712,9 +715,9 @@ const fn field(raw: u64, shift: u8, bits: u8) -> u64 {
     }
 }
 
-fn check(what: &'static str, value: u64, max: u64) -> Result<(), Error> {
+fn check(what: &'static str, value: u64, max: u64) -> Result<(), RangeError> {
     if value > max {
-        return Err(Error::OutOfRange { what, value, max });
+        return Err(RangeError::Field { what, value, max });
     }
     Ok(())
 }
@@ -769,7 +772,7 @@ mod tests {
     #[test]
     fn compose_refuses_every_out_of_range_field() {
         let l = Layout::TWITTER;
-        let msg = |r: Result<Id, Error>| r.unwrap_err().to_string();
+        let msg = |r: Result<Id, RangeError>| r.unwrap_err().to_string();
         assert_eq!(
             msg(l.compose(1 << 41, 0, 0, 0)),
             "timestamp 2199023255552 is out of range 0..=2199023255551"

@@ -12,7 +12,7 @@
 //! let b = generator.next_id()?;
 //! assert!(a < b);
 //! assert_eq!(Layout::TWITTER.decode(b)?.worker, 3);
-//! # Ok::<(), snowmint::Error>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! # Words
@@ -41,7 +41,7 @@ mod clock;
 mod decoded;
 mod diagram;
 pub mod encoding;
-mod error;
+pub mod error;
 mod generator;
 mod id;
 mod layout;
@@ -55,7 +55,7 @@ pub use clock::{Clock, ManualClock, SystemClock, WallClock};
 pub use decoded::Decoded;
 pub use diagram::Diagram;
 pub use encoding::Encoding;
-pub use error::Error;
+pub use error::{BuildError, IssueError, LayoutError, ParseError, RangeError};
 pub use generator::{Builder, Generator, Stats};
 pub use id::Id;
 #[cfg(feature = "serde")]

@@ -19,10 +19,10 @@ use crate::Id;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RollbackPolicy {
-    /// Return [`Error::ClockBehind`](crate::Error::ClockBehind), naming the gap.
+    /// Return [`IssueError::ClockBehind`](crate::IssueError::ClockBehind), naming the gap.
     Refuse,
     /// Wait (parked) for the clock to catch up if the gap is at most this long, otherwise
-    /// return [`Error::BehindTooFar`](crate::Error::BehindTooFar).
+    /// return [`IssueError::BehindTooFar`](crate::IssueError::BehindTooFar).
     WaitUpTo(Duration),
     /// A logical clock that never goes back: keep issuing on the newest tick, and move to
     /// the next tick when its sequence is spent, ahead of the wall clock if need be.
@@ -118,7 +118,7 @@ pub enum Poll {
 /// let ids: Vec<_> = batch.iter().collect();
 /// assert!(ids.len() <= 3 && ids.windows(2).all(|w| w[0] < w[1]));
 /// assert_eq!(ids.first(), Some(&batch.first()));
-/// # Ok::<(), snowmint::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IdRange {

@@ -1,6 +1,6 @@
 //! The well-known layouts, as data: each is a [`Layout`] constant.
 
-use crate::Error;
+use crate::LayoutError;
 use crate::layout::{Bits, Field, Layout, Names};
 
 const TWITTER_ORDER: [Field; 3] = Field::ALL;
@@ -201,13 +201,13 @@ impl Layout {
     ///     Layout::by_name("flickr").unwrap_err().to_string(),
     ///     "unknown layout \"flickr\": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon"
     /// );
-    /// # Ok::<(), snowmint::Error>(())
+    /// # Ok::<(), snowmint::LayoutError>(())
     /// ```
-    pub fn by_name(name: &str) -> Result<Layout, Error> {
+    pub fn by_name(name: &str) -> Result<Layout, LayoutError> {
         Layout::PRESETS
             .into_iter()
             .find(|l| l.name().eq_ignore_ascii_case(name))
-            .ok_or_else(|| Error::UnknownPreset {
+            .ok_or_else(|| LayoutError::UnknownPreset {
                 name: name.to_string(),
             })
     }

@@ -5,34 +5,59 @@
 //! at or below it. A store that lives on disk or in a registry sits outside this crate.
 
 use core::fmt;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-/// Why a store could not load or record a mark.
+/// Why a store could not load or record a mark: the store's own error, shown as it is.
+///
+/// A pure wrapper: its message and its [`source`](std::error::Error::source) are the
+/// wrapped error's, so a store's file path or registry name reaches the caller whole.
+/// Cheap to clone (the error is shared).
 ///
 /// # Examples
 ///
 /// ```
-/// let err = snowmint::StoreError::new("disk full");
+/// use std::io;
+/// use snowmint::StoreError;
+///
+/// let err = StoreError::new(io::Error::new(io::ErrorKind::StorageFull, "disk full"));
 /// assert_eq!(err.to_string(), "disk full");
+/// assert!(err.get_ref().downcast_ref::<io::Error>().is_some());
+/// assert_eq!(StoreError::new("disk full").to_string(), "disk full");
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoreError(String);
+#[derive(Clone)]
+pub struct StoreError(Arc<dyn std::error::Error + Send + Sync>);
 
 impl StoreError {
-    /// An error with this message.
+    /// Wraps a store's error, or a message (which becomes an error with no cause).
     #[must_use]
-    pub fn new(message: impl Into<String>) -> StoreError {
-        StoreError(message.into())
+    pub fn new(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> StoreError {
+        StoreError(Arc::from(error.into()))
+    }
+
+    /// The wrapped error, to downcast to the store's own type.
+    #[must_use]
+    pub fn get_ref(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.0
+    }
+}
+
+impl fmt::Debug for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
     }
 }
 
 impl fmt::Display for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        fmt::Display::fmt(&self.0, f)
     }
 }
 
-impl std::error::Error for StoreError {}
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
 
 /// Where a generator records its high-water mark: the last instant (ms since the Unix
 /// epoch) up to which it may have issued ids.

@@ -5,9 +5,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use snowmint::error::Chain;
 use snowmint::{
-    Clock, Error, Generator, Id, Layout, ManualClock, MemoryStore, OverflowPolicy, Poll,
-    RollbackPolicy, SequenceStart, Store, StoreError,
+    BuildError, Clock, Generator, Id, IssueError, Layout, ManualClock, MemoryStore, OverflowPolicy,
+    Poll, RollbackPolicy, SequenceStart, Store, StoreError,
 };
 
 /// 2026-11-22T00:00:00Z: a "now" well inside every generating layout.
@@ -194,7 +195,7 @@ fn sequence_starts() {
 /// was behind, and the clock (with its record of waits).
 struct Scenario {
     before: Vec<Id>,
-    answers: Vec<Result<Id, Error>>,
+    answers: Vec<Result<Id, IssueError>>,
     clock: Arc<ManualClock>,
 }
 
@@ -231,7 +232,10 @@ fn rollback_refuse_names_the_gap() {
     let Scenario { answers, clock, .. } = rollback_scenario(RollbackPolicy::Refuse, 3);
     for answer in answers {
         let err = answer.unwrap_err();
-        assert_eq!(err, Error::ClockBehind { behind_ms: 10_000 });
+        assert!(
+            matches!(err, IssueError::ClockBehind { behind_ms: 10_000 }),
+            "{err}"
+        );
         assert_eq!(
             err.to_string(),
             "clock is 10000 ms behind the newest id issued; refusing to issue until it catches up"
@@ -294,7 +298,7 @@ fn rollback_spare_sequence_then_refuse_or_wait() {
     assert!(
         answers[3096..]
             .iter()
-            .all(|a| a.clone().unwrap_err() == Error::ClockBehind { behind_ms: 10_001 })
+            .all(|a| matches!(a, Err(IssueError::ClockBehind { behind_ms: 10_001 })))
     );
 
     let Scenario { answers, clock, .. } = rollback_scenario(
@@ -385,13 +389,13 @@ fn crash_restart_never_reissues_the_reservation() {
         .build()
         .unwrap();
     assert_eq!(g.clock_lag_ms(), 11_002);
-    assert_eq!(
-        g.next_id().unwrap_err(),
-        Error::BehindTooFar {
+    assert!(matches!(
+        g.next_id(),
+        Err(IssueError::BehindTooFar {
             behind_ms: 11_002,
             max_wait_ms: 5_000
-        }
-    );
+        })
+    ));
     let g = manual(Layout::TWITTER, &behind)
         .store(store.clone())
         .rollback(RollbackPolicy::LogicalClock)
@@ -408,10 +412,10 @@ fn a_lease_mark_is_honoured_like_the_store_one() {
         .rollback(RollbackPolicy::Refuse)
         .build()
         .unwrap();
-    assert_eq!(
-        g.next_id().unwrap_err(),
-        Error::ClockBehind { behind_ms: 2_001 }
-    );
+    assert!(matches!(
+        g.next_id(),
+        Err(IssueError::ClockBehind { behind_ms: 2_001 })
+    ));
 }
 
 struct FlakyStore {
@@ -446,7 +450,11 @@ fn a_failing_store_stops_issuing_past_the_reservation() {
     let err = g.next_id().unwrap_err();
     assert_eq!(
         err.to_string(),
-        "high-water mark could not be recorded: disk full"
+        "cannot raise the high-water mark to 2026-11-22T00:00:01.000Z"
+    );
+    assert_eq!(
+        Chain(&err).to_string(),
+        "cannot raise the high-water mark to 2026-11-22T00:00:01.000Z: disk full"
     );
     store.broken.store(false, Ordering::SeqCst);
     let id = g.next_id().unwrap();
@@ -456,7 +464,7 @@ fn a_failing_store_stops_issuing_past_the_reservation() {
     clock.advance(1000);
     assert!(g.next_id().unwrap() > id);
     clock.advance(1);
-    assert!(matches!(g.next_id(), Err(Error::Store { .. })));
+    assert!(matches!(g.next_id(), Err(IssueError::Reserve { .. })));
 }
 
 #[test]
@@ -470,8 +478,8 @@ fn out_of_range_clock_and_shutdown() {
     clock.set(T);
     g.next_id().unwrap();
     g.shutdown().unwrap();
-    assert_eq!(g.next_id(), Err(Error::Closed));
-    assert_eq!(g.next_batch(5), Err(Error::Closed));
+    assert!(matches!(g.next_id(), Err(IssueError::Closed)));
+    assert!(matches!(g.next_batch(5), Err(IssueError::Closed)));
 }
 
 #[test]
@@ -504,10 +512,10 @@ fn a_fence_stops_every_way_of_issuing_at_its_instant() {
     clock.set(T + 49);
     assert!(g.next_id().is_ok());
     clock.set(T + 50);
-    let fenced = Error::Fenced { until_ms: T + 50 };
-    assert_eq!(g.next_id(), Err(fenced.clone()));
-    assert_eq!(g.try_next_id(), Err(fenced.clone()));
-    assert_eq!(g.next_batch(10), Err(fenced));
+    let fenced = |err| matches!(err, IssueError::Fenced { until_ms } if until_ms == T + 50);
+    assert!(g.next_id().is_err_and(fenced));
+    assert!(g.try_next_id().is_err_and(fenced));
+    assert!(g.next_batch(10).is_err_and(fenced));
     assert_eq!(
         g.next_id().unwrap_err().to_string(),
         "worker id lease was confirmed only until 2026-11-22T00:00:00.050Z: no ids until it is renewed"
@@ -548,9 +556,68 @@ fn a_partial_grant_is_issued_up_to_and_no_further() {
     clock.set(T + 200);
     assert_eq!(
         g.next_id().unwrap_err().to_string(),
-        "high-water mark could not be recorded: it vouches only for ids up to 2026-11-22T00:00:00.199Z, before the id being issued"
+        "high-water mark store vouches for ids only up to 2026-11-22T00:00:00.199Z, before the id being issued at 2026-11-22T00:00:00.200Z"
     );
     store.cap.store(T + 5_000, Ordering::SeqCst);
     assert!(g.next_id().is_ok());
     assert_eq!(g.stats().reservations, 2);
+}
+
+#[test]
+fn a_batch_of_none_is_refused_and_takes_no_id() {
+    let clock = Arc::new(ManualClock::new(T));
+    let g = manual(Layout::TWITTER, &clock).build().unwrap();
+    let before = g.next_id().unwrap();
+    let err = g.next_batch(0).unwrap_err();
+    assert!(matches!(err, IssueError::ZeroBatch), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "batch count 0 is out of range 1..=18446744073709551615"
+    );
+    assert_eq!(g.next_id().unwrap().as_u64(), before.as_u64() + 1);
+}
+
+/// A store whose mark cannot be read.
+struct Unreadable;
+
+impl Store for Unreadable {
+    fn load(&self) -> Result<Option<u64>, StoreError> {
+        Err(StoreError::new(std::io::Error::other("disk unreadable")))
+    }
+
+    fn reserve(&self, until_ms: u64) -> Result<u64, StoreError> {
+        Ok(until_ms)
+    }
+}
+
+#[test]
+fn a_mark_that_cannot_be_read_is_not_called_unrecorded() {
+    let clock = Arc::new(ManualClock::new(T));
+    let err = manual(Layout::TWITTER, &clock)
+        .store(Arc::new(Unreadable))
+        .build()
+        .unwrap_err();
+    assert!(matches!(err, BuildError::Load { .. }), "{err:?}");
+    assert_eq!(err.to_string(), "cannot read the high-water mark");
+    let source = std::error::Error::source(&err).expect("the store's error");
+    assert_eq!(source.to_string(), "disk unreadable");
+    assert_eq!(
+        Chain(&err).to_string(),
+        "cannot read the high-water mark: disk unreadable"
+    );
+}
+
+#[test]
+fn a_mark_past_the_layouts_end_is_named_with_the_end() {
+    let store = Arc::new(MemoryStore::new());
+    store.reserve(4_000_000_000_000).unwrap();
+    let clock = Arc::new(ManualClock::new(T));
+    let err = manual(Layout::TWITTER, &clock)
+        .store(store)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "high-water mark 2096-10-02T07:06:40.000Z is past the layout's last instant 2080-07-10T17:30:30.208Z: no id can follow it"
+    );
 }

@@ -25,7 +25,10 @@ fn main() {
     let n: u64 = args
         .next()
         .map_or(1_000_000, |n| n.parse().expect("N is a whole number"));
-    assert!(n < 1 << 22, "N must stay within one tick of the 22-bit sequence");
+    assert!(
+        n < 1 << 22,
+        "N must stay within one tick of the 22-bit sequence"
+    );
     let layout = Layout::new(
         Bits {
             timestamp: 41,

@@ -56,11 +56,9 @@ impl FileRegistry {
     }
 }
 
-fn unavailable(err: &Error) -> LeaseError {
-    LeaseError::Unavailable {
-        backend: "file",
-        message: err.to_string(),
-    }
+/// The file's error names the path and what failed: the registry adds nothing to it.
+fn unavailable(err: Error) -> LeaseError {
+    LeaseError::unavailable_because("file", "", err)
 }
 
 #[async_trait::async_trait]
@@ -74,14 +72,14 @@ impl Registry for FileRegistry {
     }
 
     async fn acquire(&self, claim: &Claim) -> Result<Lease, LeaseError> {
-        ensure_state_dir(&self.dir).map_err(|e| unavailable(&e))?;
+        ensure_state_dir(&self.dir).map_err(unavailable)?;
         for worker in 0..claim.workers {
             let store = match FileStore::claim_within(self.path(claim, worker), Duration::ZERO) {
                 Ok(store) => store,
                 Err(Error::Busy { .. }) => continue,
-                Err(err) => return Err(unavailable(&err)),
+                Err(err) => return Err(unavailable(err)),
             };
-            let high_water_ms = store.mark().map_err(|e| unavailable(&e))?;
+            let high_water_ms = store.mark().map_err(unavailable)?;
             self.held()
                 .insert((claim.datacenter, worker), Arc::new(store));
             return Ok(Lease {
@@ -100,7 +98,7 @@ impl Registry for FileRegistry {
     fn reserve_now(&self, lease: &Lease, until_ms: u64) -> Option<Result<(), LeaseError>> {
         Some(
             self.file(lease)
-                .and_then(|file| file.raise(until_ms).map_err(|e| unavailable(&e)))
+                .and_then(|file| file.raise(until_ms).map_err(unavailable))
                 .map(drop),
         )
     }
@@ -112,7 +110,7 @@ impl Registry for FileRegistry {
         high_water_ms: u64,
     ) -> Result<(), LeaseError> {
         let file = self.file(lease)?;
-        file.raise(high_water_ms).map_err(|e| unavailable(&e))?;
+        file.raise(high_water_ms).map_err(unavailable)?;
         Ok(())
     }
 
@@ -127,16 +125,14 @@ impl Registry for FileRegistry {
         };
         // Set the mark to the last id issued: nothing past it was, so a successor need not
         // wait out the reservation.
-        if let Some(mark) = store.mark().map_err(|e| unavailable(&e))? {
+        if let Some(mark) = store.mark().map_err(unavailable)? {
             if mark > high_water_ms {
-                store
-                    .lower(mark, high_water_ms)
-                    .map_err(|e| unavailable(&e))?;
+                store.lower(mark, high_water_ms).map_err(unavailable)?;
             } else {
-                store.raise(high_water_ms).map_err(|e| unavailable(&e))?;
+                store.raise(high_water_ms).map_err(unavailable)?;
             }
         } else {
-            store.raise(high_water_ms).map_err(|e| unavailable(&e))?;
+            store.raise(high_water_ms).map_err(unavailable)?;
         }
         Ok(())
     }

@@ -207,7 +207,7 @@ impl RedisRegistry {
             .set_number_of_retries(1)
             .set_max_delay(Duration::from_millis(200));
         let connection = ConnectionManager::new_lazy_with_config(self.client.clone(), config)
-            .map_err(|e| self.unavailable(&e))?;
+            .map_err(|e| self.unavailable(e))?;
         *slot = Some(connection.clone());
         Ok(connection)
     }
@@ -221,11 +221,9 @@ impl RedisRegistry {
             .unwrap_or_else(PoisonError::into_inner) = None;
     }
 
-    fn unavailable(&self, err: &dyn fmt::Display) -> LeaseError {
-        LeaseError::Unavailable {
-            backend: "redis",
-            message: format!("{}: {err}", self.shown),
-        }
+    /// Unavailable because of `err`, which says what the connection met.
+    fn unavailable(&self, err: RedisError) -> LeaseError {
+        LeaseError::unavailable_because("redis", &self.shown, err)
     }
 
     /// Runs a script, once more if the connection failed: each script is safe to repeat
@@ -257,13 +255,13 @@ impl RedisRegistry {
                 if err.is_timeout() {
                     self.forget_connection();
                 }
-                self.unavailable(&err)
+                self.unavailable(err)
             })
         };
         super::within(OPERATION_TIMEOUT, attempts, || {
             self.forget_connection();
             let ms = OPERATION_TIMEOUT.as_millis();
-            self.unavailable(&format!("no answer within {ms} ms"))
+            LeaseError::unavailable("redis", format!("{}: no answer within {ms} ms", self.shown))
         })
         .await
     }

@@ -2,6 +2,7 @@ use std::fs;
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 
+use snowmint::error::Chain;
 use snowmint::{Clock, Generator, Id, Layout, ManualClock};
 
 use super::*;
@@ -88,9 +89,15 @@ fn a_corrupt_mark_is_an_error_naming_the_file_and_what_it_holds() {
     let err = Generator::builder(Layout::TWITTER)
         .store(Arc::new(store))
         .build()
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("is corrupt: found"), "{err}");
+        .unwrap_err();
+    assert_eq!(err.to_string(), "cannot read the high-water mark");
+    let said = Chain(&err).to_string();
+    assert!(
+        said.starts_with(&format!(
+            "cannot read the high-water mark: mark file {shown} is corrupt: found "
+        )),
+        "{said}"
+    );
 }
 
 #[test]
@@ -107,9 +114,14 @@ fn surrounding_white_space_is_fine() {
 fn errors_name_the_path() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("no/such/dir/w0.mark");
-    let err = FileStore::claim(&missing).unwrap_err().to_string();
-    assert!(err.starts_with("cannot open "), "{err}");
-    assert!(err.contains("no/such/dir/w0.mark.lock: "), "{err}");
+    let err = FileStore::claim(&missing).unwrap_err();
+    let message = err.to_string();
+    assert!(message.starts_with("cannot open "), "{message}");
+    assert!(message.ends_with("no/such/dir/w0.mark.lock"), "{message}");
+    assert_eq!(
+        Chain(&err).to_string(),
+        format!("{message}: No such file or directory (os error 2)")
+    );
 }
 
 /// Two stores on one file, each raising the mark from its own thread: a lost update

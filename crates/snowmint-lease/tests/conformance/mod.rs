@@ -9,6 +9,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use snowmint::error::Chain;
 use snowmint::{Clock, Generator, Layout, SystemClock};
 use snowmint_lease::{
     Claim, FileStore, Held, Keeper, LeaseError, LeaseSettings, LeaseStatus, LeasedStore, Registry,
@@ -46,12 +47,15 @@ pub async fn eight_distinct_then_exhausted(registry: Arc<dyn Registry>, ns: &str
     assert!(workers.iter().all(|w| *w < 8));
     assert!(held.iter().all(|(_, l)| l.datacenter == 1));
     let err = registry.acquire(&claim(ns, "host-9", 8)).await.unwrap_err();
-    assert_eq!(
-        err,
-        LeaseError::Exhausted {
-            datacenter: 1,
-            workers: 8
-        }
+    assert!(
+        matches!(
+            err,
+            LeaseError::Exhausted {
+                datacenter: 1,
+                workers: 8
+            }
+        ),
+        "{err:?}"
     );
     assert_eq!(
         err.to_string(),
@@ -307,7 +311,7 @@ pub async fn keeper_fence_freezes_while_the_registry_is_down(
     let stopped_at = clock.now_ms();
     tokio::task::block_in_place(|| server.stop());
     let frozen = held_when(&mut status, "a failed renewal", |h| h.last_error.is_some()).await;
-    let error = frozen.last_error.clone().unwrap();
+    let error = Chain(frozen.last_error.as_ref().unwrap()).to_string();
     assert!(error.starts_with(prefix), "{error}");
     assert!(frozen.valid_until_ms >= renewed.valid_until_ms);
     let limit = SETTINGS.ttl - SETTINGS.safety_margin;
@@ -393,7 +397,8 @@ pub async fn unavailable_promptly<T: std::fmt::Debug>(
         matches!(&err, LeaseError::Unavailable { backend: b, .. } if *b == backend),
         "{what}: {err}"
     );
-    assert!(err.to_string().starts_with(prefix), "{what}: {err}");
+    let said = Chain(&err).to_string();
+    assert!(said.starts_with(prefix), "{what}: {said}");
     assert!(took < PROMPT, "{what} took {took:?}");
     eprintln!("{what}: unavailable after {took:?}");
     took

@@ -3,6 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use serde::Serialize;
+use snowmint::error::Chain;
 use snowmint::{Decoded, UnixMs};
 
 use super::path::PathText;
@@ -167,6 +168,6 @@ fn lease_info(source: &crate::IdSource) -> LeaseInfo {
         valid_until,
         renewals,
         failures,
-        error,
+        error: error.map(|err| Chain(&err).to_string()),
     }
 }

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
+use snowmint::error::Chain;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, mpsc, watch};
 use tokio::time::Instant;
@@ -228,7 +229,7 @@ impl Net {
             tokio::select! {
                 result = serving.as_mut() => {
                     if let Err(e) = result {
-                        tracing::debug!(error = %e, port = port.label(), "connection ended");
+                        tracing::debug!(error = %Chain(&*e), port = port.label(), "connection ended");
                     }
                     return;
                 }

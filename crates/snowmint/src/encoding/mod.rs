@@ -24,7 +24,7 @@
 //! # Examples
 //!
 //! ```
-//! # fn main() -> Result<(), snowmint::Error> {
+//! # fn main() -> Result<(), snowmint::ParseError> {
 //! use snowmint::Id;
 //! use snowmint::encoding::{Base32, Encoding};
 //!
@@ -40,7 +40,7 @@
 use core::fmt;
 use core::str::FromStr;
 
-use crate::{Error, Id};
+use crate::{Id, ParseError};
 
 /// The longest text of any encoding: the 20 digits of `u64::MAX` in decimal.
 const MAX_LEN: usize = 20;
@@ -111,7 +111,7 @@ const fn digit_pairs() -> [u8; 200] {
 /// # Examples
 ///
 /// ```
-/// # fn main() -> Result<(), snowmint::Error> {
+/// # fn main() -> Result<(), snowmint::ParseError> {
 /// use snowmint::Encoding;
 ///
 /// let mut buf = [0; 20];
@@ -377,27 +377,27 @@ impl Encoding {
     ///
     /// # Errors
     ///
-    /// [`Error::Empty`] for empty text (or a bare hex `0x`); otherwise, in this order of
-    /// precedence, [`Error::InvalidChar`] naming the first character outside the alphabet
-    /// and its position in `text` (counted in characters), [`Error::TooLong`] for more
-    /// than [`max_len`](Self::max_len) characters, and [`Error::Overflow`] for a number
+    /// [`ParseError::Empty`] for empty text (or a bare hex `0x`); otherwise, in this order of
+    /// precedence, [`ParseError::InvalidChar`] naming the first character outside the alphabet
+    /// and its position in `text` (counted in characters), [`ParseError::TooLong`] for more
+    /// than [`max_len`](Self::max_len) characters, and [`ParseError::Overflow`] for a number
     /// past `u64::MAX`.
     ///
     /// # Examples
     ///
     /// ```
-    /// # fn main() -> Result<(), snowmint::Error> {
-    /// use snowmint::{Encoding, Error};
+    /// # fn main() -> Result<(), snowmint::ParseError> {
+    /// use snowmint::{Encoding, ParseError};
     ///
     /// assert_eq!(Encoding::Hex.decode("0xFF")?, 255);
     /// assert_eq!(Encoding::Base32.decode("1o")?, 32);
     ///
     /// let err = Encoding::Base32.decode("01U").unwrap_err();
     /// assert_eq!(err.to_string(), "invalid character 'U' at position 2 in base32 id");
-    /// assert!(matches!(err, Error::InvalidChar { position: 2, .. }));
+    /// assert!(matches!(err, ParseError::InvalidChar { position: 2, .. }));
     /// # Ok(()) }
     /// ```
-    pub fn decode(self, text: &str) -> Result<u64, Error> {
+    pub fn decode(self, text: &str) -> Result<u64, ParseError> {
         // Every prefix is ASCII, so its length in bytes is its length in characters.
         let (digits, offset) = self
             .prefixes()
@@ -405,13 +405,13 @@ impl Encoding {
             .find_map(|prefix| text.strip_prefix(prefix).map(|rest| (rest, prefix.len())))
             .unwrap_or((text, 0));
         if digits.is_empty() {
-            return Err(Error::Empty);
+            return Err(ParseError::Empty);
         }
         let (_, radix) = self.table_and_radix();
         let mut value = Some(0u64);
         let mut len = 0;
         for (i, ch) in digits.chars().enumerate() {
-            let digit = self.digit(ch).ok_or(Error::InvalidChar {
+            let digit = self.digit(ch).ok_or(ParseError::InvalidChar {
                 encoding: self,
                 ch,
                 position: offset + i,
@@ -423,13 +423,13 @@ impl Encoding {
             len += 1;
         }
         if len > self.max_len() {
-            return Err(Error::TooLong {
+            return Err(ParseError::TooLong {
                 encoding: self,
                 len,
                 max: self.max_len(),
             });
         }
-        value.ok_or(Error::Overflow { encoding: self })
+        value.ok_or(ParseError::Overflow { encoding: self })
     }
 
     /// Guesses the encoding of `text` and decodes it; returns the value and the encoding
@@ -457,7 +457,7 @@ impl Encoding {
     /// # Examples
     ///
     /// ```
-    /// # fn main() -> Result<(), snowmint::Error> {
+    /// # fn main() -> Result<(), snowmint::ParseError> {
     /// use snowmint::Encoding;
     ///
     /// assert_eq!(Encoding::detect("1234567890")?, (1_234_567_890, Encoding::Decimal));
@@ -469,7 +469,7 @@ impl Encoding {
     /// assert_eq!(err.to_string(), "invalid character 'h' at position 0 in decimal id");
     /// # Ok(()) }
     /// ```
-    pub fn detect(text: &str) -> Result<(u64, Encoding), Error> {
+    pub fn detect(text: &str) -> Result<(u64, Encoding), ParseError> {
         let encoding = Self::guess(text);
         encoding.decode(text).map(|value| (value, encoding))
     }
@@ -621,7 +621,7 @@ macro_rules! adapter {
         }
 
         impl FromStr for $name {
-            type Err = Error;
+            type Err = ParseError;
 
             fn from_str(s: &str) -> Result<Self, Self::Err> {
                 Encoding::$name.decode(s).map(|value| Self(Id::from_u64(value)))
@@ -637,7 +637,7 @@ adapter! {
     /// # Examples
     ///
     /// ```
-    /// # fn main() -> Result<(), snowmint::Error> {
+    /// # fn main() -> Result<(), snowmint::ParseError> {
     /// use snowmint::Id;
     /// use snowmint::encoding::Decimal;
     ///
@@ -657,7 +657,7 @@ adapter! {
     /// # Examples
     ///
     /// ```
-    /// # fn main() -> Result<(), snowmint::Error> {
+    /// # fn main() -> Result<(), snowmint::ParseError> {
     /// use snowmint::Id;
     /// use snowmint::encoding::Hex;
     ///
@@ -677,7 +677,7 @@ adapter! {
     /// # Examples
     ///
     /// ```
-    /// # fn main() -> Result<(), snowmint::Error> {
+    /// # fn main() -> Result<(), snowmint::ParseError> {
     /// use snowmint::Id;
     /// use snowmint::encoding::Base32;
     ///
@@ -697,7 +697,7 @@ adapter! {
     /// # Examples
     ///
     /// ```
-    /// # fn main() -> Result<(), snowmint::Error> {
+    /// # fn main() -> Result<(), snowmint::ParseError> {
     /// use snowmint::Id;
     /// use snowmint::encoding::Base62;
     ///

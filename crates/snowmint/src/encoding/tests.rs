@@ -182,7 +182,7 @@ fn error_messages() {
 fn errors_are_structured() {
     assert_eq!(
         Encoding::Base32.decode("012U"),
-        Err(Error::InvalidChar {
+        Err(ParseError::InvalidChar {
             encoding: Encoding::Base32,
             ch: 'U',
             position: 3
@@ -190,7 +190,7 @@ fn errors_are_structured() {
     );
     assert_eq!(
         Encoding::Hex.decode("00000000000000000"),
-        Err(Error::TooLong {
+        Err(ParseError::TooLong {
             encoding: Encoding::Hex,
             len: 17,
             max: 16
@@ -198,11 +198,11 @@ fn errors_are_structured() {
     );
     assert_eq!(
         Encoding::Base32.decode("G000000000000"),
-        Err(Error::Overflow {
+        Err(ParseError::Overflow {
             encoding: Encoding::Base32
         })
     );
-    assert_eq!(Encoding::Base62.decode(""), Err(Error::Empty));
+    assert_eq!(Encoding::Base62.decode(""), Err(ParseError::Empty));
 }
 
 #[test]
@@ -283,7 +283,7 @@ fn the_description_is_the_behaviour() {
 }
 
 #[test]
-fn adapters_display_and_parse() -> Result<(), Error> {
+fn adapters_display_and_parse() -> Result<(), ParseError> {
     let id = Id::from_u64(1_234_567_890);
     assert_eq!(Decimal(id).to_string(), "1234567890");
     assert_eq!(Hex(id).to_string(), "00000000499602d2");
@@ -294,7 +294,7 @@ fn adapters_display_and_parse() -> Result<(), Error> {
     assert_eq!("0x499602d2".parse::<Hex>()?, Hex(id));
     assert_eq!("14sc0pj".parse::<Base32>()?, Base32(id));
     assert_eq!("1LY7VK".parse::<Base62>()?, Base62(id));
-    assert_eq!("".parse::<Hex>(), Err(Error::Empty));
+    assert_eq!("".parse::<Hex>(), Err(ParseError::Empty));
     Ok(())
 }
 
@@ -314,7 +314,7 @@ fn detect_follows_its_rules() {
         ("0X00000000000", Ok((29 << 55, Encoding::Base32))),
         ("0x000000000", Ok((59 * 62u64.pow(9), Encoding::Base62))),
         ("0x00000000000000", Ok((0, Encoding::Hex))),
-        ("", Err(Error::Empty)),
+        ("", Err(ParseError::Empty)),
     ];
     for (text, expected) in cases {
         assert_eq!(Encoding::detect(text), expected, "{text:?}");

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::{Counters, Generator, Hot, duration_ms};
 use crate::policy::{OverflowPolicy, RollbackPolicy, SequenceStart};
-use crate::{Clock, Error, Layout, Store, SystemClock};
+use crate::{BuildError, Clock, Layout, RangeError, Store, SystemClock};
 
 /// Configures a [`Generator`]; see [`Generator::builder`].
 #[derive(Debug)]
@@ -38,7 +38,7 @@ impl Generator<SystemClock> {
     ///
     /// let g = Generator::builder(Layout::TWITTER).datacenter(1).worker(7).build()?;
     /// assert_eq!((g.datacenter(), g.worker()), (1, 7));
-    /// # Ok::<(), snowmint::Error>(())
+    /// # Ok::<(), snowmint::BuildError>(())
     /// ```
     pub fn builder(layout: Layout) -> Builder<SystemClock> {
         Builder {
@@ -142,10 +142,10 @@ impl<C: Clock> Builder<C> {
     /// let err = Generator::builder(Layout::DISCORD).build().unwrap_err();
     /// assert_eq!(err.to_string(), "layout discord uses bit 63 and can decode ids but not generate them");
     /// ```
-    pub fn build(self) -> Result<Generator<C>, Error> {
+    pub fn build(self) -> Result<Generator<C>, BuildError> {
         let layout = self.layout;
         if layout.is_decode_only() {
-            return Err(Error::DecodeOnly {
+            return Err(BuildError::DecodeOnly {
                 layout: layout.name(),
             });
         }
@@ -155,23 +155,28 @@ impl<C: Clock> Builder<C> {
         if let SequenceStart::Random { below } = self.sequence_start
             && below > sequences
         {
-            return Err(Error::OutOfRange {
+            return Err(RangeError::Field {
                 what: "random sequence start bound",
                 value: below,
                 max: sequences,
-            });
+            }
+            .into());
         }
         let stored = match &self.store {
-            Some(store) => store.load().map_err(|e| Error::Store {
-                message: format!("cannot read it: {e}"),
-            })?,
+            Some(store) => store.load().map_err(|source| BuildError::Load { source })?,
             None => None,
         };
         let mark = stored.max(self.after_ms);
         // The first tick that may be issued: after the mark's tick.
         let (floor, seen) = match mark {
             Some(ms) if ms >= layout.epoch_ms() => {
-                let tick = layout.tick_at(ms)?;
+                let tick = layout.tick_at(ms).map_err(|err| match err {
+                    RangeError::Time { last_ms, .. } => BuildError::MarkPastEnd {
+                        mark_ms: ms,
+                        last_ms,
+                    },
+                    other => other.into(),
+                })?;
                 (tick + 1, tick)
             }
             _ => (0, 0),

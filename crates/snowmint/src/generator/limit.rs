@@ -5,14 +5,14 @@
 use std::sync::atomic::Ordering::SeqCst;
 
 use super::Generator;
-use crate::{Clock, Error};
+use crate::{Clock, IssueError, StoreError};
 
 impl<C: Clock> Generator<C> {
     #[cold]
-    pub(super) fn reserve(&self, tick: u64) -> Result<(), Error> {
+    pub(super) fn reserve(&self, tick: u64) -> Result<(), IssueError> {
         let _guard = self.reserve_lock.lock().unwrap_or_else(|e| e.into_inner());
         if self.closed.load(SeqCst) {
-            return Err(Error::Closed);
+            return Err(IssueError::Closed);
         }
         let Some(store) = &self.store else {
             return Ok(());
@@ -21,22 +21,19 @@ impl<C: Clock> Generator<C> {
             return Ok(());
         }
         let until = tick.saturating_add(self.ahead_ticks).min(self.max_tick);
+        let until_ms = self.tick_end_ms(until);
         let granted_ms = store
-            .reserve(self.tick_end_ms(until))
-            .map_err(|e| Error::Store {
-                message: e.to_string(),
-            })?;
+            .reserve(until_ms)
+            .map_err(|source| IssueError::Reserve { until_ms, source })?;
         // The last tick that ends within the grant.
         let granted = ((granted_ms.saturating_add(1)).saturating_sub(self.epoch_ms) / self.tick_ms)
             .checked_sub(1);
         let until = match granted {
             Some(granted) if granted >= tick => until.min(granted),
             _ => {
-                return Err(Error::Store {
-                    message: format!(
-                        "it vouches only for ids up to {}, before the id being issued",
-                        crate::UnixMs(granted_ms)
-                    ),
+                return Err(IssueError::ShortGrant {
+                    granted_ms,
+                    needed_ms: self.layout.unix_ms_at(tick),
                 });
             }
         };
@@ -52,20 +49,21 @@ impl<C: Clock> Generator<C> {
     ///
     /// # Errors
     ///
-    /// The store could not lower its mark (keeping the higher mark is safe).
+    /// The store's own error, when it could not lower its mark (keeping the higher mark is
+    /// safe): the only thing that can fail here.
     ///
     /// # Examples
     ///
     /// ```
-    /// use snowmint::{Error, Generator, Layout};
+    /// use snowmint::{Generator, IssueError, Layout};
     ///
     /// let g = Generator::builder(Layout::TWITTER).build()?;
     /// g.next_id()?;
     /// g.shutdown()?;
-    /// assert_eq!(g.next_id(), Err(Error::Closed));
-    /// # Ok::<(), snowmint::Error>(())
+    /// assert!(matches!(g.next_id(), Err(IssueError::Closed)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn shutdown(&self) -> Result<(), Error> {
+    pub fn shutdown(&self) -> Result<(), StoreError> {
         let _guard = self.reserve_lock.lock().unwrap_or_else(|e| e.into_inner());
         if self.closed.swap(true, SeqCst) {
             return Ok(());
@@ -82,11 +80,7 @@ impl<C: Clock> Generator<C> {
         // Every id issued came from a slot below the counter, and none past the reservation.
         let last_tick =
             (self.hot.state.load(SeqCst).saturating_sub(1) >> self.hot.seq_bits).min(reserved);
-        store
-            .release(self.tick_end_ms(reserved), self.tick_end_ms(last_tick))
-            .map_err(|e| Error::Store {
-                message: e.to_string(),
-            })
+        store.release(self.tick_end_ms(reserved), self.tick_end_ms(last_tick))
     }
 
     /// Lets the generator issue ids only while its clock reads before `unix_ms`: the
@@ -99,17 +93,17 @@ impl<C: Clock> Generator<C> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use snowmint::{Error, Generator, Layout, ManualClock};
+    /// use snowmint::{Generator, IssueError, Layout, ManualClock};
     ///
     /// let clock = Arc::new(ManualClock::new(1_800_000_000_000));
     /// let g = Generator::builder(Layout::TWITTER).clock(Arc::clone(&clock)).build()?;
     /// g.set_valid_until_ms(1_800_000_000_100);
     /// assert!(g.next_id().is_ok());
     /// clock.advance(100);
-    /// assert_eq!(g.next_id(), Err(Error::Fenced { until_ms: 1_800_000_000_100 }));
+    /// assert!(matches!(g.next_id(), Err(IssueError::Fenced { until_ms: 1_800_000_000_100 })));
     /// g.set_valid_until_ms(1_800_000_005_000); // renewed
     /// assert!(g.next_id().is_ok());
-    /// # Ok::<(), snowmint::Error>(())
+    /// # Ok::<(), snowmint::BuildError>(())
     /// ```
     pub fn set_valid_until_ms(&self, unix_ms: u64) {
         let fence = if unix_ms == u64::MAX {

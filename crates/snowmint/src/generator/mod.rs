@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::policy::{IdRange, Poll, RollbackPolicy, SequenceStart};
-use crate::{Clock, Error, Id, Layout, Store, SystemClock};
+use crate::{Clock, Id, IssueError, Layout, Store, SystemClock};
 
 mod builder;
 mod limit;
@@ -52,7 +52,7 @@ struct Hot {
 /// ```
 /// let generator = snowmint::Generator::builder(snowmint::Layout::TWITTER).build()?;
 /// assert_eq!(generator.stats().clock_rollbacks, 0);
-/// # Ok::<(), snowmint::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -75,7 +75,7 @@ struct Counters {
 enum Verdict {
     Issue,
     WaitUntil(u64),
-    Fail(Error),
+    Fail(IssueError),
 }
 
 /// Mints ids for one (datacenter, worker) of one layout. Share it by reference across
@@ -101,7 +101,7 @@ enum Verdict {
 /// all.sort();
 /// all.dedup();
 /// assert_eq!(all.len(), 2000);
-/// # Ok::<(), snowmint::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
 pub struct Generator<C: Clock = SystemClock> {
@@ -153,18 +153,19 @@ impl<C: Clock> Generator<C> {
     /// # Errors
     ///
     /// The clock is behind and the rollback policy refuses (or would wait too long), the
-    /// clock is outside the layout's range, the store cannot record a reservation, or the
-    /// generator was shut down.
+    /// clock is outside the layout's range, the store cannot record a reservation (or
+    /// grants one that ends too soon), the lease is not confirmed for now, or the generator
+    /// was shut down: see [`IssueError`].
     ///
     /// # Examples
     ///
     /// ```
     /// let g = snowmint::Generator::builder(snowmint::Layout::TWITTER).build()?;
     /// assert!(g.next_id()? < g.next_id()?);
-    /// # Ok::<(), snowmint::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[inline]
-    pub fn next_id(&self) -> Result<Id, Error> {
+    pub fn next_id(&self) -> Result<Id, IssueError> {
         let now = self.now_tick();
         let slot = self.hot.state.fetch_add(1, SeqCst);
         if slot >> self.hot.seq_bits == now && now <= self.hot.limit.load(SeqCst) {
@@ -175,7 +176,7 @@ impl<C: Clock> Generator<C> {
 
     #[cold]
     #[inline(never)]
-    fn next_id_slow(&self, mut slot: u64, mut now: u64) -> Result<Id, Error> {
+    fn next_id_slow(&self, mut slot: u64, mut now: u64) -> Result<Id, IssueError> {
         loop {
             let tick = slot >> self.hot.seq_bits;
             if tick < now {
@@ -233,9 +234,9 @@ impl<C: Clock> Generator<C> {
     /// }
     /// // 256 ids per 10 ms tick: the 257th must wait for tick 101.
     /// assert!(matches!(g.try_next_id()?, Poll::Pending { tick: 101, .. }));
-    /// # Ok::<(), snowmint::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn try_next_id(&self) -> Result<Poll, Error> {
+    pub fn try_next_id(&self) -> Result<Poll, IssueError> {
         loop {
             let now = self.now_tick();
             let current = self.hot.state.load(SeqCst);
@@ -270,7 +271,9 @@ impl<C: Clock> Generator<C> {
     ///
     /// # Errors
     ///
-    /// As [`Generator::next_id`].
+    /// As [`Generator::next_id`]; and [`IssueError::ZeroBatch`] for `n == 0`, which takes
+    /// nothing: a batch always holds at least one id, so every call that succeeds makes
+    /// progress and its [`IdRange::first`] is an id that was issued.
     ///
     /// # Examples
     ///
@@ -281,10 +284,12 @@ impl<C: Clock> Generator<C> {
     ///     total += g.next_batch(10_000 - total)?.len();
     /// }
     /// assert_eq!(total, 10_000);
-    /// # Ok::<(), snowmint::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn next_batch(&self, n: u64) -> Result<IdRange, Error> {
-        let n = n.max(1);
+    pub fn next_batch(&self, n: u64) -> Result<IdRange, IssueError> {
+        if n == 0 {
+            return Err(IssueError::ZeroBatch);
+        }
         loop {
             let now = self.now_tick();
             let current = self.hot.state.load(SeqCst);
@@ -320,7 +325,7 @@ impl<C: Clock> Generator<C> {
     }
 
     /// The slot a compare-and-swap would take from `current`, and whether it starts a tick.
-    fn candidate(&self, current: u64, now: u64) -> Result<(u64, bool), Error> {
+    fn candidate(&self, current: u64, now: u64) -> Result<(u64, bool), IssueError> {
         if current >> self.hot.seq_bits < now {
             self.check_tick(now)?;
             return Ok((self.fresh_slot(now, current), true));
@@ -353,16 +358,16 @@ impl<C: Clock> Generator<C> {
             if behind_ms <= max_wait_ms {
                 Verdict::WaitUntil(until)
             } else if max_wait_ms == 0 {
-                Verdict::Fail(Error::ClockBehind { behind_ms })
+                Verdict::Fail(IssueError::ClockBehind { behind_ms })
             } else {
-                Verdict::Fail(Error::BehindTooFar {
+                Verdict::Fail(IssueError::BehindTooFar {
                     behind_ms,
                     max_wait_ms,
                 })
             }
         };
         match self.rollback {
-            RollbackPolicy::Refuse => Verdict::Fail(Error::ClockBehind { behind_ms }),
+            RollbackPolicy::Refuse => Verdict::Fail(IssueError::ClockBehind { behind_ms }),
             RollbackPolicy::WaitUpTo(max) => wait(max),
             RollbackPolicy::LogicalClock => Verdict::Issue,
             RollbackPolicy::SpareSequence { .. } if tick <= seen => Verdict::Issue,
@@ -378,10 +383,10 @@ impl<C: Clock> Generator<C> {
 
     /// Makes sure the fence and the store cover `slot`, then composes its id.
     #[inline]
-    fn issue(&self, slot: u64) -> Result<Id, Error> {
+    fn issue(&self, slot: u64) -> Result<Id, IssueError> {
         let fence = self.fence.load(SeqCst);
         if self.now_tick() > fence {
-            return Err(Error::Fenced {
+            return Err(IssueError::Fenced {
                 until_ms: self.layout.unix_ms_at(fence.saturating_add(1)),
             });
         }
@@ -402,12 +407,12 @@ impl<C: Clock> Generator<C> {
         }
     }
 
-    fn check_tick(&self, tick: u64) -> Result<(), Error> {
+    fn check_tick(&self, tick: u64) -> Result<(), IssueError> {
         if tick <= self.max_tick {
             return Ok(());
         }
         let now_ms = self.clock.now_ms();
-        Err(Error::TimeOutOfRange {
+        Err(IssueError::TimeOutOfRange {
             // Before the epoch the tick wrapped around: the clock's own reading is the news.
             unix_ms: if now_ms < self.epoch_ms {
                 now_ms
@@ -476,7 +481,7 @@ impl<C: Clock> Generator<C> {
     /// ```
     /// let g = snowmint::Generator::builder(snowmint::Layout::TWITTER).build()?;
     /// assert_eq!(g.clock_lag_ms(), 0);
-    /// # Ok::<(), snowmint::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn clock_lag_ms(&self) -> u64 {
         let next = self.hot.state.load(SeqCst) >> self.hot.seq_bits;

@@ -76,7 +76,6 @@ mod check;
 mod error;
 mod format;
 mod grammar;
-mod message;
 mod parse;
 mod template;
 mod zone;

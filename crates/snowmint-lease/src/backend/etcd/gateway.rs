@@ -17,15 +17,19 @@ impl EtcdRegistry {
     /// Posts `body` to a gateway path; answers the HTTP status and the body.
     async fn post(&self, path: &str, body: &Value) -> Result<(u16, Vec<u8>), LeaseError> {
         let url = format!("{}{path}", self.endpoint);
+        // reqwest's message names the URL too; it is said once, here.
+        let failed = |err: reqwest::Error| {
+            LeaseError::unavailable_because("etcd", url.as_str(), err.without_url())
+        };
         let response = self
             .http
             .post(&url)
             .json(body)
             .send()
             .await
-            .map_err(|e| unavailable(chain(&e)))?;
+            .map_err(failed)?;
         let status = response.status().as_u16();
-        let bytes = response.bytes().await.map_err(|e| unavailable(chain(&e)))?;
+        let bytes = response.bytes().await.map_err(failed)?;
         Ok((status, bytes.to_vec()))
     }
 
@@ -40,11 +44,8 @@ impl EtcdRegistry {
             )));
         }
         serde_json::from_slice(&bytes).map_err(|e| {
-            unavailable(format!(
-                "{}{path} answered {:?}: {e}",
-                self.endpoint,
-                excerpt(&bytes)
-            ))
+            let answer = format!("{}{path} answered {:?}", self.endpoint, excerpt(&bytes));
+            LeaseError::unavailable_because("etcd", answer, e)
         })
     }
 
@@ -116,21 +117,7 @@ impl EtcdRegistry {
 }
 
 pub(super) fn unavailable(message: impl Into<String>) -> LeaseError {
-    LeaseError::Unavailable {
-        backend: "etcd",
-        message: message.into(),
-    }
-}
-
-/// An error and its causes: reqwest's own message omits "connection refused".
-fn chain(err: &dyn std::error::Error) -> String {
-    let mut message = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        message = format!("{message}: {cause}");
-        source = cause.source();
-    }
-    message
+    LeaseError::unavailable("etcd", message)
 }
 
 /// etcd's reason from an error answer, or the start of the answer.

@@ -44,6 +44,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use snowmint::error::Chain;
 
 use self::gateway::{Kv, compare, delete, excerpt, put, range, unavailable};
 use self::keys::Keys;
@@ -161,7 +162,7 @@ impl EtcdRegistry {
                 // Revoking deletes whatever the lease took, even by a txn whose answer was
                 // lost; if etcd is gone too, the lease expires on its own.
                 if let Err(revoke) = self.revoke(lease).await {
-                    tracing::warn!(error = %revoke, lease, "cannot revoke an unused etcd lease");
+                    tracing::warn!(error = %Chain(&revoke), lease, "cannot revoke an unused etcd lease");
                 }
                 Err(err)
             }
@@ -242,7 +243,7 @@ impl EtcdRegistry {
         .await?;
         // The worker is free now; the lease holds nothing more, and would expire anyway.
         if let Err(err) = self.revoke(lease.token).await {
-            tracing::warn!(error = %err, lease = lease.token, "cannot revoke a released etcd lease");
+            tracing::warn!(error = %Chain(&err), lease = lease.token, "cannot revoke a released etcd lease");
         }
         Ok(())
     }

@@ -7,11 +7,12 @@ mod url;
 
 use std::fmt;
 
+use snowmint::error::Chain;
 use tokio::sync::Mutex;
 use tokio_postgres::Config;
 use tokio_postgres::config::SslMode;
 
-use self::session::{Session, describe};
+use self::session::Session;
 use self::url::{redact, target};
 use super::CONNECT_TIMEOUT;
 use crate::registry::{Claim, Lease, LeaseError, Registry};
@@ -87,7 +88,9 @@ impl PostgresRegistry {
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
             return Err(invalid("expected postgres://USER@HOST:PORT/DATABASE"));
         }
-        let mut config: Config = url.parse().map_err(|err| invalid(&describe(&err)))?;
+        let mut config: Config = url
+            .parse()
+            .map_err(|err| invalid(&Chain(&err).to_string()))?;
         if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
             return Err(invalid(
                 "no host; expected postgres://USER@HOST:PORT/DATABASE",

@@ -96,7 +96,7 @@ impl PostgresRegistry {
         s: &mut Session,
         claim: &Claim,
     ) -> Result<Lease, LeaseError> {
-        let pg = |err| self.failed(&err);
+        let pg = |err| self.failed(err);
         let (ns, holder, identity) = (&claim.namespace, &claim.holder, &claim.identity);
         let dc = bigint("datacenter", claim.datacenter)?;
         let workers = bigint("worker count", claim.workers)?;
@@ -161,7 +161,7 @@ impl PostgresRegistry {
         lease: &Lease,
         mark: u64,
     ) -> Result<(), LeaseError> {
-        let pg = |err| self.failed(&err);
+        let pg = |err| self.failed(err);
         let (ns, holder) = (&claim.namespace, &claim.holder);
         let (dc, worker) = key(lease)?;
         let (ttl, mark) = (claim.ttl.as_secs_f64(), bigint("high-water mark", mark)?);
@@ -204,7 +204,7 @@ impl PostgresRegistry {
         // No row changed means the lease was already lost: nothing to give back.
         let release: [Param; 6] = [ns, &dc, &worker, holder, &issued, &floor];
         let released = s.client.execute(&s.release, &release).await;
-        released.map_err(|err| self.failed(&err))?;
+        released.map_err(|err| self.failed(err))?;
         Ok(())
     }
 }

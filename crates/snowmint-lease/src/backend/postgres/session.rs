@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use snowmint::error::Chain;
 use tokio::sync::MutexGuard;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 
@@ -41,14 +42,12 @@ pub(super) struct Session {
 
 impl PostgresRegistry {
     pub(super) fn unavailable(&self, problem: &str) -> LeaseError {
-        LeaseError::Unavailable {
-            backend: "postgres",
-            message: format!("{}: {problem}", self.target),
-        }
+        LeaseError::unavailable("postgres", format!("{}: {problem}", self.target))
     }
 
-    pub(super) fn failed(&self, err: &tokio_postgres::Error) -> LeaseError {
-        self.unavailable(&describe(err))
+    /// Unavailable because of `err`, which says what the server or the connection did.
+    pub(super) fn failed(&self, err: tokio_postgres::Error) -> LeaseError {
+        LeaseError::unavailable_because("postgres", &self.target, err)
     }
 
     /// Runs one call on the open session, or a new one, within [`CALL_TIMEOUT`], then
@@ -81,13 +80,17 @@ impl PostgresRegistry {
 
     async fn connect(&self) -> Result<Session, LeaseError> {
         let cannot = |err: tokio_postgres::Error| {
-            self.unavailable(&format!("cannot connect: {}", describe(&err)))
+            LeaseError::unavailable_because(
+                "postgres",
+                format!("{}: cannot connect", self.target),
+                err,
+            )
         };
         let (client, connection) = self.config.connect(NoTls).await.map_err(cannot)?;
         let target = self.target.clone();
         tokio::spawn(async move {
             if let Err(err) = connection.await {
-                tracing::debug!(%target, error = %describe(&err), "postgres registry connection ended");
+                tracing::debug!(%target, error = %Chain(&err), "postgres registry connection ended");
             }
         });
         let setup = format!(
@@ -140,16 +143,4 @@ fn checkin<T>(slot: &mut Option<Session>, session: Session, result: &Result<T, L
     if !failed && !session.client.is_closed() {
         *slot = Some(session);
     }
-}
-
-/// An error and its causes, which tokio-postgres keeps out of its own message.
-pub(super) fn describe(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

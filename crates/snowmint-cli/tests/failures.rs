@@ -1,0 +1,80 @@
+//! Failures while doing the work (the state directory, the mark file, a port): exit status
+//! 1 and a last line on stderr that says what failed and why, each cause once.
+
+mod support;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use support::{Snowmint, serve_command};
+
+/// Runs `cmd`, expects exit status 1, and returns the last line of stderr (a server logs
+/// before it fails).
+fn fails(mut cmd: Command) -> String {
+    let out = cmd.output().expect("snowmint runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr.lines().last().unwrap_or_default().to_string()
+}
+
+/// A directory inside a plain file, which nobody (root included) can create.
+fn uncreatable(tmp: &Path) -> PathBuf {
+    let file = tmp.join("plain-file");
+    std::fs::write(&file, "").unwrap();
+    file.join("state")
+}
+
+/// A state directory whose mark for the default layout, datacenter 0 and worker 0 holds
+/// "soon"; returns the mark file's path.
+fn corrupt_mark(dir: &Path) -> PathBuf {
+    let mark = dir.join("twitter-1288834974657-dc0-w0.mark");
+    std::fs::write(&mark, "soon\n").unwrap();
+    mark
+}
+
+#[test]
+fn a_state_directory_that_cannot_be_created_is_named_with_the_reason_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = uncreatable(tmp.path());
+    let expected = format!(
+        "cannot create state directory {}: Not a directory (os error 20)",
+        dir.display()
+    );
+    let sm = Snowmint::new();
+    let mut generate = sm.command(&["gen", "--state-dir"]);
+    generate.arg(&dir);
+    assert_eq!(fails(generate), format!("error: {expected}"));
+    assert_eq!(
+        fails(serve_command(&dir, &["--grpc-addr", "off"])),
+        format!("error: serve: {expected}")
+    );
+}
+
+#[test]
+fn a_corrupt_mark_names_the_file_and_what_it_holds_once() {
+    let sm = Snowmint::new();
+    let mark = corrupt_mark(sm.state_dir());
+    let corrupt = format!(
+        r#"mark file {} is corrupt: found "soon\n", expected milliseconds since the Unix epoch"#,
+        mark.display()
+    );
+    assert_eq!(fails(sm.command(&["gen"])), format!("error: {corrupt}"));
+    assert_eq!(
+        fails(serve_command(sm.state_dir(), &["--grpc-addr", "off"])),
+        format!("error: serve: cannot read the high-water mark: {corrupt}")
+    );
+}
+
+#[test]
+fn a_port_already_taken_is_named_with_the_reason_once() {
+    let sm = Snowmint::new();
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let serve = sm.command(&["serve", "--grpc-addr", "off", "--http-addr", &addr]);
+    assert_eq!(
+        fails(serve),
+        format!("error: serve: cannot listen on {addr}: Address already in use (os error 98)")
+    );
+}

@@ -1,0 +1,65 @@
+//! A layout that cannot be built.
+
+use core::fmt;
+
+/// Why a layout cannot be built: what [`Layout::new`](crate::Layout::new), its `with_*`
+/// methods and [`Layout::by_name`](crate::Layout::by_name) return. Every variant is about
+/// the settings given.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::{Layout, LayoutError};
+///
+/// let err = Layout::by_name("snowflake").unwrap_err();
+/// assert!(err.to_string().starts_with(r#"unknown layout "snowflake": expected one of twitter, "#));
+/// assert!(matches!(err, LayoutError::UnknownPreset { .. }));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LayoutError {
+    /// The layout's fields need more bits than an id has.
+    #[error("layout needs {bits} bits but {}", Room(*.limit))]
+    TooWide {
+        /// Bits the fields need in total (sign bit excluded).
+        bits: u32,
+        /// Bits available: 63 for layouts that generate, 64 for decode-only layouts.
+        limit: u32,
+    },
+    /// A layout with no timestamp bits cannot sort by time.
+    #[error("layout needs at least 1 timestamp bit, got 0")]
+    NoTimestampBits,
+    /// The tick length is zero.
+    #[error("tick length must be at least 1 ms, got 0")]
+    ZeroTick,
+    /// A field order names a field twice.
+    #[error("layout order names a field twice: give datacenter, worker and sequence once each")]
+    DuplicateField,
+    /// The layout's last tick lies past what a 64-bit millisecond count can hold.
+    #[error("epoch {epoch_ms} ms puts the layout's last tick past the largest millisecond count")]
+    EpochOverflow {
+        /// The epoch, in milliseconds since the Unix epoch.
+        epoch_ms: u64,
+    },
+    /// No preset has this name.
+    #[error(
+        "unknown layout {name:?}: expected one of {}",
+        crate::Layout::PRESETS.map(|l| l.name()).join(", ")
+    )]
+    UnknownPreset {
+        /// The name that was asked for.
+        name: String,
+    },
+}
+
+/// The room an id has, as [`LayoutError::TooWide`] says it.
+struct Room(u32);
+
+impl fmt::Display for Room {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            63 => f.write_str("a generated id has 63 (bit 63 stays 0 so ids are positive)"),
+            limit => write!(f, "an id has {limit}"),
+        }
+    }
+}
