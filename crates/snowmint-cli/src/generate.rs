@@ -111,7 +111,7 @@ impl IssueArgs {
         Generator::builder(layout)
             .datacenter(self.datacenter)
             .worker(self.worker)
-            .build()?;
+            .check()?;
         Ok(GenConfig {
             count: self.count,
             layout,

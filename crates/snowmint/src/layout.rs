@@ -161,6 +161,51 @@ pub struct Parts {
     pub sequence: u64,
 }
 
+impl Parts {
+    /// The fields below the timestamp, as [`Layout::compose`] takes them back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Id, Layout};
+    ///
+    /// let id = Id::from_u64(175928847299117063);
+    /// let parts = Layout::DISCORD.decode(id)?;
+    /// assert_eq!(Layout::DISCORD.compose(parts.timestamp, parts.fields())?, id);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub const fn fields(&self) -> Fields {
+        Fields {
+            datacenter: self.datacenter,
+            worker: self.worker,
+            sequence: self.sequence,
+        }
+    }
+}
+
+/// The fields of an id below its timestamp, by name, so that composing one never depends on
+/// the order of three numbers. [`Parts::fields`] gives them back from a decoded id.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::{Fields, Layout};
+///
+/// let id = Layout::TWITTER.compose(1, Fields { worker: 3, ..Fields::default() })?;
+/// assert_eq!(Layout::TWITTER.decode(id)?.worker, 3);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Fields {
+    /// The datacenter field.
+    pub datacenter: u64,
+    /// The worker field.
+    pub worker: u64,
+    /// The sequence field.
+    pub sequence: u64,
+}
+
 /// What a layout can hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Capacity {
@@ -181,17 +226,17 @@ pub struct Capacity {
 /// # Examples
 ///
 /// ```
-/// use snowmint::{Bits, Layout};
+/// use snowmint::{Bits, Fields, Layout};
 ///
 /// let layout = Layout::new(
 ///     Bits { timestamp: 41, datacenter: 5, worker: 5, sequence: 12 },
 ///     1,
 ///     1_288_834_974_657,
 /// )?;
-/// let id = layout.compose(1, 2, 3, 4)?;
+/// let id = layout.compose(1, Fields { datacenter: 2, worker: 3, sequence: 4 })?;
 /// let parts = layout.decode(id)?;
 /// assert_eq!((parts.timestamp, parts.datacenter, parts.worker, parts.sequence), (1, 2, 3, 4));
-/// assert_eq!(layout.compose(0, 32, 0, 0).unwrap_err().to_string(), "datacenter id 32 is out of range 0..=31");
+/// assert_eq!(layout.compose(0, Fields { datacenter: 32, worker: 0, sequence: 0 }).unwrap_err().to_string(), "datacenter id 32 is out of range 0..=31");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -506,7 +551,7 @@ impl Layout {
         ]
     }
 
-    /// Composes an id from a timestamp in ticks and the other fields.
+    /// Composes an id from a timestamp in ticks and the fields below it.
     ///
     /// # Errors
     ///
@@ -515,22 +560,23 @@ impl Layout {
     /// # Examples
     ///
     /// ```
-    /// let id = snowmint::Layout::TWITTER.compose(1, 0, 0, 5)?;
+    /// use snowmint::{Fields, Layout};
+    ///
+    /// let id = Layout::TWITTER.compose(1, Fields { sequence: 5, ..Fields::default() })?;
     /// assert_eq!(id.as_u64(), (1 << 22) | 5);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn compose(
-        &self,
-        timestamp: u64,
-        datacenter: u64,
-        worker: u64,
-        sequence: u64,
-    ) -> Result<Id, RangeError> {
+    pub fn compose(&self, timestamp: u64, fields: Fields) -> Result<Id, RangeError> {
         check("timestamp", timestamp, self.max_timestamp())?;
+        self.check_node(fields.datacenter, fields.worker)?;
+        check("sequence", fields.sequence, self.max_sequence())?;
+        Ok(self.compose_unchecked(timestamp, fields.datacenter, fields.worker, fields.sequence))
+    }
+
+    /// Checks a datacenter and worker id against their fields.
+    pub(crate) fn check_node(&self, datacenter: u64, worker: u64) -> Result<(), RangeError> {
         check("datacenter id", datacenter, self.max_datacenter())?;
-        check("worker id", worker, self.max_worker())?;
-        check("sequence", sequence, self.max_sequence())?;
-        Ok(self.compose_unchecked(timestamp, datacenter, worker, sequence))
+        check("worker id", worker, self.max_worker())
     }
 
     pub(crate) const fn compose_unchecked(
@@ -557,20 +603,14 @@ impl Layout {
     /// # Examples
     ///
     /// ```
-    /// use snowmint::Layout;
+    /// use snowmint::{Fields, Layout};
     ///
-    /// let id = Layout::DISCORD.compose_at(1_462_015_105_796, 0, 1, 7)?;
+    /// let id = Layout::DISCORD.compose_at(1_462_015_105_796, Fields { datacenter: 0, worker: 1, sequence: 7 })?;
     /// assert_eq!(id.as_u64(), 175928847299117063);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn compose_at(
-        &self,
-        unix_ms: u64,
-        datacenter: u64,
-        worker: u64,
-        sequence: u64,
-    ) -> Result<Id, RangeError> {
-        self.compose(self.tick_at(unix_ms)?, datacenter, worker, sequence)
+    pub fn compose_at(&self, unix_ms: u64, fields: Fields) -> Result<Id, RangeError> {
+        self.compose(self.tick_at(unix_ms)?, fields)
     }
 
     /// Takes an id apart.
@@ -774,19 +814,47 @@ mod tests {
         let l = Layout::TWITTER;
         let msg = |r: Result<Id, RangeError>| r.unwrap_err().to_string();
         assert_eq!(
-            msg(l.compose(1 << 41, 0, 0, 0)),
+            msg(l.compose(
+                1 << 41,
+                Fields {
+                    datacenter: 0,
+                    worker: 0,
+                    sequence: 0
+                }
+            )),
             "timestamp 2199023255552 is out of range 0..=2199023255551"
         );
         assert_eq!(
-            msg(l.compose(0, 32, 0, 0)),
+            msg(l.compose(
+                0,
+                Fields {
+                    datacenter: 32,
+                    worker: 0,
+                    sequence: 0
+                }
+            )),
             "datacenter id 32 is out of range 0..=31"
         );
         assert_eq!(
-            msg(l.compose(0, 0, 40, 0)),
+            msg(l.compose(
+                0,
+                Fields {
+                    datacenter: 0,
+                    worker: 40,
+                    sequence: 0
+                }
+            )),
             "worker id 40 is out of range 0..=31"
         );
         assert_eq!(
-            msg(l.compose(0, 0, 0, 4096)),
+            msg(l.compose(
+                0,
+                Fields {
+                    datacenter: 0,
+                    worker: 0,
+                    sequence: 4096
+                }
+            )),
             "sequence 4096 is out of range 0..=4095"
         );
     }
@@ -851,7 +919,7 @@ mod tests {
             let d = raw[1] & layout.max_datacenter();
             let w = raw[2] & layout.max_worker();
             let s = raw[3] & layout.max_sequence();
-            let id = layout.compose(t, d, w, s).unwrap();
+            let id = layout.compose(t, Fields { datacenter: d, worker: w, sequence: s }).unwrap();
             let parts = layout.decode(id).unwrap();
             prop_assert_eq!((parts.timestamp, parts.datacenter, parts.worker, parts.sequence), (t, d, w, s));
             prop_assert_eq!(parts.unix_ms, layout.epoch_ms() + t * layout.tick_ms());
@@ -861,7 +929,7 @@ mod tests {
         fn decode_then_compose_round_trips(layout in any_layout(), raw in any::<u64>()) {
             let id = Id::from_u64(raw & layout.max_id().as_u64());
             let p = layout.decode(id).unwrap();
-            prop_assert_eq!(layout.compose(p.timestamp, p.datacenter, p.worker, p.sequence).unwrap(), id);
+            prop_assert_eq!(layout.compose(p.timestamp, p.fields()).unwrap(), id);
         }
 
         #[test]
@@ -869,7 +937,7 @@ mod tests {
             let layout = Layout::TWITTER.with_order(order).unwrap();
             let id = Id::from_u64(raw >> 1);
             let p = layout.decode(id).unwrap();
-            prop_assert_eq!(layout.compose(p.timestamp, p.datacenter, p.worker, p.sequence).unwrap(), id);
+            prop_assert_eq!(layout.compose(p.timestamp, p.fields()).unwrap(), id);
         }
     }
 }

@@ -60,7 +60,7 @@ pub use generator::{Builder, Generator, Stats};
 pub use id::Id;
 #[cfg(feature = "serde")]
 pub use id::serde_int;
-pub use layout::{Bits, Capacity, Field, Layout, Names, Parts};
+pub use layout::{Bits, Capacity, Field, Fields, Layout, Names, Parts};
 pub use policy::{IdRange, OverflowPolicy, Poll, RollbackPolicy, SequenceStart};
 pub use serial::{BizCode, ParsedSerial, SerialError};
 pub use store::{MemoryStore, Store, StoreError};

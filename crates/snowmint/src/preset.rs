@@ -283,7 +283,14 @@ mod tests {
     #[test]
     fn instagram_blog_vector() {
         let id = Layout::INSTAGRAM
-            .compose(1_387_263_000, 0, 1341, 905)
+            .compose(
+                1_387_263_000,
+                crate::Fields {
+                    datacenter: 0,
+                    worker: 1341,
+                    sequence: 905,
+                },
+            )
             .unwrap();
         assert_eq!(id.as_u64(), (1_387_263_000u64 << 23) | (1341 << 10) | 905);
         assert_eq!(id.as_u64(), 11_637_205_501_278_089);
@@ -350,10 +357,30 @@ mod tests {
     /// their reference code (IdWorker.scala: 22/17/12; sonyflake.go: 10 ms, seq above machine).
     #[test]
     fn twitter_and_sonyflake_shifts() {
-        let t = Layout::TWITTER.compose(1, 1, 1, 1).unwrap().as_u64();
+        let t = Layout::TWITTER
+            .compose(
+                1,
+                crate::Fields {
+                    datacenter: 1,
+                    worker: 1,
+                    sequence: 1,
+                },
+            )
+            .unwrap()
+            .as_u64();
         assert_eq!(t, (1 << 22) | (1 << 17) | (1 << 12) | 1);
         assert_eq!(time(Layout::TWITTER, 0), "2010-11-04T01:42:54.657Z");
-        let s = Layout::SONYFLAKE.compose(1, 0, 1, 1).unwrap().as_u64();
+        let s = Layout::SONYFLAKE
+            .compose(
+                1,
+                crate::Fields {
+                    datacenter: 0,
+                    worker: 1,
+                    sequence: 1,
+                },
+            )
+            .unwrap()
+            .as_u64();
         assert_eq!(s, (1 << 24) | (1 << 16) | 1);
         assert_eq!(time(Layout::SONYFLAKE, 1 << 24), "2014-09-01T00:00:00.010Z");
     }

@@ -13,7 +13,7 @@ use crate::time::UnixMs;
 /// ```
 /// use snowmint::{Layout, RangeError};
 ///
-/// let err = Layout::TWITTER.compose(0, 0, 40, 0).unwrap_err();
+/// let err = Layout::TWITTER.compose(0, snowmint::Fields { datacenter: 0, worker: 40, sequence: 0 }).unwrap_err();
 /// assert_eq!(err.to_string(), "worker id 40 is out of range 0..=31");
 /// assert!(matches!(err, RangeError::Field { what: "worker id", .. }));
 /// ```

@@ -124,6 +124,48 @@ impl<C: Clock> Builder<C> {
         self
     }
 
+    /// Checks the configuration without building anything: the layout can generate, the
+    /// datacenter and worker ids and the random start bound are in range. [`build`] runs
+    /// the same checks first, then reads the store's mark.
+    ///
+    /// [`build`]: Builder::build
+    ///
+    /// # Errors
+    ///
+    /// As [`build`], except for the store's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Generator, Layout};
+    ///
+    /// Generator::builder(Layout::TWITTER).worker(31).check()?;
+    /// let err = Generator::builder(Layout::TWITTER).worker(40).check().unwrap_err();
+    /// assert_eq!(err.to_string(), "worker id 40 is out of range 0..=31");
+    /// # Ok::<(), snowmint::BuildError>(())
+    /// ```
+    pub fn check(&self) -> Result<(), BuildError> {
+        let layout = self.layout;
+        if layout.is_decode_only() {
+            return Err(BuildError::DecodeOnly {
+                layout: layout.name(),
+            });
+        }
+        layout.check_node(self.datacenter, self.worker)?;
+        let sequences = layout.max_sequence() + 1;
+        if let SequenceStart::Random { below } = self.sequence_start
+            && below > sequences
+        {
+            return Err(RangeError::Field {
+                what: "random sequence start bound",
+                value: below,
+                max: sequences,
+            }
+            .into());
+        }
+        Ok(())
+    }
+
     /// Validates the configuration, reads the store's mark, and returns the generator.
     ///
     /// # Errors
@@ -143,25 +185,8 @@ impl<C: Clock> Builder<C> {
     /// assert_eq!(err.to_string(), "layout discord uses bit 63 and can decode ids but not generate them");
     /// ```
     pub fn build(self) -> Result<Generator<C>, BuildError> {
+        self.check()?;
         let layout = self.layout;
-        if layout.is_decode_only() {
-            return Err(BuildError::DecodeOnly {
-                layout: layout.name(),
-            });
-        }
-        // Compose checks every range; the id itself is thrown away.
-        layout.compose(0, self.datacenter, self.worker, 0)?;
-        let sequences = layout.max_sequence() + 1;
-        if let SequenceStart::Random { below } = self.sequence_start
-            && below > sequences
-        {
-            return Err(RangeError::Field {
-                what: "random sequence start bound",
-                value: below,
-                max: sequences,
-            }
-            .into());
-        }
         let stored = match &self.store {
             Some(store) => store.load().map_err(|source| BuildError::Load { source })?,
             None => None,

@@ -53,7 +53,7 @@
 //! let layout = Layout::TWITTER;
 //! let template = Template::new(&layout);
 //! // 2026-11-22T15:30:45.123Z, datacenter 1, worker 2, sequence 7.
-//! let id = layout.compose(layout.tick_at(1_795_361_445_123)?, 1, 2, 7)?;
+//! let id = layout.compose(layout.tick_at(1_795_361_445_123)?, snowmint::Fields { datacenter: 1, worker: 2, sequence: 7 })?;
 //! let pay = BizCode::new("PAY")?;
 //!
 //! let serial = template.format(&pay, id, &Zone::UTC)?;

@@ -156,7 +156,14 @@ impl Template {
         let worker = node & layout.max_worker();
         Ok(ParsedSerial {
             biz: fields.biz,
-            id: layout.compose(tick, datacenter, worker, sequence)?,
+            id: layout.compose(
+                tick,
+                crate::Fields {
+                    datacenter,
+                    worker,
+                    sequence,
+                },
+            )?,
             unix_ms,
             datacenter,
             worker,

@@ -132,7 +132,7 @@ proptest! {
         let (dc, worker) = (node.0 & layout.max_datacenter(), node.1 & layout.max_worker());
         let compose = |(tick, seq): (u64, u64)| {
             layout
-                .compose(tick & layout.max_timestamp(), dc, worker, seq & layout.max_sequence())
+                .compose(tick & layout.max_timestamp(), crate::Fields { datacenter: dc, worker, sequence: seq & layout.max_sequence() })
                 .unwrap()
         };
         // Half the pairs share a tick, so the sequence decides.

@@ -20,7 +20,14 @@ fn pay() -> BizCode {
 /// The id of T on Twitter's layout with datacenter 1, worker 2, sequence 7.
 fn id() -> Id {
     TWITTER
-        .compose(TWITTER.tick_at(T).unwrap(), 1, 2, 7)
+        .compose(
+            TWITTER.tick_at(T).unwrap(),
+            crate::Fields {
+                datacenter: 1,
+                worker: 2,
+                sequence: 7,
+            },
+        )
         .unwrap()
 }
 
@@ -215,14 +222,32 @@ fn format_writes_the_documented_serials() {
 fn format_on_other_layouts() {
     // Sonyflake: 10 ms ticks, a 16-bit machine id and 8 bits of sequence.
     let l = Layout::SONYFLAKE;
-    let id = l.compose(l.tick_at(T).unwrap(), 0, 65_535, 255).unwrap();
+    let id = l
+        .compose(
+            l.tick_at(T).unwrap(),
+            crate::Fields {
+                datacenter: 0,
+                worker: 65_535,
+                sequence: 255,
+            },
+        )
+        .unwrap();
     let t = Template::new(&l);
     let serial = t.format(&pay(), id, &Zone::UTC).unwrap();
     assert_eq!(serial, "PAY2026112215304512065535255");
     assert_eq!(t.parse_serial(&serial, &Zone::UTC).unwrap().id, id);
     // Mastodon has no node bits: the node is one digit, always 0.
     let l = Layout::MASTODON;
-    let id = l.compose(T, 0, 0, 65_535).unwrap();
+    let id = l
+        .compose(
+            T,
+            crate::Fields {
+                datacenter: 0,
+                worker: 0,
+                sequence: 65_535,
+            },
+        )
+        .unwrap();
     assert_eq!(
         Template::new(&l).format(&pay(), id, &Zone::UTC).unwrap(),
         "PAY20261122153045123065535"
