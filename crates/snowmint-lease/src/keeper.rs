@@ -61,7 +61,11 @@ impl LeaseSettings {
     /// );
     /// ```
     pub fn validate(&self) -> Result<(), LeaseError> {
-        let (ttl, every, margin) = (ms(self.ttl), ms(self.renew_every), ms(self.safety_margin));
+        let (ttl, every, margin) = (
+            snowmint::whole_ms(self.ttl),
+            snowmint::whole_ms(self.renew_every),
+            snowmint::whole_ms(self.safety_margin),
+        );
         if ttl < 1_000 {
             return Err(LeaseError::Invalid(format!(
                 "lease TTL {ttl} ms is shorter than 1000 ms"
@@ -79,10 +83,6 @@ impl LeaseSettings {
         }
         Ok(())
     }
-}
-
-fn ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// A lease this process holds, and how far it is confirmed.
@@ -259,8 +259,8 @@ async fn keep(
     mut stop: StopRequest,
     counters: Arc<LeaseCounters>,
 ) {
-    let ttl = ms(settings.ttl);
-    let margin = ms(settings.safety_margin);
+    let ttl = snowmint::whole_ms(settings.ttl);
+    let margin = snowmint::whole_ms(settings.safety_margin);
     let expires = registry.expires();
     let mut acquisition = 0;
     // Grows while leases are lost or refused, and resets once a renewal is confirmed, so a

@@ -89,7 +89,7 @@ impl IdSource {
         let mut status = source.status.clone();
         if !registry.expires() {
             let no_lease = || ServeError::NoLease {
-                waited_ms: u64::try_from(FIRST_LEASE_WAIT.as_millis()).unwrap_or(u64::MAX),
+                waited_ms: snowmint::whole_ms(FIRST_LEASE_WAIT),
                 source: source.last_lease_error(),
             };
             let held = tokio::time::timeout(

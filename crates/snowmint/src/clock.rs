@@ -114,7 +114,7 @@ impl Ticker {
             start: Instant::now(),
             wall_at_start_ms: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
-                .map_or(0, millis),
+                .map_or(0, crate::whole_ms),
             state: AtomicU64::new(PARKED),
             thread: OnceLock::new(),
             idle_ticks,
@@ -187,7 +187,7 @@ impl Ticker {
 
     /// The ticker's publication: the elapsed time, flags kept.
     fn publish(&self) {
-        let elapsed = millis(self.start.elapsed());
+        let elapsed = crate::whole_ms(self.start.elapsed());
         let _ = self
             .state
             .fetch_update(Ordering::Release, Ordering::Relaxed, |state| {
@@ -205,7 +205,7 @@ impl Ticker {
             // time itself, which is slower but just as right.
             self.started.call_once(|| self.spawn());
         }
-        let elapsed = millis(self.start.elapsed());
+        let elapsed = crate::whole_ms(self.start.elapsed());
         // Without a thread to wake, the ticker stays parked and readers keep reading.
         let keep = if self.thread.get().is_some() {
             0
@@ -233,10 +233,6 @@ impl Ticker {
             }
         }
     }
-}
-
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl SystemClock {
@@ -327,7 +323,7 @@ impl Clock for WallClock {
     fn now_ms(&self) -> u64 {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
-            .map_or(0, millis)
+            .map_or(0, crate::whole_ms)
     }
 
     fn sleep_until_ms(&self, unix_ms: u64) {

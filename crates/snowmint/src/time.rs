@@ -1,6 +1,7 @@
 //! Instants as milliseconds since the Unix epoch: how they print, and how an epoch is read.
 
 use core::fmt;
+use core::time::Duration;
 
 /// Milliseconds since 1970-01-01T00:00:00Z, printed as RFC 3339 UTC with milliseconds.
 ///
@@ -13,6 +14,22 @@ use core::fmt;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct UnixMs(pub u64);
+
+/// Whole milliseconds in `d`, saturating at `u64::MAX` (585 million years), as settings and
+/// clocks count them.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// assert_eq!(snowmint::whole_ms(Duration::from_micros(1_999)), 1);
+/// assert_eq!(snowmint::whole_ms(Duration::MAX), u64::MAX);
+/// ```
+#[must_use]
+pub fn whole_ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
 
 impl UnixMs {
     /// The last instant [`Display`](fmt::Display) writes as a date,

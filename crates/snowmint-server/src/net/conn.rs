@@ -151,8 +151,9 @@ impl Conn {
     }
 }
 
+/// A timeout in ms, kept far enough below `u64::MAX` that adding an instant cannot overflow.
 fn duration_ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX / 2)
+    snowmint::whole_ms(d).min(u64::MAX / 2)
 }
 
 /// A request in the router; dropped when its response comes back or it is cancelled.

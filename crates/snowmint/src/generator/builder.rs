@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::{Counters, Generator, Hot, duration_ms};
+use super::{Counters, Generator, Hot};
 use crate::policy::{OverflowPolicy, RollbackPolicy, SequenceStart};
 use crate::{BuildError, Clock, Layout, RangeError, Store, SystemClock};
 
@@ -217,7 +217,7 @@ impl<C: Clock> Builder<C> {
         let reserved = if self.store.is_some() { 0 } else { u64::MAX };
         let lead_ticks = match self.overflow {
             OverflowPolicy::Wait => 0,
-            OverflowPolicy::Borrow { lead } => duration_ms(lead) / tick_ms,
+            OverflowPolicy::Borrow { lead } => crate::whole_ms(lead) / tick_ms,
         };
         Ok(Generator {
             hot: Hot {
@@ -236,7 +236,7 @@ impl<C: Clock> Builder<C> {
             tick_ms,
             max_tick: layout.max_timestamp(),
             lead_ticks,
-            ahead_ticks: duration_ms(self.reserve_ahead) / tick_ms,
+            ahead_ticks: crate::whole_ms(self.reserve_ahead) / tick_ms,
             layout,
             datacenter: self.datacenter,
             worker: self.worker,

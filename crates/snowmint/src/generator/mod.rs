@@ -135,10 +135,6 @@ impl std::fmt::Debug for dyn Store {
     }
 }
 
-fn duration_ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
 /// splitmix64's finalizer: spreads the bits of a tick into a random-looking start.
 const fn mix(mut x: u64) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -354,7 +350,7 @@ impl<C: Clock> Generator<C> {
         self.counters.clock_rollbacks.fetch_add(1, SeqCst);
         let behind_ms = (tick - now).saturating_mul(self.tick_ms);
         let wait = |max: Duration| {
-            let max_wait_ms = duration_ms(max);
+            let max_wait_ms = crate::whole_ms(max);
             if behind_ms <= max_wait_ms {
                 Verdict::WaitUntil(until)
             } else if max_wait_ms == 0 {

@@ -202,7 +202,7 @@ pub enum SerialError {
     /// The id's time is past the year 9999, which `yyyy` cannot hold.
     #[error(
         "time {} is past the year 9999 and does not fit yyyyMMddHHmmssSSS",
-        instant(*.unix_ms)
+        crate::UnixMs(*.unix_ms)
     )]
     TimeNotWritable {
         /// The id's time, in ms since the Unix epoch.
@@ -283,9 +283,9 @@ pub enum SerialError {
     /// The time lies outside the span the layout's timestamp covers.
     #[error(
         "time {} is outside layout {layout}'s range {}..={}",
-        Instant(*.unix_ms),
-        instant(*.first_ms),
-        instant(*.last_ms)
+        Signed(*.unix_ms),
+        crate::UnixMs(*.first_ms),
+        crate::UnixMs(*.last_ms)
     )]
     TimeOutOfLayout {
         /// The time, in ms since the Unix epoch (negative before 1970).
@@ -300,7 +300,7 @@ pub enum SerialError {
     /// The time is not the start of one of the layout's ticks, so no id has it.
     #[error(
         "time {} is not the start of a {tick_ms} ms tick of layout {layout}, so no id has it",
-        instant(*.unix_ms)
+        crate::UnixMs(*.unix_ms)
     )]
     TimeOffTick {
         /// The time, in ms since the Unix epoch.
@@ -324,20 +324,21 @@ pub enum SerialError {
     },
 }
 
-/// An instant for a message: RFC 3339 UTC when jiff can show it, else the raw count.
-struct Instant(i64);
+/// A time that may lie before 1970, for a message: [`UnixMs`](crate::UnixMs) writes the
+/// others, and jiff the few years of local time a serial can name before the Unix epoch.
+struct Signed(i64);
 
-impl fmt::Display for Instant {
+impl fmt::Display for Signed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match jiff::Timestamp::from_millisecond(self.0) {
-            Ok(ts) => write!(f, "{ts:.3}"),
-            Err(_) => write!(f, "{} ms after the Unix epoch", self.0),
+        match (
+            u64::try_from(self.0),
+            jiff::Timestamp::from_millisecond(self.0),
+        ) {
+            (Ok(ms), _) => write!(f, "{}", crate::UnixMs(ms)),
+            (Err(_), Ok(ts)) => write!(f, "{ts:.3}"),
+            (Err(_), Err(_)) => write!(f, "{} ms after the Unix epoch", self.0),
         }
     }
-}
-
-fn instant(unix_ms: u64) -> Instant {
-    Instant(i64::try_from(unix_ms).unwrap_or(i64::MAX))
 }
 
 /// How many characters a template's serials have: one count, or a span.

@@ -108,7 +108,7 @@ impl Plan {
 
     /// Ids in a burst: the lead's worth of ticks, or twice that.
     pub fn burst_ids(&self, kind: BurstKind) -> u64 {
-        let lead_ticks = u64::try_from(self.lead.as_millis()).unwrap_or(u64::MAX);
+        let lead_ticks = snowmint::whole_ms(self.lead);
         let within = lead_ticks * self.batch;
         match kind {
             BurstKind::WithinLead => within,
