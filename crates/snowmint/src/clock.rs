@@ -70,8 +70,10 @@ impl<C: Clock + ?Sized> Clock for &C {
 #[derive(Debug, Clone, Copy)]
 pub struct SystemClock {
     ticker: &'static Ticker,
-    /// Added to every reading: zero except in tests that start a process "in the past".
-    offset_ms: i64,
+    /// The wall clock when the ticker started, with the offset of
+    /// [`with_offset_ms`](SystemClock::with_offset_ms) added once: a reading adds the
+    /// milliseconds elapsed since, and nothing else.
+    origin_ms: u64,
 }
 
 /// Ticks between the ticker's questions "has anyone read the clock?": it parks when a
@@ -81,17 +83,18 @@ pub struct SystemClock {
 const IDLE_TICKS: u32 = 50;
 
 /// The ticker asked whether anyone reads; the first reader after it clears it.
-const ASKED: u64 = 1;
+const ASKED: u64 = 1 << 62;
 /// The ticker sleeps (or has no thread): readers read the time themselves.
-const PARKED: u64 = 2;
+const PARKED: u64 = 1 << 63;
+/// The flags sit above every count of milliseconds (2^62 ms is 146 million years), so with
+/// none set the word *is* the count: a reading is one load, one comparison and no shift.
 const FLAGS: u64 = ASKED | PARKED;
-const FLAG_BITS: u32 = 2;
 
 #[derive(Debug)]
 struct Ticker {
     start: Instant,
     wall_at_start_ms: u64,
-    /// `elapsed << FLAG_BITS | flags`: whole milliseconds elapsed since `start`, never
+    /// `flags | elapsed`: whole milliseconds elapsed since `start`, never
     /// decreasing, and [`ASKED`] and [`PARKED`]. One word, so a reading is one load and a
     /// branch on the flags.
     state: AtomicU64,
@@ -144,7 +147,7 @@ impl Ticker {
         self.state.fetch_and(!PARKED, Ordering::AcqRel);
         let mut ticks = 0;
         loop {
-            let next = (self.state.load(Ordering::Relaxed) >> FLAG_BITS) + 1;
+            let next = (self.state.load(Ordering::Relaxed) & !FLAGS) + 1;
             let due = self.start + Duration::from_millis(next);
             let now = Instant::now();
             if due > now {
@@ -191,7 +194,7 @@ impl Ticker {
         let _ = self
             .state
             .fetch_update(Ordering::Release, Ordering::Relaxed, |state| {
-                (state >> FLAG_BITS < elapsed).then_some(elapsed << FLAG_BITS | state & FLAGS)
+                (state & !FLAGS < elapsed).then_some(elapsed | state & FLAGS)
             });
     }
 
@@ -214,8 +217,8 @@ impl Ticker {
         };
         let mut state = self.state.load(Ordering::Acquire);
         loop {
-            let published = (state >> FLAG_BITS).max(elapsed);
-            let next = published << FLAG_BITS | keep;
+            let published = (state & !FLAGS).max(elapsed);
+            let next = published | keep;
             match self
                 .state
                 .compare_exchange_weak(state, next, Ordering::AcqRel, Ordering::Acquire)
@@ -240,9 +243,10 @@ impl SystemClock {
     /// that is made and never read costs nothing.
     #[must_use]
     pub fn new() -> SystemClock {
+        let ticker = Ticker::global();
         SystemClock {
-            ticker: Ticker::global(),
-            offset_ms: 0,
+            ticker,
+            origin_ms: ticker.wall_at_start_ms,
         }
     }
 
@@ -259,11 +263,13 @@ impl SystemClock {
     /// ```
     #[must_use]
     pub fn with_offset_ms(self, offset_ms: i64) -> SystemClock {
-        SystemClock { offset_ms, ..self }
-    }
-
-    fn shift(&self, ms: u64) -> u64 {
-        ms.saturating_add_signed(self.offset_ms)
+        SystemClock {
+            origin_ms: self
+                .ticker
+                .wall_at_start_ms
+                .saturating_add_signed(offset_ms),
+            ..self
+        }
     }
 }
 
@@ -280,19 +286,13 @@ impl Clock for SystemClock {
         let state = t.state.load(Ordering::Acquire);
         // A flag set means the ticker asks whether anyone reads, or sleeps: answer, read
         // the time directly, and wake it.
-        let elapsed = if state & FLAGS == 0 {
-            state >> FLAG_BITS
-        } else {
-            t.refresh()
-        };
-        self.shift(t.wall_at_start_ms + elapsed)
+        let elapsed = if state < ASKED { state } else { t.refresh() };
+        self.origin_ms.saturating_add(elapsed)
     }
 
     fn sleep_until_ms(&self, unix_ms: u64) {
         let t = self.ticker;
-        let target = unix_ms
-            .saturating_sub_signed(self.offset_ms)
-            .saturating_sub(t.wall_at_start_ms);
+        let target = unix_ms.saturating_sub(self.origin_ms);
         let due = t.start + Duration::from_millis(target);
         loop {
             let now = Instant::now();
@@ -433,7 +433,7 @@ mod tests {
             ticker,
             SystemClock {
                 ticker,
-                offset_ms: 0,
+                origin_ms: ticker.wall_at_start_ms,
             },
         )
     }
@@ -482,13 +482,13 @@ mod tests {
         }));
         let clock = SystemClock {
             ticker: t,
-            offset_ms: 0,
+            origin_ms: t.wall_at_start_ms,
         };
         // Threadless, it stays parked, and every reading is still the time.
         let a = clock.now_ms();
         assert!(a >= 1_005_000, "{a}");
         assert_eq!(flags(t), PARKED);
-        assert!(t.state.load(Ordering::SeqCst) >> FLAG_BITS >= 5_000);
+        assert!(t.state.load(Ordering::SeqCst) & !FLAGS >= 5_000);
         let b = clock.now_ms();
         assert!(b >= a);
         // With a thread to wake, the reading clears the flag and publishes for the next.
@@ -519,7 +519,7 @@ mod tests {
         }));
         let clock = SystemClock {
             ticker,
-            offset_ms: 0,
+            origin_ms: ticker.wall_at_start_ms,
         };
         let copy = clock;
         assert!(ticker.thread.get().is_none(), "made and copied, never read");

@@ -2,7 +2,7 @@
 //! move with what else the machine runs, unlike wall-clock time.
 //!
 //! ```text
-//! instructions next_id|next_batch N
+//! instructions next_id|next_batch|now_ms N
 //! ```
 //!
 //! Issues `N` ids from one generator on one thread, inside [`issue`], which the script
@@ -10,11 +10,13 @@
 //! ticker thread are left out). The clock is a [`ManualClock`] that never moves, and the
 //! layout has a 22-bit sequence (4,194,304 ids per tick), so every id up to that count takes
 //! the same path: the fast path of `next_id`, or batches of up to 4,096 from `next_batch`.
-//! The counts are deterministic, so two builds compare to the instruction.
+//! The counts are deterministic, so two builds compare to the instruction. `now_ms` reads
+//! the [`SystemClock`] `N` times instead: what the fast path pays for the time, which the
+//! frozen clock above leaves out.
 
 use std::hint::black_box;
 
-use snowmint::{Bits, Generator, Layout, ManualClock};
+use snowmint::{Bits, Clock, Generator, Layout, ManualClock, SystemClock};
 
 /// Ids per `next_batch` call: one default tick's worth.
 const BATCH: u64 = 4_096;
@@ -47,7 +49,16 @@ fn main() {
         .expect("a valid generator");
     // The first id starts the tick; what is counted is the steady state after it.
     black_box(generator.next_id().expect("an id"));
-    let last = issue(&generator, &what, n);
+    let system = SystemClock::new();
+    black_box(system.now_ms());
+    // Let the clock's ticker thread start and publish: callgrind runs one thread at a time,
+    // and a loop that never blocks would otherwise keep it from ever running.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let last = if what == "now_ms" {
+        read_clock(&system, n)
+    } else {
+        issue(&generator, &what, n)
+    };
     println!("{what}: {n} ids, the last {last}");
 }
 
@@ -72,6 +83,16 @@ fn issue(generator: &Generator<&ManualClock>, what: &str, n: u64) -> u64 {
             }
         }
         other => panic!("unknown measurement {other:?}: expected next_id or next_batch"),
+    }
+    last
+}
+
+/// Reads the clock `n` times; counted like [`issue`].
+#[inline(never)]
+fn read_clock(clock: &SystemClock, n: u64) -> u64 {
+    let mut last = 0;
+    for _ in 0..n {
+        last = black_box(clock.now_ms());
     }
     last
 }
