@@ -27,5 +27,5 @@ pub use http::{MAX_BODY_BYTES, MAX_URI_BYTES, openapi_document, router};
 pub use limits::Limits;
 pub use metrics::Metrics;
 pub use server::{ServeError, run, serve};
-pub use source::{IdSource, Slot};
+pub use source::{IdSource, Issuer};
 pub use state::AppState;

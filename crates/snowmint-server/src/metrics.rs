@@ -192,8 +192,8 @@ impl Collector for GeneratorCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         use std::sync::atomic::Ordering::Relaxed;
         let source = &self.0;
-        let slot = source.slot();
-        let stats = slot
+        let issuer = source.issuer();
+        let stats = issuer
             .as_ref()
             .map(|s| s.generator().stats())
             .unwrap_or_default();
@@ -268,8 +268,8 @@ impl Collector for GeneratorCollector {
         })?)?;
         let layout = source.layout();
         let now_ms = snowmint::Clock::now_ms(source.clock());
-        if let Some(slot) = &slot {
-            let generator = slot.generator();
+        if let Some(issuer) = &issuer {
+            let generator = issuer.generator();
             let info = ConstGauge::new(1i64);
             let labels = WorkerLabels {
                 layout: layout.name(),
@@ -296,8 +296,8 @@ impl Collector for GeneratorCollector {
                 f64::from(u8::from(source.readiness().is_ok())),
             ),
         ];
-        if let Some(slot) = &slot {
-            let generator = slot.generator();
+        if let Some(issuer) = &issuer {
+            let generator = issuer.generator();
             gauges.push(("datacenter", "Datacenter id", generator.datacenter() as f64));
             gauges.push(("worker", "Worker id", generator.worker() as f64));
             gauges.push((

@@ -119,8 +119,8 @@ pub async fn run(
     tracing::info!(
         http = %http_addr,
         grpc = %grpc_addr.map_or_else(|| "off".to_string(), |a| a.to_string()),
-        datacenter = state.source.slot().map(|s| s.generator().datacenter()),
-        worker = state.source.slot().map(|s| s.generator().worker()),
+        datacenter = state.source.issuer().map(|s| s.generator().datacenter()),
+        worker = state.source.issuer().map(|s| s.generator().worker()),
         lease = state.source.backend(),
         layout = state.layout().name(),
         "listening"

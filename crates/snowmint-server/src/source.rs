@@ -15,13 +15,13 @@ use crate::{ApiError, Config, RestartBehind, ServeError};
 
 /// A generator for one lease.
 #[derive(Debug)]
-pub struct Slot {
+pub struct Issuer {
     generator: Generator<SystemClock>,
     store: Arc<LeasedStore>,
     acquisition: u64,
 }
 
-impl Slot {
+impl Issuer {
     /// The generator.
     #[must_use]
     pub fn generator(&self) -> &Generator<SystemClock> {
@@ -34,8 +34,8 @@ impl Slot {
 pub struct IdSource {
     config: Config,
     clock: SystemClock,
-    slot: ArcSwapOption<Slot>,
-    /// Why there is no slot (acquiring, or a slot that could not be built).
+    issuer: ArcSwapOption<Issuer>,
+    /// Why there is no issuer (acquiring, or an issuer that could not be built).
     problem: Mutex<Option<String>>,
     draining: AtomicBool,
     keeper: Mutex<Option<Keeper>>,
@@ -78,7 +78,7 @@ impl IdSource {
         let source = Arc::new(IdSource {
             config: config.clone(),
             clock,
-            slot: ArcSwapOption::empty(),
+            issuer: ArcSwapOption::empty(),
             problem: Mutex::new(Some("acquiring a worker id".into())),
             draining: AtomicBool::new(false),
             status: keeper.status(),
@@ -103,8 +103,8 @@ impl IdSource {
             if let LeaseStatus::Held(held) = held {
                 source.take(&held).await?;
             }
-            if let Some(slot) = source.slot.load_full() {
-                let lag_ms = slot.generator.clock_lag_ms();
+            if let Some(issuer) = source.issuer.load_full() {
+                let lag_ms = issuer.generator.clock_lag_ms();
                 if lag_ms > layout.tick_ms() {
                     if config.restart_behind == RestartBehind::Fail {
                         return Err(ServeError::Behind {
@@ -131,14 +131,14 @@ impl IdSource {
             match current {
                 LeaseStatus::Held(held) => {
                     let same = self
-                        .slot
+                        .issuer
                         .load()
                         .as_ref()
                         .is_some_and(|s| s.acquisition == held.acquisition);
                     if same {
-                        if let Some(slot) = self.slot.load_full() {
-                            slot.store.confirm(held.confirmed_high_water_ms);
-                            slot.generator.set_valid_until_ms(held.valid_until_ms);
+                        if let Some(issuer) = self.issuer.load_full() {
+                            issuer.store.confirm(held.confirmed_high_water_ms);
+                            issuer.generator.set_valid_until_ms(held.valid_until_ms);
                         }
                     } else if let Err(err) = self.take(&held).await {
                         let why = Chain(&err).to_string();
@@ -170,26 +170,27 @@ impl IdSource {
         let held = held.clone();
         let registry = Arc::clone(&self.registry);
         // Claiming the local state file may wait for a retired generator's last request.
-        let slot = tokio::task::spawn_blocking(move || build_slot(&config, clock, registry, &held))
-            .await
-            .map_err(ServeError::Setup)??;
+        let issuer =
+            tokio::task::spawn_blocking(move || build_slot(&config, clock, registry, &held))
+                .await
+                .map_err(ServeError::Setup)??;
         // Two processes logging the same pair here will collide: the log is how an operator
         // spots a worker id given twice by hand.
         tracing::info!(
-            datacenter = slot.generator.datacenter(),
-            worker = slot.generator.worker(),
+            datacenter = issuer.generator.datacenter(),
+            worker = issuer.generator.worker(),
             backend = self.backend,
-            state_file = %slot.store.state_file().display(),
+            state_file = %issuer.store.state_file().display(),
             "issuing ids"
         );
-        self.slot.store(Some(Arc::new(slot)));
+        self.issuer.store(Some(Arc::new(issuer)));
         self.set_problem(None);
         Ok(())
     }
 
     /// Takes the generator out of service, lowering its local mark to what it issued.
     fn retire(&self) {
-        if let Some(old) = self.slot.swap(None) {
+        if let Some(old) = self.issuer.swap(None) {
             let _ = old.generator.shutdown();
         }
     }
@@ -208,8 +209,8 @@ impl IdSource {
 
     /// The current generator, if a lease is held.
     #[must_use]
-    pub fn slot(&self) -> Option<Arc<Slot>> {
-        self.slot.load_full()
+    pub fn issuer(&self) -> Option<Arc<Issuer>> {
+        self.issuer.load_full()
     }
 
     /// The layout.
@@ -251,11 +252,11 @@ impl IdSource {
     ///
     /// Shutting down, no worker id held, the lease not confirmed for now, the clock
     /// outside the layout's range, or the clock behind the high-water mark.
-    pub fn readiness(&self) -> Result<Arc<Slot>, String> {
+    pub fn readiness(&self) -> Result<Arc<Issuer>, String> {
         if self.draining.load(Ordering::Acquire) {
             return Err("shutting down".into());
         }
-        let Some(slot) = self.slot.load_full() else {
+        let Some(issuer) = self.issuer.load_full() else {
             let problem = self
                 .problem
                 .lock()
@@ -284,14 +285,14 @@ impl IdSource {
                 Chain(&err)
             ));
         }
-        let lag = slot.generator.clock_lag_ms();
+        let lag = issuer.generator.clock_lag_ms();
         // A lag of one tick is a spent sequence, not a clock behind its mark.
         if lag > self.config.layout.tick_ms() {
             return Err(format!(
                 "clock is {lag} ms behind the high-water mark left by an earlier holder of this worker id; ids resume when it passes"
             ));
         }
-        Ok(slot)
+        Ok(issuer)
     }
 
     /// Marks the source as shutting down: `/readyz` turns 503 so balancers move away.
@@ -305,8 +306,8 @@ impl IdSource {
     ///
     /// Not ready, or the generator refused (see [`ApiError`]).
     pub fn next_id(&self) -> Result<Id, ApiError> {
-        let slot = self.readiness().map_err(ApiError::Unavailable)?;
-        Ok(slot.generator.next_id()?)
+        let issuer = self.readiness().map_err(ApiError::Unavailable)?;
+        Ok(issuer.generator.next_id()?)
     }
 
     /// Fills `out` with exactly `n` ids, batch by batch. Readiness is checked once, at the
@@ -316,10 +317,10 @@ impl IdSource {
     ///
     /// Not ready, or the generator refused; ids already taken are dropped, never reissued.
     pub fn fill(&self, n: u64, out: &mut Vec<Id>) -> Result<(), ApiError> {
-        let slot = self.readiness().map_err(ApiError::Unavailable)?;
+        let issuer = self.readiness().map_err(ApiError::Unavailable)?;
         let mut left = n;
         while left > 0 {
-            let batch = slot.generator.next_batch(left)?;
+            let batch = issuer.generator.next_batch(left)?;
             out.extend(batch.iter());
             left -= batch.len();
         }
@@ -333,11 +334,11 @@ impl IdSource {
     ///
     /// The local mark or the registry could not be written; the higher mark is kept.
     pub async fn shutdown(&self) -> Result<(), ServeError> {
-        let slot = self.slot.swap(None);
-        let issued = match &slot {
-            Some(slot) => {
-                slot.generator.shutdown().map_err(ServeError::LowerMark)?;
-                Some(slot.store.issued_ms())
+        let issuer = self.issuer.swap(None);
+        let issued = match &issuer {
+            Some(issuer) => {
+                issuer.generator.shutdown().map_err(ServeError::LowerMark)?;
+                Some(issuer.store.issued_ms())
             }
             None => None,
         };
@@ -358,7 +359,7 @@ fn build_slot(
     clock: SystemClock,
     registry: Arc<dyn Registry>,
     held: &Held,
-) -> Result<Slot, ServeError> {
+) -> Result<Issuer, ServeError> {
     let (datacenter, worker) = (held.lease.datacenter, held.lease.worker);
     let local = FileStore::for_generator(&config.state_dir, &config.layout, datacenter, worker)?;
     let store = Arc::new(LeasedStore::new(
@@ -381,7 +382,7 @@ fn build_slot(
     }
     let generator = builder.build()?;
     generator.set_valid_until_ms(held.valid_until_ms);
-    Ok(Slot {
+    Ok(Issuer {
         generator,
         store,
         acquisition: held.acquisition,

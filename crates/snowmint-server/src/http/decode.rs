@@ -116,7 +116,7 @@ pub async fn layout(
     _: Params,
 ) -> Result<Json<LayoutInfo>, ApiError> {
     let source = &state.source;
-    let slot = source.slot();
+    let issuer = source.issuer();
     let layout = source.layout();
     let bits = layout.bits();
     let capacity = layout.capacity();
@@ -131,8 +131,8 @@ pub async fn layout(
         tick_ms: layout.tick_ms(),
         epoch_ms: layout.epoch_ms(),
         epoch: UnixMs(layout.epoch_ms()).to_string(),
-        datacenter: slot.as_ref().map(|s| s.generator().datacenter()),
-        worker: slot.as_ref().map(|s| s.generator().worker()),
+        datacenter: issuer.as_ref().map(|s| s.generator().datacenter()),
+        worker: issuer.as_ref().map(|s| s.generator().worker()),
         lease: lease_info(source),
         ids_per_second: capacity.ids_per_second,
         worker_ids: capacity.worker_ids,
