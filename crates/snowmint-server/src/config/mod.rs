@@ -22,16 +22,16 @@ pub use settings::Settings;
 pub use validate::{Config, DEFAULT_MAX_RESPONSE_BYTES};
 
 /// A configuration key that could not be used, or a file that could not be read.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
     /// The file could not be read.
-    #[error("cannot read config file {path}: {message}")]
+    #[error("cannot read config file {}", .path.display())]
     Read {
         /// The file.
         path: PathBuf,
         /// What the system said.
-        message: String,
+        source: std::io::Error,
     },
     /// The file is not valid TOML, or has an unknown key or a value of the wrong type.
     #[error("config file {path}: {message}")]

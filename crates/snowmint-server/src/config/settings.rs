@@ -308,12 +308,13 @@ impl Settings {
     /// use snowmint_server::Settings;
     ///
     /// let err = Settings::from_file("/nonexistent/snowmint.toml".as_ref()).unwrap_err();
-    /// assert!(err.to_string().starts_with("cannot read config file /nonexistent/snowmint.toml: "));
+    /// assert_eq!(err.to_string(), "cannot read config file /nonexistent/snowmint.toml");
+    /// assert!(std::error::Error::source(&err).is_some());
     /// ```
     pub fn from_file(path: &Path) -> Result<Settings, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            source,
         })?;
         Settings::from_toml(&text, path)
     }
