@@ -42,7 +42,7 @@ pub struct Settings {
     #[arg(long, env = "SNOWMINT_GRPC_ADDR", value_name = "ADDR")]
     pub grpc_addr: Option<String>,
 
-    /// Bearer token required on every endpoint but /healthz and /readyz (default: none)
+    /// Bearer token required on every endpoint but the page, /healthz and /readyz (default: none)
     #[arg(
         long,
         env = "SNOWMINT_AUTH_TOKEN",
