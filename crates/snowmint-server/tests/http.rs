@@ -125,13 +125,14 @@ async fn one_id_in_every_format() {
     assert_eq!(a.status, StatusCode::BAD_REQUEST);
     assert_eq!(
         a.error(),
-        "unknown format \"octal\": expected decimal, hex, base32, base62 or int"
+        "unknown format \"octal\": expected decimal, hex, base32, base62, binary or int"
     );
     // Every name the core (and so the CLI's --format) reads, in any case.
     for (name, encoding) in [
         ("b32", snowmint::Encoding::Base32),
         ("B32", snowmint::Encoding::Base32),
         ("b62", snowmint::Encoding::Base62),
+        ("binary", snowmint::Encoding::Binary),
         ("decimal", snowmint::Encoding::Decimal),
         ("HEX", snowmint::Encoding::Hex),
     ] {
