@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use anyhow::Context;
-use snowmint::{Clock, Encoding, Fields, Id, Layout, WallClock};
+use snowmint::{Clock, Encoding, Fields, Id, Layout, UnixMs, WallClock};
 
 use crate::failure::{BadInput, Failure};
 use crate::layout_args::LayoutArgs;
@@ -92,16 +92,7 @@ pub fn run_at(args: AtArgs) -> Result<(), Failure> {
 
 /// Reads a time as people write one: milliseconds since the Unix epoch or RFC 3339.
 fn parse_time(text: &str) -> anyhow::Result<u64> {
-    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
-        return text
-            .parse()
-            .with_context(|| format!("time {text:?} does not fit in 64 bits"));
-    }
-    let time: jiff::Timestamp = text.parse().with_context(|| {
-        format!("time {text:?} is neither milliseconds since the Unix epoch nor an RFC 3339 time")
-    })?;
-    u64::try_from(time.as_millisecond())
-        .with_context(|| format!("time {text:?} is before 1970-01-01T00:00:00Z"))
+    Ok(UnixMs::parse_time(text)?.0)
 }
 
 fn write_out(text: &str) -> Result<(), Failure> {
