@@ -6,7 +6,7 @@ use snowmint::Encoding;
 
 fuzz_target!(|text: &str| {
     if let Ok(value) = Encoding::Base32.decode(text) {
-        let mut buf = [0; 20];
+        let mut buf = [0; Encoding::BUF_LEN];
         let encoded = Encoding::Base32.encode(value, &mut buf);
         assert_eq!(Encoding::Base32.decode(encoded), Ok(value));
     }

@@ -6,7 +6,7 @@ use snowmint::Encoding;
 
 fuzz_target!(|text: &str| {
     if let Ok(value) = Encoding::Decimal.decode(text) {
-        let mut buf = [0; 20];
+        let mut buf = [0; Encoding::BUF_LEN];
         let encoded = Encoding::Decimal.encode(value, &mut buf);
         assert_eq!(Encoding::Decimal.decode(encoded), Ok(value));
     }

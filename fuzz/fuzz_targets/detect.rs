@@ -8,7 +8,7 @@ use snowmint::Encoding;
 fuzz_target!(|text: &str| {
     if let Ok((value, encoding)) = Encoding::detect(text) {
         assert_eq!(encoding.decode(text), Ok(value));
-        let mut buf = [0; 20];
+        let mut buf = [0; Encoding::BUF_LEN];
         let encoded = encoding.encode(value, &mut buf);
         assert_eq!(encoding.decode(encoded), Ok(value));
     }

@@ -38,7 +38,8 @@ pub struct GenArgs {
     #[command(flatten)]
     layout: LayoutArgs,
 
-    /// Encoding of the ids: dec, hex, base32 or base62 (default: dec)
+    /// Encoding of the ids: dec, hex, base32, base62 or binary (`0b` and 64 digits)
+    /// (default: dec)
     #[arg(
         long,
         env = "SNOWMINT_FORMAT",
@@ -242,7 +243,7 @@ fn write_ids<C: Clock>(
     out: impl Write,
 ) -> anyhow::Result<()> {
     let mut out = BufWriter::with_capacity(OUTPUT_BUFFER, out);
-    let mut text = [0u8; 20];
+    let mut text = [0u8; Encoding::BUF_LEN];
     let mut json = Vec::new();
     let mut serial = String::new();
     let mut left = config.count;

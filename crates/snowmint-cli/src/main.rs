@@ -3,6 +3,7 @@
 //! Thin by design: each subcommand parses its flags, builds a validated config with
 //! `TryFrom`, and calls the libraries. Bad input exits with status 2, other failures 1.
 
+mod compose;
 mod failure;
 mod generate;
 mod layout;
@@ -31,6 +32,8 @@ enum Command {
     Layout(layout::LayoutCmdArgs),
     Serve(Box<serve::ServeArgs>),
     Serial(Box<serial::SerialArgs>),
+    Compose(compose::ComposeArgs),
+    At(compose::AtArgs),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +47,8 @@ fn main() -> ExitCode {
         Command::Layout(args) => layout::run(args),
         Command::Serve(args) => serve::run(*args, &matches),
         Command::Serial(args) => serial::run(*args),
+        Command::Compose(args) => compose::run_compose(args),
+        Command::At(args) => compose::run_at(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -33,7 +33,7 @@ use crate::layout_args::LayoutArgs;
 #[derive(Debug, clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct ParseArgs {
-    /// Ids to take apart, in decimal, hex, base32 or base62
+    /// Ids to take apart, in decimal, hex, base32, base62 or binary (`0b...`)
     #[arg(value_name = "ID", required = true)]
     ids: Vec<String>,
 

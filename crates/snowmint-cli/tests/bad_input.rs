@@ -52,6 +52,14 @@ fn malformed_ids() {
         &["parse", "0xfffffffffffffffff"],
         "hex id has 17 characters, more than the 16 a 64-bit id takes",
     );
+    rejects(
+        &["parse", "0b1021"],
+        r#"cannot parse "0b1021": invalid character '2' at position 4 in binary id"#,
+    );
+    rejects(
+        &["parse", &format!("0b{}", "1".repeat(65))],
+        "binary id has 65 characters, more than the 64 a 64-bit id takes",
+    );
     // One bad id among good ones: nothing is printed for the good ones either.
     rejects(
         &["parse", "1", "2", "zz!"],

@@ -87,6 +87,19 @@ fn encodings_and_worker_ids() {
         "sonyflake",
     ]);
     assert!(base62.lines().all(|l| l.len() == 11), "{base62}");
+    let binary = sm.ok(&["gen", "-n", "2", "--format", "binary"]);
+    for line in binary.lines() {
+        let digits = line
+            .strip_prefix("0b")
+            .unwrap_or_else(|| panic!("{binary}"));
+        assert_eq!(digits.len(), 64, "{binary}");
+        let id = u64::from_str_radix(digits, 2).unwrap();
+        let parsed = sm.ok(&["parse", line, "--json"]);
+        assert!(
+            parsed.starts_with(&format!("{{\"id\":\"{id}\"")),
+            "{parsed}"
+        );
+    }
 }
 
 #[test]

@@ -23,18 +23,23 @@ fn discords_documented_id_as_json() {
 #[test]
 fn the_same_id_in_every_encoding() {
     let sm = Snowmint::new();
-    // decimal, hex (prefixed), base32 (13 characters), base62 (11 characters), hex (16)
+    // decimal, hex (prefixed), base32 (13 characters), base62 (11 characters), hex (16),
+    // binary (prefixed, unpadded and padded)
+    let binary = format!("0b{:b}", 175_928_847_299_117_063u64);
+    let padded = format!("0b{:064b}", 175_928_847_299_117_063u64);
     let texts = [
         "175928847299117063",
         "0x271065ac1020007",
         "04W86BB0G4007",
         "0Czks0tP37X",
         "0271065AC1020007",
+        &binary,
+        &padded,
     ];
     let mut args = vec!["parse", "--layout", "discord", "--json"];
     args.extend(texts);
     let out = sm.ok(&args);
-    assert_eq!(out.lines().collect::<Vec<_>>(), [DISCORD_JSON; 5]);
+    assert_eq!(out.lines().collect::<Vec<_>>(), [DISCORD_JSON; 7]);
 }
 
 #[test]

@@ -25,6 +25,7 @@
     maxLen: e.max_len,
     padded: e.padded,
     prefixes: e.prefixes,
+    writtenPrefix: e.written_prefix,
     table: new Map(Object.entries(e.digits)),
   }]));
 
@@ -77,13 +78,19 @@
 
   /**
    * The encoding `Encoding::detect` assumes for `text`: all ASCII digits is decimal; then
-   * the width a padded encoding writes; then a prefix; else decimal.
+   * the prefix an encoding writes followed by its digits only (binary's `0b`); then the
+   * width a padded encoding writes; then a prefix; else decimal.
    */
   function guessEncoding(text) {
     if (/^[0-9]*$/.test(text)) return 'decimal';
-    const len = [...text].length;
     const all = Object.values(ENCODINGS);
-    const padded = all.find((e) => e.padded && e.maxLen === len);
+    const written = all.find((e) => e.writtenPrefix && e.prefixes.some((p) => {
+      const digits = text.startsWith(p) ? [...text.slice(p.length)] : [];
+      return digits.length > 0 && digits.every((ch) => e.table.has(ch));
+    }));
+    if (written) return written.name;
+    const len = [...text].length;
+    const padded = all.find((e) => e.padded && e.writtenPrefix.length + e.maxLen === len);
     if (padded) return padded.name;
     const prefixed = all.find((e) => e.prefixes.some((p) => text.startsWith(p)));
     if (prefixed) return prefixed.name;
@@ -92,20 +99,21 @@
 
   /** Writes `value` as `Encoding::encode` does: zero-padded where the encoding pads. */
   function encode(encodingName, value) {
-    const { alphabet, radix, padded, maxLen } = ENCODINGS[encodingName];
+    const { alphabet, radix, padded, maxLen, writtenPrefix } = ENCODINGS[encodingName];
     let out = '';
     let rest = value;
     do {
       out = alphabet[Number(rest % radix)] + out;
       rest /= radix;
     } while (rest > 0n);
-    return padded ? out.padStart(maxLen, alphabet[0]) : out;
+    return writtenPrefix + (padded ? out.padStart(maxLen, alphabet[0]) : out);
   }
 
   /** "Decimal, 0x… or 16-character Hex, …": what Parse reads, for its hint (as nodes). */
   function encodingsText() {
     const parts = Object.values(ENCODINGS).map((e) => {
       if (!e.padded) return [e.title];
+      if (e.writtenPrefix) return [h('code', {}, `${e.writtenPrefix}…`), ` ${e.title}`];
       const width = `${e.maxLen}-character ${e.title}`;
       return e.prefixes.length ? [h('code', {}, `${e.prefixes[0]}…`), ` or ${width}`] : [width];
     });

@@ -5,7 +5,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use snowmint::error::Chain;
 use snowmint::serial::SerialError;
-use snowmint::{IssueError, LayoutError, ParseError, RangeError};
+use snowmint::{IssueError, LayoutError, ParseError, RangeError, TimeError};
 
 /// Why a request was not served. Every variant's message names the problem.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -91,7 +91,7 @@ macro_rules! bad_request_from {
     )*};
 }
 
-bad_request_from!(ParseError, RangeError, LayoutError, SerialError);
+bad_request_from!(ParseError, RangeError, LayoutError, SerialError, TimeError);
 
 impl From<IssueError> for ApiError {
     /// Anything about the clock, the store, the lease or the generator's life is the

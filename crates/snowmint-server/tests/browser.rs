@@ -75,8 +75,8 @@ async fn page_loads_without_console_errors() {
     assert_eq!(browser.run(options, vec![]).await, Value::Array(expected));
     assert_eq!(
         browser.text("#parse .hint").await,
-        "Decimal, 0x… or 16-character Hex, 13-character Crockford base32 or 11-character \
-         Base62. Decoded in your browser, exactly."
+        "Decimal, 0x… or 16-character Hex, 13-character Crockford base32, 11-character \
+         Base62 or 0b… Binary. Decoded in your browser, exactly."
     );
     let custom = "return ['epoch', 'tick', 'timestamp', 'datacenter', 'worker', 'sequence']
         .map(key => document.getElementById(`custom-${key}`).value)";
@@ -275,7 +275,7 @@ async fn parse_the_discord_documentation_id() {
     let id = Id::parse_any(DISCORD_ID).unwrap().0;
     let also: Vec<String> = Encoding::ALL[1..]
         .iter()
-        .map(|e| format!("{e} {}", id.encode(*e, &mut [0; 20])))
+        .map(|e| format!("{e} {}", id.encode(*e, &mut [0; Encoding::BUF_LEN])))
         .collect();
     assert_eq!(
         result_text(&browser, "[data-part='also']").await,
@@ -466,6 +466,15 @@ async fn the_page_decodes_as_the_server_does() {
         "hello".into(),
         "0x".into(),
         "0xZZ".into(),
+        "0b101".into(),
+        "0B1111".into(),
+        "0b".into(),
+        "0b102".into(),
+        "0b00000000002".into(),
+        "0b00000000000002".into(),
+        format!("0b{}", "1".repeat(64)),
+        format!("0b{}", "1".repeat(65)),
+        format!("0b{:064b}", 1_234_567_890u64),
         "0x00000000000000001".into(),
         "000000000000000000000001".into(),
         "0000000000U00".into(),

@@ -125,13 +125,14 @@ async fn one_id_in_every_format() {
     assert_eq!(a.status, StatusCode::BAD_REQUEST);
     assert_eq!(
         a.error(),
-        "unknown format \"octal\": expected decimal, hex, base32, base62 or int"
+        "unknown format \"octal\": expected decimal, hex, base32, base62, binary or int"
     );
     // Every name the core (and so the CLI's --format) reads, in any case.
     for (name, encoding) in [
         ("b32", snowmint::Encoding::Base32),
         ("B32", snowmint::Encoding::Base32),
         ("b62", snowmint::Encoding::Base62),
+        ("binary", snowmint::Encoding::Binary),
         ("decimal", snowmint::Encoding::Decimal),
         ("HEX", snowmint::Encoding::Hex),
     ] {
@@ -288,6 +289,129 @@ async fn decode_any_encoding_with_any_preset() {
 }
 
 #[tokio::test]
+async fn compose_ids_from_their_parts() {
+    let s = server("").await;
+    // Discord's documentation: 2016-04-30 11:18:25.796 UTC, worker 1, process 0, increment 7.
+    for time in [
+        "1462015105796",
+        "2016-04-30T11:18:25.796Z",
+        "2016-04-30T13:18:25.796%2B02:00",
+    ] {
+        let uri = format!("/v1/compose?layout=discord&time={time}&worker=1&sequence=7");
+        let a = get(&s, &uri).await;
+        assert_eq!(a.status, StatusCode::OK, "{uri}: {}", a.body);
+        assert_eq!(a.body, r#"{"id":"175928847299117063"}"#, "{uri}");
+    }
+    let a = get(
+        &s,
+        "/v1/compose?layout=discord&time=1462015105796&worker=1&sequence=7&format=binary",
+    )
+    .await;
+    let binary = format!("0b{:064b}", 175_928_847_299_117_063u64);
+    assert_eq!(a.json()["id"], binary.as_str());
+    // The server's layout by default, and the time now; what it composes decodes back.
+    let before = now_ms();
+    let a = get(&s, "/v1/compose?datacenter=31&worker=30&sequence=4095").await;
+    let id: Id = a.json()["id"].as_str().unwrap().parse().unwrap();
+    let parts = Layout::TWITTER.decode(id).unwrap();
+    assert_eq!(
+        (parts.datacenter, parts.worker, parts.sequence),
+        (31, 30, 4095)
+    );
+    assert!(parts.unix_ms >= before && parts.unix_ms.abs_diff(now_ms()) < 5_000);
+
+    for (uri, message) in [
+        (
+            "/v1/compose?worker=32",
+            "worker id 32 is out of range 0..=31",
+        ),
+        (
+            "/v1/compose?datacenter=32",
+            "datacenter id 32 is out of range 0..=31",
+        ),
+        (
+            "/v1/compose?sequence=4096",
+            "sequence 4096 is out of range 0..=4095",
+        ),
+        (
+            "/v1/compose?layout=sonyflake&worker=65536",
+            "worker id 65536 is out of range 0..=65535",
+        ),
+        (
+            "/v1/compose?worker=-1",
+            "worker \"-1\" is not a whole number 0..=18446744073709551615",
+        ),
+        (
+            "/v1/compose?time=0",
+            "time 1970-01-01T00:00:00.000Z is outside the layout's range \
+             2010-11-04T01:42:54.657Z..=2080-07-10T17:30:30.208Z",
+        ),
+        (
+            "/v1/compose?time=soon",
+            "time \"soon\" is neither milliseconds since the Unix epoch nor an RFC 3339 time: \
+             failed to parse four digit integer as year: invalid digit, expected 0-9 but got s",
+        ),
+        (
+            "/v1/compose?layout=flickr",
+            "unknown layout \"flickr\": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon",
+        ),
+    ] {
+        let a = get(&s, uri).await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{uri}");
+        assert_eq!(a.error(), message, "{uri}");
+    }
+}
+
+#[tokio::test]
+async fn the_first_and_last_id_of_an_instant() {
+    let s = server("").await;
+    let a = get(&s, "/v1/at/2024-01-01T00:00:00Z").await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert_eq!(
+        a.body,
+        r#"{"first":"1741610183685046272","last":"1741610183689240575"}"#
+    );
+    assert_eq!(get(&s, "/v1/at/1704067200000").await.body, a.body);
+    // Every id composed at that instant lies between them.
+    let composed = get(
+        &s,
+        "/v1/compose?time=1704067200000&datacenter=7&worker=9&sequence=100",
+    )
+    .await
+    .json()["id"]
+        .as_str()
+        .unwrap()
+        .parse::<u64>()
+        .unwrap();
+    assert!((1_741_610_183_685_046_272..=1_741_610_183_689_240_575).contains(&composed));
+    let sonyflake = get(&s, "/v1/at/1704067200000?layout=sonyflake")
+        .await
+        .json();
+    let first: u64 = sonyflake["first"].as_str().unwrap().parse().unwrap();
+    let last: u64 = sonyflake["last"].as_str().unwrap().parse().unwrap();
+    assert_eq!(last - first, (1 << 24) - 1);
+    for (uri, message) in [
+        (
+            "/v1/at/2000-01-01T00:00:00Z",
+            "time 2000-01-01T00:00:00.000Z is outside the layout's range \
+             2010-11-04T01:42:54.657Z..=2080-07-10T17:30:30.208Z",
+        ),
+        (
+            "/v1/at/99999999999999999999",
+            "time \"99999999999999999999\" ms does not fit in 64 bits",
+        ),
+        (
+            "/v1/at/1?layout=flickr",
+            "unknown layout \"flickr\": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon",
+        ),
+    ] {
+        let a = get(&s, uri).await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{uri}");
+        assert_eq!(a.error(), message, "{uri}");
+    }
+}
+
+#[tokio::test]
 async fn layout_health_and_readiness() {
     let s = server("").await;
     let a = get(&s, "/v1/layout").await;
@@ -436,6 +560,8 @@ async fn openapi_describes_exactly_the_routes_that_answer() {
         "/metrics",
         "/openapi.json",
         "/readyz",
+        "/v1/at/{time}",
+        "/v1/compose",
         "/v1/decode/{id}",
         "/v1/id",
         "/v1/ids",
@@ -456,7 +582,9 @@ async fn openapi_describes_exactly_the_routes_that_answer() {
                     made.json()["serials"][0].as_str().unwrap()
                 )
             }
-            other => other.replace("{id}", "1"),
+            other => other
+                .replace("{id}", "1")
+                .replace("{time}", "2024-01-01T00:00:00Z"),
         };
         let a = call(&s, "GET", &uri, &token).await;
         assert_eq!(a.status, StatusCode::OK, "{uri}: {}", a.body);
@@ -514,6 +642,8 @@ async fn the_document_allows_exactly_the_names_the_server_reads() {
         "B32",
         "base62",
         "b62",
+        "binary",
+        "bin",
         "int",
         "INT",
         "Int",
@@ -543,6 +673,9 @@ async fn the_document_allows_exactly_the_names_the_server_reads() {
         ("/v1/ids", "format", "/v1/ids?count=1&format="),
         ("/v1/id", "format", "/v1/id?format="),
         ("/v1/decode/{id}", "layout", "/v1/decode/1?layout="),
+        ("/v1/compose", "format", "/v1/compose?format="),
+        ("/v1/compose", "layout", "/v1/compose?layout="),
+        ("/v1/at/{time}", "layout", "/v1/at/1704067200000?layout="),
     ];
     for (path, name, uri) in checks {
         let schema = query_schema(&doc, path, name);

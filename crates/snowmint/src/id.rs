@@ -116,10 +116,10 @@ impl Id {
     /// ```
     /// use snowmint::{Encoding, Id};
     ///
-    /// let mut buf = [0u8; 20];
+    /// let mut buf = [0u8; Encoding::BUF_LEN];
     /// assert_eq!(Id::from_u64(255).encode(Encoding::Hex, &mut buf), "00000000000000ff");
     /// ```
-    pub fn encode(self, encoding: Encoding, buf: &mut [u8; 20]) -> &str {
+    pub fn encode(self, encoding: Encoding, buf: &mut [u8; Encoding::BUF_LEN]) -> &str {
         encoding.encode(self.0, buf)
     }
 
@@ -199,7 +199,7 @@ mod serde_impl {
 
     impl Serialize for Id {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            let mut buf = [0u8; 20];
+            let mut buf = [0u8; crate::Encoding::BUF_LEN];
             serializer.serialize_str(self.encode(crate::Encoding::Decimal, &mut buf))
         }
     }

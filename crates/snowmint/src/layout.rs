@@ -613,6 +613,42 @@ impl Layout {
         self.compose(self.tick_at(unix_ms)?, fields)
     }
 
+    /// The smallest and the largest id of the tick an instant falls in: every other field
+    /// 0, then every other field at its largest. Every id issued in that tick lies between
+    /// them, so they bound a query by time on an id column (`WHERE id BETWEEN first AND
+    /// last`).
+    ///
+    /// # Errors
+    ///
+    /// The instant is outside the layout's span.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Fields, Layout};
+    ///
+    /// let (first, last) = Layout::TWITTER.ids_at(1_704_067_200_000)?;
+    /// assert_eq!(first.as_u64(), 1_741_610_183_685_046_272);
+    /// assert_eq!(last.as_u64() - first.as_u64(), (1 << 22) - 1);
+    /// let parts = Layout::TWITTER.decode(last)?;
+    /// assert_eq!((parts.unix_ms, parts.datacenter, parts.worker, parts.sequence), (1_704_067_200_000, 31, 31, 4095));
+    ///
+    /// let err = Layout::TWITTER.ids_at(0).unwrap_err();
+    /// assert!(err.to_string().starts_with("time 1970-01-01T00:00:00.000Z is outside"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn ids_at(&self, unix_ms: u64) -> Result<(Id, Id), RangeError> {
+        let tick = self.tick_at(unix_ms)?;
+        let first = self.compose_unchecked(tick, 0, 0, 0);
+        let last = self.compose_unchecked(
+            tick,
+            self.max_datacenter(),
+            self.max_worker(),
+            self.max_sequence(),
+        );
+        Ok((first, last))
+    }
+
     /// Takes an id apart.
     ///
     /// # Errors
@@ -930,6 +966,26 @@ mod tests {
             let id = Id::from_u64(raw & layout.max_id().as_u64());
             let p = layout.decode(id).unwrap();
             prop_assert_eq!(layout.compose(p.timestamp, p.fields()).unwrap(), id);
+        }
+
+        #[test]
+        fn the_ids_of_an_instant_bound_every_id_of_its_tick(
+            layout in any_layout(),
+            raw in any::<u64>(),
+            order in prop::sample::select(ORDERS.to_vec()),
+        ) {
+            let layout = layout.with_order(order).unwrap();
+            let id = Id::from_u64(raw & layout.max_id().as_u64());
+            let p = layout.decode(id).unwrap();
+            let (first, last) = layout.ids_at(p.unix_ms).unwrap();
+            prop_assert!(first <= id && id <= last);
+            let (f, l) = (layout.decode(first).unwrap(), layout.decode(last).unwrap());
+            prop_assert_eq!((f.timestamp, l.timestamp), (p.timestamp, p.timestamp));
+            prop_assert_eq!((f.datacenter, f.worker, f.sequence), (0, 0, 0));
+            prop_assert_eq!(
+                (l.datacenter, l.worker, l.sequence),
+                (layout.max_datacenter(), layout.max_worker(), layout.max_sequence())
+            );
         }
 
         #[test]

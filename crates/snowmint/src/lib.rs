@@ -64,7 +64,7 @@ pub use layout::{Bits, Capacity, Field, Fields, Layout, Names, Parts};
 pub use policy::{IdRange, OverflowPolicy, Poll, RollbackPolicy, SequenceStart};
 pub use serial::{BizCode, ParsedSerial, SerialError};
 pub use store::{MemoryStore, Store, StoreError};
-pub use time::{EpochError, UnixMs, whole_ms};
+pub use time::{EpochError, TimeError, UnixMs, whole_ms};
 
 /// The README's Rust examples, run as doctests so they cannot rot.
 #[cfg(doctest)]

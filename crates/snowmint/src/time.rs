@@ -92,23 +92,11 @@ impl UnixMs {
     /// # Ok::<(), snowmint::EpochError>(())
     /// ```
     pub fn parse_epoch(text: &str, now: UnixMs) -> Result<UnixMs, EpochError> {
-        let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
-        let epoch = if digits {
-            let ms = text.parse::<u64>().map_err(|_| EpochError::TooLarge {
-                text: text.to_string(),
-            })?;
-            UnixMs(ms)
-        } else {
-            let time: jiff::Timestamp = text.parse().map_err(|reason| EpochError::NotATime {
-                text: text.to_string(),
-                reason,
-            })?;
-            let ms =
-                u64::try_from(time.as_millisecond()).map_err(|_| EpochError::BeforeUnixEpoch {
-                    text: text.to_string(),
-                })?;
-            UnixMs(ms)
-        };
+        let epoch = UnixMs::parse_time(text).map_err(|err| match err {
+            TimeError::NotATime { text, reason } => EpochError::NotATime { text, reason },
+            TimeError::TooLarge { text } => EpochError::TooLarge { text },
+            TimeError::BeforeUnixEpoch { text } => EpochError::BeforeUnixEpoch { text },
+        })?;
         if epoch > now {
             return Err(EpochError::InTheFuture {
                 text: text.to_string(),
@@ -117,6 +105,108 @@ impl UnixMs {
             });
         }
         Ok(epoch)
+    }
+}
+
+impl UnixMs {
+    /// Reads an instant as people write one: milliseconds since the Unix epoch
+    /// (`1704067200000`) or an RFC 3339 time (`2024-01-01T00:00:00Z`, any offset).
+    ///
+    /// # Errors
+    ///
+    /// [`TimeError`]: text that is neither form, a count past 64 bits, or a time before 1970.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::UnixMs;
+    ///
+    /// assert_eq!(UnixMs::parse_time("1704067200000")?, UnixMs(1_704_067_200_000));
+    /// assert_eq!(UnixMs::parse_time("2024-01-01T01:00:00+01:00")?, UnixMs(1_704_067_200_000));
+    /// let err = UnixMs::parse_time("soon").unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "time \"soon\" is neither milliseconds since the Unix epoch nor an RFC 3339 time"
+    /// );
+    /// # Ok::<(), snowmint::TimeError>(())
+    /// ```
+    pub fn parse_time(text: &str) -> Result<UnixMs, TimeError> {
+        if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+            return text.parse().map(UnixMs).map_err(|_| TimeError::TooLarge {
+                text: text.to_string(),
+            });
+        }
+        let time: jiff::Timestamp = text.parse().map_err(|reason| TimeError::NotATime {
+            text: text.to_string(),
+            reason,
+        })?;
+        u64::try_from(time.as_millisecond())
+            .map(UnixMs)
+            .map_err(|_| TimeError::BeforeUnixEpoch {
+                text: text.to_string(),
+            })
+    }
+}
+
+/// An instant that [`UnixMs::parse_time`] refused. Each message names the text as given.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::{TimeError, UnixMs};
+///
+/// let err = UnixMs::parse_time("1969-12-31T23:59:59Z").unwrap_err();
+/// assert!(matches!(err, TimeError::BeforeUnixEpoch { .. }));
+/// assert_eq!(
+///     err.to_string(),
+///     "time \"1969-12-31T23:59:59Z\" is before the Unix epoch (1970-01-01T00:00:00Z)"
+/// );
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TimeError {
+    /// Neither digits nor an RFC 3339 time; the time parser's reason is the
+    /// [`source`](std::error::Error::source).
+    NotATime {
+        /// The text given.
+        text: String,
+        /// Why it is no RFC 3339 time.
+        reason: jiff::Error,
+    },
+    /// Digits that do not fit in 64 bits.
+    TooLarge {
+        /// The text given.
+        text: String,
+    },
+    /// An RFC 3339 time before 1970-01-01T00:00:00Z.
+    BeforeUnixEpoch {
+        /// The text given.
+        text: String,
+    },
+}
+
+impl fmt::Display for TimeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TimeError::NotATime { text, .. } => write!(
+                f,
+                "time {text:?} is neither milliseconds since the Unix epoch nor an RFC 3339 time"
+            ),
+            TimeError::TooLarge { text } => write!(f, "time {text:?} ms does not fit in 64 bits"),
+            TimeError::BeforeUnixEpoch { text } => write!(
+                f,
+                "time {text:?} is before the Unix epoch (1970-01-01T00:00:00Z)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TimeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TimeError::NotATime { reason, .. } => Some(reason),
+            _ => None,
+        }
     }
 }
 

@@ -20,7 +20,7 @@ use crate::{ApiError, AppState};
     tag = "ids",
     summary = "Take an id apart",
     params(
-        ("id" = String, Path, description = "The id: decimal, hex (0x...), Crockford base32 (13 chars) or base62 (11 chars)"),
+        ("id" = String, Path, description = "The id: decimal, hex (0x...), Crockford base32 (13 chars), base62 (11 chars) or binary (0b...)"),
         ("layout" = inline(Option<PresetName>), Query, description = "A preset to decode with; default: the server's layout"),
     ),
     responses(

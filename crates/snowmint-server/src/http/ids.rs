@@ -25,6 +25,13 @@ pub struct IdBody {
     format: Format,
 }
 
+impl IdBody {
+    /// One id, written in `format`.
+    pub fn new(id: Id, format: Format) -> IdBody {
+        IdBody { id, format }
+    }
+}
+
 impl IntoResponse for IdBody {
     fn into_response(self) -> Response {
         let mut body = String::with_capacity(32);

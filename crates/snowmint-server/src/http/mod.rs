@@ -2,6 +2,7 @@
 //! request passes through (size limits, bearer token, metrics, JSON errors).
 
 mod accept;
+mod compose;
 mod decode;
 mod health;
 mod ids;

@@ -104,6 +104,7 @@ fn encoding(encoding: Encoding) -> Value {
         "max_len": encoding.max_len(),
         "padded": encoding.is_padded(),
         "prefixes": encoding.prefixes(),
+        "written_prefix": encoding.written_prefix(),
         "digits": digits,
     })
 }
@@ -214,6 +215,7 @@ mod tests {
             assert_eq!(described["max_len"], encoding.max_len());
             assert_eq!(described["padded"], encoding.is_padded());
             assert_eq!(described["prefixes"], json!(encoding.prefixes()));
+            assert_eq!(described["written_prefix"], encoding.written_prefix());
             // Every character in the table decodes to its value, and no other does.
             let digits = described["digits"].as_object().unwrap();
             for (ch, value) in digits {

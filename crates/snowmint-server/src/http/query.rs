@@ -98,7 +98,7 @@ impl Format {
     pub fn max_len(self) -> u64 {
         match self {
             Format::Int => Encoding::Decimal.max_len() as u64,
-            Format::Text(encoding) => encoding.max_len() as u64,
+            Format::Text(encoding) => encoding.written_len() as u64,
         }
     }
 
@@ -114,7 +114,7 @@ impl Format {
 
     /// Appends one id to `out`: quoted unless it is an int.
     pub fn push_json(self, id: snowmint::Id, out: &mut String) {
-        let mut buf = [0u8; 20];
+        let mut buf = [0u8; Encoding::BUF_LEN];
         match self {
             Format::Int => out.push_str(id.encode(Encoding::Decimal, &mut buf)),
             Format::Text(encoding) => {
@@ -127,7 +127,7 @@ impl Format {
 
     /// Appends one id to `out` as plain text.
     pub fn push_text(self, id: snowmint::Id, out: &mut String) {
-        let mut buf = [0u8; 20];
+        let mut buf = [0u8; Encoding::BUF_LEN];
         let encoding = match self {
             Format::Int => Encoding::Decimal,
             Format::Text(encoding) => encoding,

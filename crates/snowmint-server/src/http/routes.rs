@@ -16,7 +16,7 @@ use utoipa_axum::routes;
 
 use super::page::Page;
 use super::schema::{self, Frame};
-use super::{decode, health, ids, page, serials};
+use super::{compose, decode, health, ids, page, serials};
 use crate::AppState;
 
 /// What the HTTP handlers share: the server's state, and the page made for it.
@@ -48,6 +48,8 @@ pub fn api() -> OpenApiRouter<Http> {
         .routes(routes!(ids::many))
         .routes(routes!(decode::decode))
         .routes(routes!(decode::layout))
+        .routes(routes!(compose::compose))
+        .routes(routes!(compose::at))
         .routes(routes!(serials::issue_serials))
         .routes(routes!(serials::decode_serial))
         .routes(routes!(health::healthz))

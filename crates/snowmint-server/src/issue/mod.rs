@@ -2,10 +2,11 @@
 //!
 //! A protocol is an adapter over this module and nothing more. It reads its request into
 //! one of the requests here ([`IdsRequest`], [`SerialsRequest`], [`DecodeRequest`],
-//! [`DecodeSerialRequest`]); checking that request is this module's work: the count
+//! [`DecodeSerialRequest`], [`ComposeRequest`], [`AtRequest`]); checking that request is this module's work: the count
 //! against `max_batch`, the response's size against `max_response_bytes`, the business
 //! code, the template, the zone and the layout, each with its one error text. It calls the
-//! operation ([`one`], [`ids`], [`serials`], [`decode`], [`decode_serial`]) and writes the
+//! operation ([`one`], [`ids`], [`serials`], [`decode`], [`decode_serial`], [`compose`],
+//! [`ids_at`]) and writes the
 //! answer in its own wire format. The bearer token is checked here too ([`authorize`]).
 //!
 //! So HTTP and gRPC refuse the same request for the same reason, in the same words, and a
@@ -16,11 +17,11 @@ mod request;
 
 pub use budget::{Budget, ConnShare, Held};
 pub use request::{
-    Batch, Count, DecodeRequest, DecodeSerialRequest, DecodedSerial, Framing, IdsRequest,
-    SerialBatch, SerialFormat, SerialsRequest,
+    AtRequest, Batch, ComposeRequest, Count, DecodeRequest, DecodeSerialRequest, DecodedSerial,
+    Framing, IdsRequest, SerialBatch, SerialFormat, SerialsRequest,
 };
 
-use snowmint::{Decoded, Id, Layout};
+use snowmint::{Clock, Decoded, Id, Layout, UnixMs, WallClock};
 use subtle::ConstantTimeEq;
 
 use crate::{ApiError, AppState};
@@ -89,12 +90,46 @@ pub async fn serials(
 ///
 /// An unknown layout, or an id that is malformed or out of the layout's range.
 pub fn decode(state: &AppState, request: DecodeRequest<'_>) -> Result<Decoded, ApiError> {
-    let layout = match request.layout {
-        None => *state.layout(),
-        Some(name) => Layout::by_name(name)?,
-    };
+    let layout = layout(state, request.layout)?;
     let (id, _) = Id::parse_any(request.id)?;
     Ok(Decoded::new(&layout, id)?)
+}
+
+/// An id composed from the parts asked for, with the server's layout or the preset asked
+/// for. Nothing is issued: the id is only written down.
+///
+/// # Errors
+///
+/// An unknown layout, a time that is no time, a part that is no whole number, or a part
+/// out of the layout's range, named with its range.
+pub fn compose(state: &AppState, request: ComposeRequest<'_>) -> Result<Id, ApiError> {
+    let layout = layout(state, request.layout)?;
+    let unix_ms = match request.time {
+        Some(text) => UnixMs::parse_time(text)?.0,
+        None => WallClock.now_ms(),
+    };
+    let fields = request.fields()?;
+    Ok(layout.compose_at(unix_ms, fields)?)
+}
+
+/// The smallest and the largest id of the tick an instant falls in
+/// ([`Layout::ids_at`]), with the server's layout or the preset asked for.
+///
+/// # Errors
+///
+/// An unknown layout, a time that is no time, or one outside the layout's span.
+pub fn ids_at(state: &AppState, request: AtRequest<'_>) -> Result<(Id, Id), ApiError> {
+    let layout = layout(state, request.layout)?;
+    let unix_ms = UnixMs::parse_time(request.time)?.0;
+    Ok(layout.ids_at(unix_ms)?)
+}
+
+/// The preset asked for, or the server's layout.
+fn layout(state: &AppState, name: Option<&str>) -> Result<Layout, ApiError> {
+    match name {
+        None => Ok(*state.layout()),
+        Some(name) => Ok(Layout::by_name(name)?),
+    }
 }
 
 /// A serial taken apart, with the template and zone it was made with.

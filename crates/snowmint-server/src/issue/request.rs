@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 use snowmint::serial::{BizCode, Template, Zone};
-use snowmint::{Decoded, Id};
+use snowmint::{Decoded, Fields, Id};
 
 use crate::{ApiError, AppState};
 
@@ -263,4 +263,51 @@ mod tests {
             "query parameter \"count\" is required: 1..=20000"
         );
     }
+}
+
+/// A request to compose an id from its parts, as the client sent it: each part as text,
+/// absent parts 0 (the time: now).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ComposeRequest<'a> {
+    /// The instant: ms since the Unix epoch or RFC 3339; now when not given.
+    pub time: Option<&'a str>,
+    /// The datacenter id.
+    pub datacenter: Option<&'a str>,
+    /// The worker id.
+    pub worker: Option<&'a str>,
+    /// The sequence number.
+    pub sequence: Option<&'a str>,
+    /// A preset's name; the server's layout when not given.
+    pub layout: Option<&'a str>,
+}
+
+impl ComposeRequest<'_> {
+    /// The fields, each a whole number (their ranges are the layout's to check).
+    pub(super) fn fields(self) -> Result<Fields, ApiError> {
+        Ok(Fields {
+            datacenter: part("datacenter", self.datacenter)?,
+            worker: part("worker", self.worker)?,
+            sequence: part("sequence", self.sequence)?,
+        })
+    }
+}
+
+/// A part given as text: 0 when absent, else a whole number.
+fn part(name: &str, text: Option<&str>) -> Result<u64, ApiError> {
+    let Some(text) = text else { return Ok(0) };
+    text.parse().map_err(|_| {
+        ApiError::BadRequest(format!(
+            "{name} {text:?} is not a whole number 0..={}",
+            u64::MAX
+        ))
+    })
+}
+
+/// A request for the first and last id of an instant, as the client sent it.
+#[derive(Debug, Clone, Copy)]
+pub struct AtRequest<'a> {
+    /// The instant: ms since the Unix epoch or RFC 3339.
+    pub time: &'a str,
+    /// A preset's name; the server's layout when not given.
+    pub layout: Option<&'a str>,
 }

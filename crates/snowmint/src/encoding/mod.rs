@@ -1,4 +1,4 @@
-//! Text encodings of an id: decimal, hex, Crockford base32 and base62.
+//! Text encodings of an id: decimal, hex, Crockford base32, base62 and binary.
 //!
 //! | encoding  | alphabet                           | width                | `u64::MAX`             |
 //! |-----------|------------------------------------|----------------------|------------------------|
@@ -6,6 +6,7 @@
 //! | `hex`     | `0-9a-f`                           | 16, zero-padded      | `ffffffffffffffff`     |
 //! | `base32`  | Crockford: `0-9A-Z` less `I L O U` | 13, zero-padded      | `FZZZZZZZZZZZZ`        |
 //! | `base62`  | `0-9A-Za-z`, in ASCII order        | 11, zero-padded      | `LygHa16AHYF`          |
+//! | `binary`  | `01`, after `0b`                   | 64, zero-padded      | `0b111...111` (64 `1`s) |
 //!
 //! The padded encodings have a fixed width and alphabets in ASCII order, so their strings
 //! sort like the numbers they stand for. Base32 is the one TSID uses, so its strings and
@@ -13,12 +14,13 @@
 //!
 //! Parsing is stricter about content than about case: hex and base32 ignore case (base32
 //! also reads `I`/`L` as `1` and `O` as `0`, as Crockford's decoding asks), hex takes an
-//! optional `0x` prefix, padding is optional, and base62 is case-sensitive because its
+//! optional `0x` prefix, binary an optional `0b` prefix (which it always writes, as bare
+//! binary digits would read as decimal), padding is optional, and base62 is case-sensitive because its
 //! alphabet needs both cases. When text has several faults, the error names the first
 //! character outside the alphabet; failing that, the length; failing that, the overflow.
 //!
 //! Two paths: [`Encoding::encode`] writes into a caller's buffer without allocating, for
-//! hot code; the adapters [`Decimal`], [`Hex`], [`Base32`] and [`Base62`] implement
+//! hot code; the adapters [`Decimal`], [`Hex`], [`Base32`], [`Base62`] and [`Binary`] implement
 //! [`Display`](fmt::Display) and [`FromStr`].
 //!
 //! # Examples
@@ -32,7 +34,7 @@
 //! assert_eq!(Base32(id).to_string(), "0123456789ABC");
 //! assert_eq!("0123456789abc".parse::<Base32>()?, Base32(id));
 //!
-//! let mut buf = [0; 20];
+//! let mut buf = [0; Encoding::BUF_LEN];
 //! assert_eq!(Encoding::Hex.encode(id.as_u64(), &mut buf), "008864298e84a96c");
 //! # Ok(()) }
 //! ```
@@ -42,13 +44,14 @@ use core::str::FromStr;
 
 use crate::{Id, ParseError};
 
-/// The longest text of any encoding: the 20 digits of `u64::MAX` in decimal.
-const MAX_LEN: usize = 20;
+/// The longest text of any encoding: `0b` and the 64 digits of binary.
+const MAX_LEN: usize = Encoding::BUF_LEN;
 
 const DECIMAL_DIGITS: &[u8; 10] = b"0123456789";
 const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
 const BASE32_DIGITS: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 const BASE62_DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const BINARY_DIGITS: &[u8; 2] = b"01";
 
 /// Marks an ASCII byte that is no digit in a decoding table.
 const NOT_A_DIGIT: u8 = u8::MAX;
@@ -64,6 +67,7 @@ static DECIMAL_TABLE: DecodeTable = decode_table(Encoding::Decimal);
 static HEX_TABLE: DecodeTable = decode_table(Encoding::Hex);
 static BASE32_TABLE: DecodeTable = decode_table(Encoding::Base32);
 static BASE62_TABLE: DecodeTable = decode_table(Encoding::Base62);
+static BINARY_TABLE: DecodeTable = decode_table(Encoding::Binary);
 
 /// Maps each byte of the encoding's alphabet to its index, and, where the encoding ignores
 /// case, the byte's other case to the same index; then its aliases, in both cases.
@@ -114,7 +118,7 @@ const fn digit_pairs() -> [u8; 200] {
 /// # fn main() -> Result<(), snowmint::ParseError> {
 /// use snowmint::Encoding;
 ///
-/// let mut buf = [0; 20];
+/// let mut buf = [0; Encoding::BUF_LEN];
 /// for encoding in Encoding::ALL {
 ///     let text = encoding.encode(1_234_567_890, &mut buf);
 ///     assert_eq!(encoding.decode(text)?, 1_234_567_890);
@@ -134,6 +138,10 @@ pub enum Encoding {
     Base32,
     /// Base 62 (`0-9A-Za-z`), zero-padded to 11 digits: `000001LY7VK`. Case-sensitive.
     Base62,
+    /// Base 2, zero-padded to 64 digits after a `0b` prefix that is always written, since
+    /// bare binary digits would read as decimal: `0b000...01001001100101100000001011010010`.
+    /// Parsing takes the prefix as optional.
+    Binary,
 }
 
 impl Encoding {
@@ -144,10 +152,29 @@ impl Encoding {
     /// ```
     /// use snowmint::Encoding;
     ///
-    /// assert_eq!(Encoding::ALL.len(), 4);
+    /// assert_eq!(Encoding::ALL.len(), 5);
     /// assert_eq!(Encoding::ALL[0], Encoding::Decimal);
     /// ```
-    pub const ALL: [Encoding; 4] = [Self::Decimal, Self::Hex, Self::Base32, Self::Base62];
+    pub const ALL: [Encoding; 5] = [
+        Self::Decimal,
+        Self::Hex,
+        Self::Base32,
+        Self::Base62,
+        Self::Binary,
+    ];
+
+    /// The size of the buffer [`encode`](Self::encode) writes into: enough for the longest
+    /// text of any encoding, `0b` and 64 binary digits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Encoding;
+    ///
+    /// let mut buf = [0; Encoding::BUF_LEN];
+    /// assert_eq!(Encoding::Binary.encode(u64::MAX, &mut buf).len(), Encoding::BUF_LEN);
+    /// ```
+    pub const BUF_LEN: usize = 66;
 
     /// Every name [`FromStr`] reads, ignoring case, with its encoding: each encoding's
     /// [`name`](Encoding::name) and a short one.
@@ -162,7 +189,7 @@ impl Encoding {
     ///     assert_eq!(name.parse(), Ok(encoding));
     /// }
     /// ```
-    pub const NAMES: [(&'static str, Encoding); 7] = [
+    pub const NAMES: [(&'static str, Encoding); 9] = [
         ("decimal", Self::Decimal),
         ("dec", Self::Decimal),
         ("hex", Self::Hex),
@@ -170,6 +197,8 @@ impl Encoding {
         ("b32", Self::Base32),
         ("base62", Self::Base62),
         ("b62", Self::Base62),
+        ("binary", Self::Binary),
+        ("bin", Self::Binary),
     ];
 
     /// The lowercase name that [`Display`](fmt::Display) writes and [`FromStr`] reads.
@@ -188,11 +217,12 @@ impl Encoding {
             Self::Hex => "hex",
             Self::Base32 => "base32",
             Self::Base62 => "base62",
+            Self::Binary => "binary",
         }
     }
 
-    /// The most characters an id takes in this encoding (not counting a hex `0x` prefix);
-    /// the padded encodings always take exactly this many.
+    /// The most digits an id takes in this encoding (not counting a prefix: hex's optional
+    /// `0x`, binary's `0b`); the padded encodings always write exactly this many.
     ///
     /// # Examples
     ///
@@ -205,10 +235,11 @@ impl Encoding {
     #[must_use]
     pub const fn max_len(self) -> usize {
         match self {
-            Self::Decimal => MAX_LEN,
-            Self::Hex => 16,    // 64 bits / 4 bits a digit
-            Self::Base32 => 13, // ceil(64 / 5): the first digit carries the top 4 bits
-            Self::Base62 => 11, // 62^10 < 2^64 <= 62^11
+            Self::Decimal => 20, // the digits of u64::MAX
+            Self::Hex => 16,     // 64 bits / 4 bits a digit
+            Self::Base32 => 13,  // ceil(64 / 5): the first digit carries the top 4 bits
+            Self::Base62 => 11,  // 62^10 < 2^64 <= 62^11
+            Self::Binary => 64,
         }
     }
 
@@ -228,6 +259,7 @@ impl Encoding {
             Self::Hex => "Hex",
             Self::Base32 => "Crockford base32",
             Self::Base62 => "Base62",
+            Self::Binary => "Binary",
         }
     }
 
@@ -284,7 +316,8 @@ impl Encoding {
     }
 
     /// The prefixes [`decode`](Self::decode) skips before the digits: `0x` and `0X` for
-    /// hex, none for the others. Positions in error messages count them.
+    /// hex, `0b` and `0B` for binary, none for the others. Positions in error messages
+    /// count them.
     ///
     /// # Examples
     ///
@@ -298,8 +331,44 @@ impl Encoding {
     pub const fn prefixes(self) -> &'static [&'static str] {
         match self {
             Self::Hex => &["0x", "0X"],
+            Self::Binary => &["0b", "0B"],
             _ => &[],
         }
+    }
+
+    /// The prefix [`encode`](Self::encode) writes before the digits: `0b` for binary, whose
+    /// bare digits would read as decimal; empty for the others.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Encoding;
+    ///
+    /// assert_eq!(Encoding::Binary.written_prefix(), "0b");
+    /// assert_eq!(Encoding::Hex.written_prefix(), "");
+    /// ```
+    #[must_use]
+    pub const fn written_prefix(self) -> &'static str {
+        match self {
+            Self::Binary => "0b",
+            _ => "",
+        }
+    }
+
+    /// The length of the longest text [`encode`](Self::encode) writes: the
+    /// [`written_prefix`](Self::written_prefix) and [`max_len`](Self::max_len) digits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Encoding;
+    ///
+    /// assert_eq!(Encoding::Binary.written_len(), 66);
+    /// assert_eq!(Encoding::Hex.written_len(), 16);
+    /// ```
+    #[must_use]
+    pub const fn written_len(self) -> usize {
+        self.written_prefix().len() + self.max_len()
     }
 
     /// The value of one character in this encoding, or `None` if [`decode`](Self::decode)
@@ -345,7 +414,7 @@ impl Encoding {
 
     /// Writes `value` into `buf` and returns the text, without allocating.
     ///
-    /// Twenty bytes hold the longest text of any encoding (`u64::MAX` in decimal). The text
+    /// [`BUF_LEN`](Self::BUF_LEN) bytes hold the longest text of any encoding. The text
     /// is the returned slice; where in `buf` it lies is unspecified.
     ///
     /// # Examples
@@ -353,20 +422,25 @@ impl Encoding {
     /// ```
     /// use snowmint::Encoding;
     ///
-    /// let mut buf = [0; 20];
+    /// let mut buf = [0; Encoding::BUF_LEN];
     /// assert_eq!(Encoding::Decimal.encode(10, &mut buf), "10");
     /// assert_eq!(Encoding::Hex.encode(10, &mut buf), "000000000000000a");
     /// assert_eq!(Encoding::Base32.encode(10, &mut buf), "000000000000A");
     /// assert_eq!(Encoding::Base62.encode(10, &mut buf), "0000000000A");
+    /// assert_eq!(Encoding::Binary.encode(10, &mut buf), format!("0b{:064b}", 10));
     /// ```
     #[must_use]
-    pub fn encode(self, value: u64, buf: &mut [u8; 20]) -> &str {
-        let start = match self {
+    pub fn encode(self, value: u64, buf: &mut [u8; Encoding::BUF_LEN]) -> &str {
+        let mut start = match self {
             Self::Decimal => encode_decimal(value, buf),
             Self::Hex => encode_padded(value, HEX_DIGITS, self.max_len(), buf),
             Self::Base32 => encode_padded(value, BASE32_DIGITS, self.max_len(), buf),
             Self::Base62 => encode_padded(value, BASE62_DIGITS, self.max_len(), buf),
+            Self::Binary => encode_padded(value, BINARY_DIGITS, self.max_len(), buf),
         };
+        let prefix = self.written_prefix().as_bytes();
+        start -= prefix.len();
+        buf[start..start + prefix.len()].copy_from_slice(prefix);
         match core::str::from_utf8(&buf[start..]) {
             Ok(text) => text,
             Err(_) => unreachable!("every alphabet is ASCII"),
@@ -377,7 +451,7 @@ impl Encoding {
     ///
     /// # Errors
     ///
-    /// [`ParseError::Empty`] for empty text (or a bare hex `0x`); otherwise, in this order of
+    /// [`ParseError::Empty`] for empty text (or a bare `0x` or `0b`); otherwise, in this order of
     /// precedence, [`ParseError::InvalidChar`] naming the first character outside the alphabet
     /// and its position in `text` (counted in characters), [`ParseError::TooLong`] for more
     /// than [`max_len`](Self::max_len) characters, and [`ParseError::Overflow`] for a number
@@ -438,13 +512,15 @@ impl Encoding {
     /// The first rule that matches decides:
     ///
     /// 1. text of ASCII digits only is decimal;
-    /// 2. text of exactly 13 characters is base32, 16 hex, 11 base62: the widths
-    ///    [`encode`](Self::encode) writes;
-    /// 3. text that starts with `0x` or `0X` is hex;
-    /// 4. anything else is decimal, so the error names its first non-digit.
+    /// 2. text that starts with `0b` or `0B` and goes on with `0` and `1` only is binary;
+    /// 3. text of exactly 13 characters is base32, 16 hex, 11 base62, 66 binary: the
+    ///    widths [`encode`](Self::encode) writes;
+    /// 4. text that starts with `0x` or `0X` is hex, with `0b` or `0B` binary;
+    /// 5. anything else is decimal, so the error names its first non-digit.
     ///
     /// So everything `encode` writes reads back, except padded text that happens to be all
-    /// digits: hex `0000000000000123` comes back as decimal 123, not 291. Rule 2 comes
+    /// digits: hex `0000000000000123` comes back as decimal 123, not 291; and hex, base32
+    /// or base62 text made of `0b` and then only `0`s and `1`s, which reads as binary. Rule 3 comes
     /// before rule 3 because base32 and base62 text can start with `0X` or `0x`; a prefixed
     /// hex id of 9 or 11 digits therefore reads as base62 or base32 (pad it to 16 digits).
     /// Where the encoding is known, use [`decode`](Self::decode).
@@ -464,6 +540,7 @@ impl Encoding {
     /// assert_eq!(Encoding::detect("0x499602d2")?, (1_234_567_890, Encoding::Hex));
     /// assert_eq!(Encoding::detect("00000014SC0PJ")?, (1_234_567_890, Encoding::Base32));
     /// assert_eq!(Encoding::detect("000001LY7VK")?, (1_234_567_890, Encoding::Base62));
+    /// assert_eq!(Encoding::detect("0b1011")?, (11, Encoding::Binary));
     ///
     /// let err = Encoding::detect("hello").unwrap_err();
     /// assert_eq!(err.to_string(), "invalid character 'h' at position 0 in decimal id");
@@ -479,10 +556,21 @@ impl Encoding {
         if text.bytes().all(|byte| byte.is_ascii_digit()) {
             return Self::Decimal;
         }
+        let written = Self::ALL.into_iter().find(|encoding| {
+            !encoding.written_prefix().is_empty()
+                && encoding.prefixes().iter().any(|prefix| {
+                    text.strip_prefix(prefix).is_some_and(|digits| {
+                        !digits.is_empty() && digits.chars().all(|ch| encoding.digit(ch).is_some())
+                    })
+                })
+        });
+        if let Some(encoding) = written {
+            return encoding;
+        }
         let len = text.chars().count();
         let padded = Self::ALL
             .into_iter()
-            .find(|encoding| encoding.is_padded() && encoding.max_len() == len);
+            .find(|encoding| encoding.is_padded() && encoding.written_len() == len);
         let prefixed = || {
             Self::ALL
                 .into_iter()
@@ -498,6 +586,7 @@ impl Encoding {
             Self::Hex => HEX_DIGITS,
             Self::Base32 => BASE32_DIGITS,
             Self::Base62 => BASE62_DIGITS,
+            Self::Binary => BINARY_DIGITS,
         }
     }
 
@@ -515,6 +604,7 @@ impl Encoding {
             Self::Hex => (&HEX_TABLE, 16),
             Self::Base32 => (&BASE32_TABLE, 32),
             Self::Base62 => (&BASE62_TABLE, 62),
+            Self::Binary => (&BINARY_TABLE, 2),
         }
     }
 }
@@ -575,7 +665,7 @@ impl FromStr for Encoding {
     type Err = String;
 
     /// Reads one of the [`NAMES`](Encoding::NAMES), ignoring case: `decimal` or `dec`, `hex`,
-    /// `base32` or `b32`, `base62` or `b62`.
+    /// `base32` or `b32`, `base62` or `b62`, `binary` or `bin`.
     ///
     /// # Errors
     ///
@@ -590,7 +680,7 @@ impl FromStr for Encoding {
     /// assert_eq!("B32".parse::<Encoding>()?, Encoding::Base32);
     /// assert_eq!(
     ///     "x".parse::<Encoding>().unwrap_err(),
-    ///     r#"unknown encoding "x": expected one of decimal, hex, base32, base62"#
+    ///     r#"unknown encoding "x": expected one of decimal, hex, base32, base62, binary"#
     /// );
     /// # Ok(()) }
     /// ```
@@ -707,6 +797,25 @@ adapter! {
     /// # Ok(()) }
     /// ```
     Base62
+}
+
+adapter! {
+    /// An [`Id`] in binary, `0b` and 64 digits: [`Display`](fmt::Display) writes it,
+    /// [`FromStr`] parses it with or without `0b` (see [`Encoding::decode`] for the errors).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # fn main() -> Result<(), snowmint::ParseError> {
+    /// use snowmint::Id;
+    /// use snowmint::encoding::Binary;
+    ///
+    /// let id = Id::from_u64(5);
+    /// assert_eq!(Binary(id).to_string(), format!("0b{}101", "0".repeat(61)));
+    /// assert_eq!("0b101".parse::<Binary>()?.0, id);
+    /// # Ok(()) }
+    /// ```
+    Binary
 }
 
 #[cfg(test)]

@@ -212,14 +212,18 @@ fn names_round_trip() {
         assert_eq!(encoding.name().parse(), Ok(encoding));
         assert_eq!(encoding.name().to_uppercase().parse(), Ok(encoding));
         let mut buf = [0; MAX_LEN];
-        assert!(encoding.encode(u64::MAX, &mut buf).len() == encoding.max_len());
+        assert!(encoding.encode(u64::MAX, &mut buf).len() == encoding.written_len());
     }
     assert_eq!("DEC".parse(), Ok(Encoding::Decimal));
     assert_eq!("b32".parse(), Ok(Encoding::Base32));
     assert_eq!("B62".parse(), Ok(Encoding::Base62));
+    assert_eq!("BIN".parse(), Ok(Encoding::Binary));
     assert_eq!(
         "x".parse::<Encoding>(),
-        Err(r#"unknown encoding "x": expected one of decimal, hex, base32, base62"#.to_owned())
+        Err(
+            r#"unknown encoding "x": expected one of decimal, hex, base32, base62, binary"#
+                .to_owned()
+        )
     );
 }
 
@@ -267,19 +271,23 @@ fn the_description_is_the_behaviour() {
             });
         assert_eq!(folds, encoding.ignores_case(), "{encoding}");
         assert_eq!(
-            encode(encoding, 0).len() == encoding.max_len(),
+            encode(encoding, 0).len() == encoding.written_len(),
             encoding.is_padded(),
             "{encoding}"
         );
         for prefix in encoding.prefixes() {
             assert_eq!(
-                encoding.decode(&format!("{prefix}ff")),
-                encoding.decode("ff")
+                encoding.decode(&format!("{prefix}10")),
+                encoding.decode("10")
             );
         }
+        assert!(encode(encoding, 0).starts_with(encoding.written_prefix()));
     }
     let titles = Encoding::ALL.map(Encoding::title);
-    assert_eq!(titles, ["Decimal", "Hex", "Crockford base32", "Base62"]);
+    assert_eq!(
+        titles,
+        ["Decimal", "Hex", "Crockford base32", "Base62", "Binary"]
+    );
 }
 
 #[test]
@@ -289,11 +297,19 @@ fn adapters_display_and_parse() -> Result<(), ParseError> {
     assert_eq!(Hex(id).to_string(), "00000000499602d2");
     assert_eq!(Base32(id).to_string(), "00000014SC0PJ");
     assert_eq!(Base62(id).to_string(), "000001LY7VK");
+    assert_eq!(
+        Binary(id).to_string(),
+        "0b0000000000000000000000000000000001001001100101100000001011010010"
+    );
     assert_eq!(format!("[{:>12}]", Decimal(id)), "[  1234567890]");
     assert_eq!("1234567890".parse::<Decimal>()?, Decimal(id));
     assert_eq!("0x499602d2".parse::<Hex>()?, Hex(id));
     assert_eq!("14sc0pj".parse::<Base32>()?, Base32(id));
     assert_eq!("1LY7VK".parse::<Base62>()?, Base62(id));
+    assert_eq!(
+        "1001001100101100000001011010010".parse::<Binary>()?,
+        Binary(id)
+    );
     assert_eq!("".parse::<Hex>(), Err(ParseError::Empty));
     Ok(())
 }
@@ -314,6 +330,21 @@ fn detect_follows_its_rules() {
         ("0X00000000000", Ok((29 << 55, Encoding::Base32))),
         ("0x000000000", Ok((59 * 62u64.pow(9), Encoding::Base62))),
         ("0x00000000000000", Ok((0, Encoding::Hex))),
+        // A binary prefix and binary digits, at any width: binary.
+        ("0b101010", Ok((42, Encoding::Binary))),
+        ("0B101010", Ok((42, Encoding::Binary))),
+        ("0b10101010101", Ok((0b101_0101_0101, Encoding::Binary))),
+        ("0b00000000000000", Ok((0, Encoding::Binary))),
+        ("0b000000000", Ok((0, Encoding::Binary))),
+        // Not binary digits after 0b: the padded widths and prefixes decide.
+        (
+            "0b00000000002",
+            Ok((11 * 32u64.pow(11) + 2, Encoding::Base32)),
+        ),
+        (
+            "0b00000000000002",
+            Ok((0x0b00_0000_0000_0002, Encoding::Hex)),
+        ),
         ("", Err(ParseError::Empty)),
     ];
     for (text, expected) in cases {
@@ -335,6 +366,13 @@ fn detect_follows_its_rules() {
             "0000000000_",
             "invalid character '_' at position 10 in base62 id",
         ),
+        ("0b102", "invalid character '2' at position 4 in binary id"),
+        ("0b", "empty input: expected an id"),
+        ("0b1é", "invalid character 'é' at position 3 in binary id"),
+        (
+            &format!("0b{}", "1".repeat(65)),
+            "binary id has 65 characters, more than the 64 a 64-bit id takes",
+        ),
         ("G000000000000", "base32 id does not fit in 64 bits"),
         ("99999999999999999999", "decimal id does not fit in 64 bits"),
     ];
@@ -349,7 +387,7 @@ proptest! {
     fn every_encoding_round_trips(value: u64) {
         for encoding in Encoding::ALL {
             let text = encode(encoding, value);
-            prop_assert!(text.len() <= encoding.max_len());
+            prop_assert!(text.len() <= encoding.written_len());
             prop_assert_eq!(encoding.decode(&text), Ok(value));
         }
         let id = Id::from_u64(value);
@@ -357,6 +395,11 @@ proptest! {
         prop_assert_eq!(Hex(id).to_string().parse::<Hex>(), Ok(Hex(id)));
         prop_assert_eq!(Base32(id).to_string().parse::<Base32>(), Ok(Base32(id)));
         prop_assert_eq!(Base62(id).to_string().parse::<Base62>(), Ok(Base62(id)));
+        prop_assert_eq!(Binary(id).to_string().parse::<Binary>(), Ok(Binary(id)));
+        prop_assert_eq!(Binary(id).to_string(), format!("0b{value:064b}"));
+        let bare = format!("{value:b}");
+        prop_assert_eq!(Encoding::Binary.decode(&bare), Ok(value));
+        prop_assert_eq!(Encoding::detect(&format!("0b{bare}")), Ok((value, Encoding::Binary)));
     }
 
     #[test]
@@ -372,9 +415,9 @@ proptest! {
 
     #[test]
     fn padded_encodings_sort_like_numbers(a: u64, b: u64) {
-        for encoding in [Encoding::Hex, Encoding::Base32, Encoding::Base62] {
+        for encoding in [Encoding::Hex, Encoding::Base32, Encoding::Base62, Encoding::Binary] {
             let (text_a, text_b) = (encode(encoding, a), encode(encoding, b));
-            prop_assert_eq!(text_a.len(), encoding.max_len());
+            prop_assert_eq!(text_a.len(), encoding.written_len());
             prop_assert_eq!(text_a.cmp(&text_b), a.cmp(&b), "{} {} {}", encoding, text_a, text_b);
         }
     }
@@ -387,6 +430,10 @@ proptest! {
         );
         let prefixed = format!("0x{}", encode(Encoding::Hex, value));
         prop_assert_eq!(Encoding::detect(&prefixed), Ok((value, Encoding::Hex)));
+        prop_assert_eq!(
+            Encoding::detect(&encode(Encoding::Binary, value)),
+            Ok((value, Encoding::Binary))
+        );
         // Padded text of digits only is read as decimal, as documented.
         for encoding in [Encoding::Hex, Encoding::Base32, Encoding::Base62] {
             let text = encode(encoding, value);
@@ -397,7 +444,7 @@ proptest! {
     }
 
     #[test]
-    fn parsing_never_panics(text in prop_oneof![any::<String>(), "(0[xX])?[0-9A-Za-z]{0,22}"]) {
+    fn parsing_never_panics(text in prop_oneof![any::<String>(), "(0[xX])?[0-9A-Za-z]{0,22}", "(0[bB])?[0-2]{0,66}"]) {
         for encoding in Encoding::ALL {
             if let Ok(value) = encoding.decode(&text) {
                 prop_assert_eq!(encoding.decode(&encode(encoding, value)), Ok(value));
