@@ -65,7 +65,7 @@ fn describe(layout: &Layout, now_ms: u64, out: &mut impl Write) -> io::Result<()
         let years = (capacity.runs_out_ms - now_ms) / MS_PER_YEAR;
         writeln!(out, "runs out    {runs_out} (in {years} years)")?;
     }
-    if layout.is_decode_only() {
+    if layout.uses_bit_63() {
         writeln!(
             out,
             "note: uses bit 63, so snowmint decodes its ids but does not generate them"

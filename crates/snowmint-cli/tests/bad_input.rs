@@ -28,7 +28,7 @@ fn rejects(args: &[&str], expected: &str) {
 
 #[test]
 fn unknown_preset() {
-    let expected = r#"unknown layout "flickr": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon"#;
+    let expected = r#"unknown layout "flickr": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon or custom:T/D/W/S"#;
     rejects(&["gen", "--layout", "flickr"], expected);
     rejects(&["parse", "1", "--layout", "flickr"], expected);
     rejects(&["layout", "--layout", "flickr"], expected);

@@ -277,7 +277,7 @@ async fn decode_any_encoding_with_any_preset() {
         (
             "/v1/decode/1?layout=flickr",
             400,
-            "unknown layout \"flickr\": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon",
+            "unknown layout \"flickr\": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon or custom:T/D/W/S",
         ),
         ("/v1/decode/", 404, "no route for GET /v1/decode/"),
     ] {

@@ -206,7 +206,7 @@ fn layout(s: &Settings) -> Result<Layout, ConfigError> {
             format!("is not a layout: expected one of {presets}"),
         )
     })?;
-    if layout.is_decode_only() {
+    if layout.uses_bit_63() {
         return Err(invalid(
             "layout",
             name,
