@@ -191,6 +191,7 @@ impl IdService for Service {
         let asked = Decode {
             id,
             layout: given(layout),
+            tick_ms: None,
         };
         let result = issue::decode(&self.state, asked).map(decode_response);
         self.finish("Decode", start, result)

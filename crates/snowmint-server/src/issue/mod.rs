@@ -83,7 +83,7 @@ pub async fn serials(
     budget::fill(state, batch.count(), share).await
 }
 
-/// An id taken apart, with the server's layout or the preset asked for.
+/// An id taken apart, with the server's layout or the preset or custom layout asked for.
 ///
 /// # Errors
 ///
@@ -92,6 +92,10 @@ pub fn decode(state: &AppState, request: DecodeRequest<'_>) -> Result<Decoded, A
     let layout = match request.layout {
         None => *state.layout(),
         Some(name) => Layout::by_name(name)?,
+    };
+    let layout = match request.tick_ms {
+        None => layout,
+        Some(tick_ms) => layout.with_tick_ms(tick_ms)?,
     };
     let (id, _) = Id::parse_any(request.id)?;
     Ok(Decoded::new(&layout, id)?)
