@@ -65,10 +65,11 @@ fn describe(layout: &Layout, now_ms: u64, out: &mut impl Write) -> io::Result<()
         let years = (capacity.runs_out_ms - now_ms) / MS_PER_YEAR;
         writeln!(out, "runs out    {runs_out} (in {years} years)")?;
     }
-    if layout.is_decode_only() {
+    if let Some(ms) = capacity.signed_overflow_ms {
         writeln!(
             out,
-            "note: uses bit 63, so snowmint decodes its ids but does not generate them"
+            "note: uses bit 63: ids are unsigned 64-bit numbers, and from {} on they pass 2^63 and overflow a signed BIGINT column",
+            UnixMs(ms)
         )?;
     }
     if capacity.runs_out_ms <= now_ms {

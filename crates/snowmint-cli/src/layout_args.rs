@@ -1,17 +1,19 @@
-//! The options that pick a layout, shared by every subcommand: a preset and an epoch.
+//! The options that pick a layout, shared by every subcommand: a preset or custom widths,
+//! a tick length and an epoch.
 
 use anyhow::Context;
 use snowmint::{Clock, Layout, UnixMs, WallClock};
 
-/// Which layout: a preset, optionally moved to another epoch.
+/// Which layout: a preset or custom widths, optionally with another tick and epoch.
 #[derive(Debug, Clone, clap::Args)]
 pub struct LayoutArgs {
-    /// Layout preset: twitter, discord, instagram, sonyflake, baidu, tsid or mastodon
-    /// (default: twitter)
+    /// Layout: a preset (twitter, discord, instagram, sonyflake, tsid, mastodon; baidu ran
+    /// out in 2024) or custom:T/D/W/S, the timestamp, datacenter, worker and sequence bits
+    /// from high to low, adding up to 63 or 64 (default: twitter)
     #[arg(
         long,
         env = "SNOWMINT_LAYOUT",
-        value_name = "PRESET",
+        value_name = "LAYOUT",
         default_value = "twitter",
         hide_default_value = true
     )]
@@ -21,13 +23,23 @@ pub struct LayoutArgs {
     /// such as 2020-01-01T00:00:00Z; never in the future (default: the preset's own)
     #[arg(long, env = "SNOWMINT_EPOCH", value_name = "MS|RFC3339")]
     pub epoch: Option<String>,
+
+    /// Milliseconds per tick of the timestamp field (default: the preset's own; 1 for a
+    /// custom layout)
+    #[arg(long, env = "SNOWMINT_TICK_MS", value_name = "MS")]
+    pub tick_ms: Option<u64>,
 }
 
 impl TryFrom<&LayoutArgs> for Layout {
     type Error = anyhow::Error;
 
     fn try_from(args: &LayoutArgs) -> anyhow::Result<Layout> {
-        let layout = Layout::by_name(&args.layout)?;
+        let mut layout = Layout::by_name(&args.layout)?;
+        if let Some(tick_ms) = args.tick_ms {
+            layout = layout
+                .with_tick_ms(tick_ms)
+                .with_context(|| format!("cannot use --tick-ms {tick_ms}"))?;
+        }
         let Some(text) = &args.epoch else {
             return Ok(layout);
         };

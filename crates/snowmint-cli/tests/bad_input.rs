@@ -28,7 +28,7 @@ fn rejects(args: &[&str], expected: &str) {
 
 #[test]
 fn unknown_preset() {
-    let expected = r#"unknown layout "flickr": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon"#;
+    let expected = r#"unknown layout "flickr": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon or custom:T/D/W/S"#;
     rejects(&["gen", "--layout", "flickr"], expected);
     rejects(&["parse", "1", "--layout", "flickr"], expected);
     rejects(&["layout", "--layout", "flickr"], expected);
@@ -120,14 +120,30 @@ fn epoch_that_is_no_time() {
 }
 
 #[test]
-fn decode_only_layout_for_gen() {
+fn a_layout_that_ran_out_is_refused_with_its_date() {
     rejects(
-        &["gen", "--layout", "discord"],
-        "layout discord uses bit 63 and can decode ids but not generate them",
+        &["gen", "--layout", "baidu"],
+        "layout baidu's time field ran out on 2024-11-20T21:24:16.000Z, so no id can be issued; use another layout or a later epoch",
+    );
+}
+
+#[test]
+fn custom_layouts_name_the_field_and_the_limit() {
+    rejects(
+        &["gen", "--layout", "custom:41/5/5/11"],
+        "custom layout widths add up to 62 bits: they must add up to 63 (bit 63 stays 0) or 64",
     );
     rejects(
-        &["gen", "--layout", "tsid", "-n", "5"],
-        "layout tsid uses bit 63",
+        &["parse", "1", "--layout", "custom:41/5/x/12"],
+        r#"custom layout worker width "x" is not a number of bits 0..=64"#,
+    );
+    rejects(
+        &["layout", "--layout", "custom:41/5/5/12", "--tick-ms", "0"],
+        "cannot use --tick-ms 0: tick length must be at least 1 ms, got 0",
+    );
+    rejects(
+        &["gen", "--layout", "custom:41/0/10/12", "--datacenter", "1"],
+        "datacenter id 1 is out of range 0..=0",
     );
 }
 

@@ -272,3 +272,78 @@ fn a_corrupt_mark_is_reported_not_ignored() {
         )
     );
 }
+
+/// Ids of a custom layout with 10 ms ticks come back apart with the same options.
+#[test]
+fn a_custom_layout_with_10_ms_ticks_generates_and_parses_back() {
+    let sm = Snowmint::new();
+    let layout = ["--layout", "custom:39/0/10/14", "--tick-ms", "10"];
+    let before = now_ms();
+    let out = sm.ok(&[&["gen", "-n", "3", "--worker", "1000"][..], &layout[..]].concat());
+    let after = now_ms();
+    let ids = id_lines(&out);
+    assert_eq!(ids.len(), 3, "{out}");
+    assert!(strictly_increasing(&ids), "{out}");
+    let texts: Vec<String> = ids.iter().map(u64::to_string).collect();
+    let mut args = vec!["parse", "--json"];
+    args.extend(texts.iter().map(String::as_str));
+    args.extend(layout);
+    let parsed = sm.ok(&args);
+    for line in parsed.lines() {
+        let row: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        assert_eq!(
+            (row["datacenter"].as_u64(), row["worker"].as_u64()),
+            (Some(0), Some(1000)),
+            "{line}"
+        );
+        let ms = row["unix_ms"].as_u64().unwrap();
+        assert!(
+            ms % 10 == 1_288_834_974_657 % 10,
+            "a 10 ms tick starts {ms}"
+        );
+        assert!(
+            before - 10 <= ms && ms <= after,
+            "{before} <= {ms} <= {after}"
+        );
+    }
+    assert_eq!(parsed.lines().count(), 3, "{parsed}");
+}
+
+/// TSID uses all 64 bits: its ids generate, print in base32 and parse back.
+#[test]
+fn tsid_generates_base32_ids_that_parse_back() {
+    let sm = Snowmint::new();
+    let before = now_ms();
+    let out = sm.ok(&[
+        "gen", "--layout", "tsid", "-n", "3", "--format", "base32", "--worker", "7",
+    ]);
+    let after = now_ms();
+    let texts: Vec<&str> = out.lines().collect();
+    assert_eq!(texts.len(), 3, "{out}");
+    assert!(texts.iter().all(|t| t.len() == 13), "{out}");
+    assert!(texts.windows(2).all(|w| w[0] < w[1]), "{out}");
+    let mut args = vec!["parse", "--json", "--layout", "tsid"];
+    args.extend(&texts);
+    let parsed = sm.ok(&args);
+    let rows: Vec<serde_json::Value> = parsed
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 3, "{parsed}");
+    for row in rows {
+        assert_eq!(row["worker"].as_u64(), Some(7), "{row}");
+        let ms = row["unix_ms"].as_u64().unwrap();
+        assert!(before <= ms && ms <= after, "{before} <= {ms} <= {after}");
+    }
+}
+
+/// Every preset that has not run out generates, the ones using bit 63 included.
+#[test]
+fn every_live_preset_generates() {
+    for layout in Layout::PRESETS.into_iter().filter(|l| l.name() != "baidu") {
+        let out = Snowmint::new().ok(&["gen", "--layout", layout.name(), "-n", "3"]);
+        let ids = id_lines(&out);
+        assert_eq!(ids.len(), 3, "{}: {out}", layout.name());
+        assert!(strictly_increasing(&ids), "{}: {out}", layout.name());
+    }
+}

@@ -36,7 +36,10 @@ fn presets_and_epochs() {
         discord.contains("| worker | process | increment |"),
         "{discord}"
     );
-    assert!(discord.contains("note: uses bit 63"), "{discord}");
+    assert!(
+        discord.contains("\nnote: uses bit 63: ids are unsigned 64-bit numbers, and from 2084-09-06T15:47:35.552Z on they pass 2^63 and overflow a signed BIGINT column\n"),
+        "{discord}"
+    );
     // Baidu's 28 bits of seconds since 2016-05-20 ran out in 2024.
     let baidu = Snowmint::new().ok(&["layout", "--layout", "baidu"]);
     assert!(
@@ -49,4 +52,20 @@ fn presets_and_epochs() {
         moved.contains("\nruns out    2039-09-07T15:47:35.552Z "),
         "{moved}"
     );
+}
+
+#[test]
+fn a_custom_layout_with_its_tick() {
+    let out = Snowmint::new().ok(&["layout", "--layout", "custom:39/0/10/14", "--tick-ms", "10"]);
+    assert!(out.starts_with("custom layout\n\n"), "{out}");
+    assert!(
+        out.contains("| 0     | timestamp | worker  | sequence |"),
+        "{out}"
+    );
+    assert!(out.contains("\ntick        10 ms\n"), "{out}");
+    assert!(
+        out.contains("\nruns out    2185-01-19T05:11:53.537Z (in "),
+        "{out}"
+    );
+    assert!(!out.contains("note: uses bit 63"), "{out}");
 }

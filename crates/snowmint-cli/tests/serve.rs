@@ -340,3 +340,33 @@ fn a_sigterm_right_after_it_listens_is_a_graceful_stop() {
         assert!(status.success(), "exit status {status}\n{}", serve.logged());
     }
 }
+
+/// A custom layout whose time field runs out within a year starts, says so in its log and
+/// in `/v1/layout`, and issues ids.
+#[test]
+fn a_layout_running_out_within_a_year_starts_with_a_warning() {
+    let state = tempfile::tempdir().unwrap();
+    // 2^35 ms is about 398 days: from an epoch 200 days ago, about 198 are left.
+    let epoch = (support::now_ms() - 200 * 86_400_000).to_string();
+    let mut serve = start(
+        state.path(),
+        "0s",
+        &["--layout", "custom:35/2/8/18", "--epoch", &epoch],
+    );
+    let (code, body) = serve.get("/v1/layout");
+    assert_eq!(code, 200, "{body}");
+    assert!(
+        body.contains("\"warning\":\"layout custom's time field runs out on "),
+        "{body}"
+    );
+    assert_eq!(serve.get("/v1/id").0, 200);
+    let status = serve.terminate();
+    assert!(status.success(), "exit status {status}");
+    let logged = serve.logged();
+    assert!(
+        logged.contains(
+            "within a year: no id can be issued after that; move to another layout or a later epoch"
+        ),
+        "{logged}"
+    );
+}

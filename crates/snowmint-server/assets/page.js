@@ -149,7 +149,7 @@
     return { name, ...layoutSpec, shifts, total: shift + layoutSpec.bits.timestamp };
   }
 
-  /** Checks a layout built from the custom inputs, with `Layout::new_decode_only`'s rules. */
+  /** Checks a layout built from the custom inputs, with `Layout::new_u64`'s rules. */
   function checkLayout(layout) {
     if (layout.total > 64) throw new InputError(`layout needs ${layout.total} bits but an id has 64`);
     if (layout.bits.timestamp === 0) throw new InputError('layout needs at least 1 timestamp bit, got 0');

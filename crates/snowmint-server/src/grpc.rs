@@ -187,10 +187,15 @@ impl IdService for Service {
         request: Request<DecodeRequest>,
     ) -> Result<Response<DecodeResponse>, Status> {
         let start = Instant::now();
-        let DecodeRequest { id, layout } = request.get_ref();
+        let DecodeRequest {
+            id,
+            layout,
+            tick_ms,
+        } = request.get_ref();
         let asked = Decode {
             id,
             layout: given(layout),
+            tick_ms: (*tick_ms != 0).then_some(*tick_ms),
         };
         let result = issue::decode(&self.state, asked).map(decode_response);
         self.finish("Decode", start, result)

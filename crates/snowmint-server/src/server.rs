@@ -125,6 +125,12 @@ pub async fn run(
         layout = state.layout().name(),
         "listening"
     );
+    if let Some(warning) = crate::config::runs_out_soon(
+        state.layout(),
+        snowmint::Clock::now_ms(&snowmint::WallClock),
+    ) {
+        tracing::warn!("{warning}");
+    }
     let (stop_tx, stop_rx) = watch::channel(false);
     let source = Arc::clone(&state.source);
     let net = Net::new(state.clone());

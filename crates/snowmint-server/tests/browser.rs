@@ -567,7 +567,7 @@ async fn the_page_decodes_as_the_server_does() {
     server.stop().await;
 }
 
-/// A custom layout is checked with `Layout::new_decode_only`'s rules and words, and
+/// A custom layout is checked with `Layout::new_u64`'s rules and words, and
 /// decodes as the core decodes with it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn custom_layouts_are_checked_and_decoded_as_the_core_does() {
@@ -627,7 +627,7 @@ async fn custom_layouts_are_checked_and_decoded_as_the_core_does() {
     for (case, page) in cases.iter().zip(shown.as_array().unwrap()) {
         let (bits, tick, epoch, text) = *case;
         let (id, _) = Id::parse_any(text).unwrap();
-        let decoded = Layout::new_decode_only(bits, tick, epoch)
+        let decoded = Layout::new_u64(bits, tick, epoch)
             .map_err(|err| err.to_string())
             .and_then(|layout| layout.decode(id).map_err(|err| err.to_string()));
         let expected = match decoded {

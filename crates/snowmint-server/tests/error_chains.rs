@@ -225,7 +225,7 @@ fn a_bad_layout_and_a_bad_id() {
     let err = Layout::by_name("snowflake").unwrap_err();
     assert_eq!(
         line(&err),
-        r#"unknown layout "snowflake": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon"#
+        r#"unknown layout "snowflake": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon or custom:T/D/W/S"#
     );
     let bits = Bits {
         timestamp: 42,

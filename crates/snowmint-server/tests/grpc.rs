@@ -103,6 +103,7 @@ async fn next_batch_stream_and_decode() {
         .decode(DecodeRequest {
             id: "175928847299117063".into(),
             layout: "discord".into(),
+            tick_ms: 0,
         })
         .await
         .unwrap()
@@ -170,6 +171,7 @@ async fn bad_input_gets_a_code_and_a_message() {
         .decode(DecodeRequest {
             id: "hello".into(),
             layout: String::new(),
+            tick_ms: 0,
         })
         .await
         .unwrap_err();
@@ -182,6 +184,7 @@ async fn bad_input_gets_a_code_and_a_message() {
         .decode(DecodeRequest {
             id: "1".into(),
             layout: "flickr".into(),
+            tick_ms: 0,
         })
         .await
         .unwrap_err();
@@ -189,6 +192,29 @@ async fn bad_input_gets_a_code_and_a_message() {
         err.message().starts_with("unknown layout \"flickr\""),
         "{}",
         err.message()
+    );
+    let custom = snowmint::Layout::by_name("custom:39/0/10/14")
+        .unwrap()
+        .with_tick_ms(10)
+        .unwrap();
+    let fields = snowmint::Fields {
+        datacenter: 0,
+        worker: 3,
+        sequence: 2,
+    };
+    let id = custom.compose(5, fields).unwrap();
+    let d = client
+        .decode(DecodeRequest {
+            id: id.to_string(),
+            layout: "custom:39/0/10/14".into(),
+            tick_ms: 10,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        (d.unix_ms, d.worker, d.sequence),
+        (custom.epoch_ms() + 50, 3, 2)
     );
     assert!(client.next(NextRequest {}).await.is_ok());
     server.stop().await;
@@ -249,18 +275,27 @@ async fn both_protocols_refuse_a_request_for_the_same_reason_in_the_same_words()
         assert_eq!(err.message(), http_error(&server, &http).await, "{http}");
     }
     let decodes = [
-        ("hello", "", "/v1/decode/hello"),
-        ("1", "flickr", "/v1/decode/1?layout=flickr"),
+        ("hello", "", 0, "/v1/decode/hello"),
+        ("1", "flickr", 0, "/v1/decode/1?layout=flickr"),
         (
             "18446744073709551615",
             "",
+            0,
             "/v1/decode/18446744073709551615",
         ),
+        ("1", "custom:41/5/5", 0, "/v1/decode/1?layout=custom:41/5/5"),
+        (
+            "18446744073709551615",
+            "custom:39/0/10/14",
+            10,
+            "/v1/decode/18446744073709551615?layout=custom:39/0/10/14&tick_ms=10",
+        ),
     ];
-    for (id, layout, http) in decodes {
+    for (id, layout, tick_ms, http) in decodes {
         let grpc = DecodeRequest {
             id: id.into(),
             layout: layout.into(),
+            tick_ms,
         };
         let err = client.decode(grpc).await.unwrap_err();
         assert_eq!(err.message(), http_error(&server, http).await, "{http}");

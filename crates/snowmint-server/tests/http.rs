@@ -278,7 +278,7 @@ async fn decode_any_encoding_with_any_preset() {
         (
             "/v1/decode/1?layout=flickr",
             400,
-            "unknown layout \"flickr\": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon",
+            "unknown layout \"flickr\": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon or custom:T/D/W/S",
         ),
         ("/v1/decode/", 404, "no route for GET /v1/decode/"),
     ] {
@@ -286,6 +286,96 @@ async fn decode_any_encoding_with_any_preset() {
         assert_eq!(a.status.as_u16(), status, "{path}");
         assert_eq!(a.error(), message, "{path}");
     }
+}
+
+/// A server on a 64-bit preset issues ids past what a signed column holds one day, and
+/// says when; a server on a custom layout with 10 ms ticks issues ids that decode with it.
+#[tokio::test]
+async fn every_layout_serves_and_decodes() {
+    let s = server("layout = \"discord\"").await;
+    let v = get(&s, "/v1/layout").await.json();
+    assert_eq!(v["layout"], "discord");
+    assert_eq!(v["signed_overflow"], "2084-09-06T15:47:35.552Z");
+    assert_eq!(v["signed_overflow_ms"], 3_619_093_655_552_u64);
+    assert_eq!(v["warning"], Value::Null);
+    let id = get(&s, "/v1/id").await.json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let parts = get(&s, &format!("/v1/decode/{id}")).await.json();
+    assert_eq!(
+        (parts["datacenter"].as_u64(), parts["worker"].as_u64()),
+        (Some(2), Some(5))
+    );
+
+    let s = server("layout = \"custom:39/2/8/14\"\ntick_ms = 10").await;
+    let v = get(&s, "/v1/layout").await.json();
+    assert_eq!(
+        (v["layout"].as_str(), v["tick_ms"].as_u64()),
+        (Some("custom"), Some(10))
+    );
+    assert_eq!(v["signed_overflow"], Value::Null);
+    let id = get(&s, "/v1/id").await.json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let own = get(&s, &format!("/v1/decode/{id}")).await.json();
+    let asked = get(
+        &s,
+        &format!("/v1/decode/{id}?layout=custom:39/2/8/14&tick_ms=10"),
+    )
+    .await;
+    assert_eq!(asked.status, StatusCode::OK, "{}", asked.body);
+    assert_eq!(asked.json(), own);
+    assert_eq!(own["worker"], 5);
+    assert_eq!(
+        own["unix_ms"].as_u64().unwrap() % 10,
+        1_288_834_974_657 % 10
+    );
+    for (path, message) in [
+        (
+            "/v1/decode/1?layout=custom:41/5/5",
+            "custom layout \"custom:41/5/5\" must be custom:T/D/W/S, four bit widths (timestamp/datacenter/worker/sequence) such as custom:41/5/5/12",
+        ),
+        (
+            "/v1/decode/1?layout=twitter&tick_ms=0",
+            "tick length must be at least 1 ms, got 0",
+        ),
+        (
+            "/v1/decode/1?tick_ms=soon",
+            "tick_ms \"soon\" is not a whole number of milliseconds 1..=18446744073709551615",
+        ),
+    ] {
+        let a = get(&s, path).await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{path}");
+        assert_eq!(a.error(), message, "{path}");
+    }
+}
+
+/// A layout whose time field runs out within a year starts, and says so.
+#[tokio::test]
+async fn a_layout_running_out_within_a_year_starts_with_a_warning() {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    // 2^35 ms is about 398 days: from an epoch 200 days ago, about 198 are left.
+    let epoch = now - 200 * 86_400_000;
+    let s = server(&format!(
+        "layout = \"custom:35/2/8/18\"\nepoch = \"{epoch}\""
+    ))
+    .await;
+    let v = get(&s, "/v1/layout").await.json();
+    let end = snowmint::UnixMs(epoch + (1 << 35));
+    assert_eq!(
+        v["warning"],
+        format!(
+            "layout custom's time field runs out on {end}, within a year: no id can be issued after that; move to another layout or a later epoch"
+        )
+    );
+    assert_eq!(get(&s, "/v1/id").await.status, StatusCode::OK);
+    let v = server("").await;
+    assert_eq!(get(&v, "/v1/layout").await.json()["warning"], Value::Null);
 }
 
 #[tokio::test]

@@ -215,6 +215,9 @@ pub struct Capacity {
     pub worker_ids: u64,
     /// The first instant the timestamp field cannot hold, in ms since the Unix epoch.
     pub runs_out_ms: u64,
+    /// For a layout that uses bit 63: the first instant whose ids pass `i64::MAX`, so that
+    /// a signed 64-bit column (SQL `BIGINT`) overflows, in ms since the Unix epoch.
+    pub signed_overflow_ms: Option<u64>,
 }
 
 /// A validated split of the 64 bits: widths, field order, tick length and epoch.
@@ -319,8 +322,9 @@ impl Layout {
         Self::checked(bits, 63, tick_ms, epoch_ms)
     }
 
-    /// A layout that may use all 64 bits, like Discord's or TSID's. It decodes ids, but a
-    /// [`Generator`](crate::Generator) refuses it when it does use bit 63.
+    /// A layout that may use all 64 bits, like Discord's or TSID's. Its ids are unsigned
+    /// 64-bit numbers: from [`Capacity::signed_overflow_ms`] on they no longer fit a signed
+    /// 64-bit column.
     ///
     /// # Errors
     ///
@@ -332,10 +336,10 @@ impl Layout {
     /// use snowmint::{Bits, Layout};
     ///
     /// let bits = Bits { timestamp: 42, datacenter: 5, worker: 5, sequence: 12 };
-    /// assert!(Layout::new_decode_only(bits, 1, 1_420_070_400_000)?.is_decode_only());
+    /// assert!(Layout::new_u64(bits, 1, 1_420_070_400_000)?.uses_bit_63());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn new_decode_only(bits: Bits, tick_ms: u64, epoch_ms: u64) -> Result<Layout, LayoutError> {
+    pub fn new_u64(bits: Bits, tick_ms: u64, epoch_ms: u64) -> Result<Layout, LayoutError> {
         Self::checked(bits, 64, tick_ms, epoch_ms)
     }
 
@@ -438,6 +442,32 @@ impl Layout {
         Ok(self)
     }
 
+    /// The same layout with another tick length, in milliseconds.
+    ///
+    /// # Errors
+    ///
+    /// The tick is 0 ms, or the layout's last tick would lie past the largest millisecond
+    /// count.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let l = snowmint::Layout::by_name("custom:39/0/10/14")?.with_tick_ms(10)?;
+    /// assert_eq!(l.tick_ms(), 10);
+    /// assert_eq!(snowmint::Layout::TWITTER.with_tick_ms(0).unwrap_err().to_string(), "tick length must be at least 1 ms, got 0");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_tick_ms(mut self, tick_ms: u64) -> Result<Layout, LayoutError> {
+        if tick_ms == 0 {
+            return Err(LayoutError::ZeroTick);
+        }
+        self.tick_ms = tick_ms;
+        self.last_ms().ok_or(LayoutError::EpochOverflow {
+            epoch_ms: self.epoch_ms,
+        })?;
+        Ok(self)
+    }
+
     /// The layout's name: a preset's name, or "custom".
     #[must_use]
     pub const fn name(&self) -> &'static str {
@@ -492,16 +522,17 @@ impl Layout {
         self.epoch_ms
     }
 
-    /// Whether the layout uses bit 63, so it can decode ids but not generate them.
+    /// Whether the layout uses bit 63: its ids are unsigned 64-bit numbers, and the later
+    /// ones do not fit a signed 64-bit column.
     ///
     /// # Examples
     ///
     /// ```
-    /// assert!(snowmint::Layout::DISCORD.is_decode_only());
-    /// assert!(!snowmint::Layout::TWITTER.is_decode_only());
+    /// assert!(snowmint::Layout::DISCORD.uses_bit_63());
+    /// assert!(!snowmint::Layout::TWITTER.uses_bit_63());
     /// ```
     #[must_use]
-    pub const fn is_decode_only(&self) -> bool {
+    pub const fn uses_bit_63(&self) -> bool {
         self.bits.total() > 63
     }
 
@@ -742,6 +773,9 @@ impl Layout {
     /// let c = Layout::TWITTER.capacity();
     /// assert_eq!((c.ids_per_second, c.worker_ids), (4_096_000, 1_024));
     /// assert_eq!(UnixMs(c.runs_out_ms).to_string(), "2080-07-10T17:30:30.209Z");
+    /// assert_eq!(c.signed_overflow_ms, None);
+    /// let discord = Layout::DISCORD.capacity().signed_overflow_ms.map(UnixMs);
+    /// assert_eq!(discord.map(|t| t.to_string()).as_deref(), Some("2084-09-06T15:47:35.552Z"));
     /// ```
     #[must_use]
     pub const fn capacity(&self) -> Capacity {
@@ -757,6 +791,12 @@ impl Layout {
             runs_out_ms: match self.last_ms() {
                 Some(last) => last.saturating_add(1),
                 None => u64::MAX,
+            },
+            signed_overflow_ms: if self.uses_bit_63() {
+                // The timestamp holds the top bits: bit 63 is its own top bit.
+                Some(self.unix_ms_at(1u64 << (63 - self.timestamp_shift)))
+            } else {
+                None
             },
         }
     }
@@ -813,7 +853,7 @@ mod tests {
             sequence: s,
         };
         assert_eq!(
-            Layout::new_decode_only(bits(42, 6, 5, 12), 1, 0)
+            Layout::new_u64(bits(42, 6, 5, 12), 1, 0)
                 .unwrap_err()
                 .to_string(),
             "layout needs 65 bits but an id has 64"
@@ -944,7 +984,7 @@ mod tests {
                     worker: w,
                     sequence: s,
                 };
-                Layout::new_decode_only(bits, tick, epoch).ok()
+                Layout::new_u64(bits, tick, epoch).ok()
             })
     }
 

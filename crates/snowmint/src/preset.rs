@@ -185,11 +185,16 @@ impl Layout {
         Layout::MASTODON,
     ];
 
-    /// The preset with this name (case-insensitive).
+    /// The preset with this name (case-insensitive), or a custom layout written
+    /// `custom:T/D/W/S`: the timestamp, datacenter, worker and sequence widths, high to low,
+    /// adding up to 63 or 64, with 1 ms ticks and Twitter's epoch (see
+    /// [`with_tick_ms`](Layout::with_tick_ms) and [`with_epoch_ms`](Layout::with_epoch_ms)).
     ///
     /// # Errors
     ///
-    /// No preset has the name; the message lists the ones that exist.
+    /// No preset has the name (the message lists the ones that exist), or a custom layout's
+    /// widths are malformed, add up to neither 63 nor 64, or give the timestamp or the
+    /// sequence no bit.
     ///
     /// # Examples
     ///
@@ -199,17 +204,66 @@ impl Layout {
     /// assert_eq!(Layout::by_name("Discord")?, Layout::DISCORD);
     /// assert_eq!(
     ///     Layout::by_name("flickr").unwrap_err().to_string(),
-    ///     "unknown layout \"flickr\": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon"
+    ///     "unknown layout \"flickr\": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon or custom:T/D/W/S"
     /// );
+    /// let custom = Layout::by_name("custom:39/0/10/14")?;
+    /// assert_eq!((custom.bits().timestamp, custom.max_worker()), (39, 1023));
     /// # Ok::<(), snowmint::LayoutError>(())
     /// ```
     pub fn by_name(name: &str) -> Result<Layout, LayoutError> {
+        if let Some(widths) = strip_custom(name) {
+            return Layout::custom(name, widths);
+        }
         Layout::PRESETS
             .into_iter()
             .find(|l| l.name().eq_ignore_ascii_case(name))
             .ok_or_else(|| LayoutError::UnknownPreset {
                 name: name.to_string(),
             })
+    }
+}
+
+/// The widths after a case-insensitive `custom:` prefix.
+fn strip_custom(text: &str) -> Option<&str> {
+    let (head, rest) = text.split_at_checked(7)?;
+    head.eq_ignore_ascii_case("custom:").then_some(rest)
+}
+
+impl Layout {
+    /// A layout from `T/D/W/S` widths, as [`Layout::by_name`] reads `custom:T/D/W/S`.
+    fn custom(text: &str, widths: &str) -> Result<Layout, LayoutError> {
+        let parts: Vec<&str> = widths.split('/').collect();
+        let [t, d, w, s] = parts[..] else {
+            return Err(LayoutError::CustomSyntax {
+                text: text.to_string(),
+            });
+        };
+        let width = |field: &'static str, text: &str| {
+            text.trim()
+                .parse::<u8>()
+                .ok()
+                .filter(|bits| *bits <= 64)
+                .ok_or_else(|| LayoutError::CustomWidth {
+                    field,
+                    text: text.to_string(),
+                })
+        };
+        let bits = Bits {
+            timestamp: width("timestamp", t)?,
+            datacenter: width("datacenter", d)?,
+            worker: width("worker", w)?,
+            sequence: width("sequence", s)?,
+        };
+        if !matches!(bits.total(), 63 | 64) {
+            return Err(LayoutError::CustomTotal { bits: bits.total() });
+        }
+        if bits.timestamp == 0 {
+            return Err(LayoutError::NoTimestampBits);
+        }
+        if bits.sequence == 0 {
+            return Err(LayoutError::NoSequenceBits);
+        }
+        Layout::new_u64(bits, 1, Layout::TWITTER.epoch_ms())
     }
 }
 
@@ -246,16 +300,15 @@ mod tests {
     #[test]
     fn every_preset_is_a_valid_layout() {
         for preset in Layout::PRESETS {
-            let checked =
-                Layout::new_decode_only(preset.bits(), preset.tick_ms(), preset.epoch_ms())
-                    .unwrap_or_else(|e| panic!("{}: {e}", preset.name()));
+            let checked = Layout::new_u64(preset.bits(), preset.tick_ms(), preset.epoch_ms())
+                .unwrap_or_else(|e| panic!("{}: {e}", preset.name()));
             assert_eq!(checked.bits(), preset.bits());
             let round = checked.with_order(preset.order()).unwrap();
             assert_eq!(round.shifts(), preset.shifts(), "{}", preset.name());
         }
         let generating: Vec<_> = Layout::PRESETS
             .iter()
-            .filter(|l| !l.is_decode_only())
+            .filter(|l| !l.uses_bit_63())
             .map(|l| l.name())
             .collect();
         assert_eq!(generating, ["twitter", "sonyflake", "baidu"]);
@@ -383,5 +436,200 @@ mod tests {
             .as_u64();
         assert_eq!(s, (1 << 24) | (1 << 16) | 1);
         assert_eq!(time(Layout::SONYFLAKE, 1 << 24), "2014-09-01T00:00:00.010Z");
+    }
+}
+
+#[cfg(test)]
+mod custom_and_generation {
+    use crate::{Bits, BuildError, Generator, Id, Layout, ManualClock};
+
+    fn err(text: &str) -> String {
+        Layout::by_name(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn custom_layouts_parse_with_twitter_epoch_and_1_ms_ticks() {
+        let l = Layout::by_name("custom:41/5/5/12").unwrap();
+        assert_eq!(l.bits(), Layout::TWITTER.bits());
+        assert_eq!(
+            (l.tick_ms(), l.epoch_ms(), l.name()),
+            (1, Layout::TWITTER.epoch_ms(), "custom")
+        );
+        assert_eq!(l.shifts(), Layout::TWITTER.shifts());
+        let l = Layout::by_name("CUSTOM:39/0/10/14").unwrap();
+        assert_eq!(
+            (l.max_datacenter(), l.max_worker(), l.max_sequence()),
+            (0, 1023, 16383)
+        );
+        assert!(!l.uses_bit_63());
+        let wide = Layout::by_name("custom:42/5/5/12").unwrap();
+        assert!(wide.uses_bit_63());
+        assert_eq!(
+            Layout::by_name("custom:52/0/0/12").unwrap().bits().total(),
+            64
+        );
+    }
+
+    #[test]
+    fn custom_layout_errors_name_the_field_and_the_limit() {
+        let syntax = "must be custom:T/D/W/S, four bit widths (timestamp/datacenter/worker/sequence) such as custom:41/5/5/12";
+        assert_eq!(
+            err("custom:41/5/5"),
+            format!("custom layout \"custom:41/5/5\" {syntax}")
+        );
+        assert_eq!(
+            err("custom:"),
+            format!("custom layout \"custom:\" {syntax}")
+        );
+        assert_eq!(
+            err("custom:41/5/5/12/1"),
+            format!("custom layout \"custom:41/5/5/12/1\" {syntax}")
+        );
+        assert_eq!(
+            err("custom:x/5/5/12"),
+            "custom layout timestamp width \"x\" is not a number of bits 0..=64"
+        );
+        assert_eq!(
+            err("custom:41/-1/5/12"),
+            "custom layout datacenter width \"-1\" is not a number of bits 0..=64"
+        );
+        assert_eq!(
+            err("custom:41/5/65/12"),
+            "custom layout worker width \"65\" is not a number of bits 0..=64"
+        );
+        assert_eq!(
+            err("custom:41/5/5/"),
+            "custom layout sequence width \"\" is not a number of bits 0..=64"
+        );
+        assert_eq!(
+            err("custom:41/5/5/11"),
+            "custom layout widths add up to 62 bits: they must add up to 63 (bit 63 stays 0) or 64"
+        );
+        assert_eq!(
+            err("custom:43/5/5/12"),
+            "custom layout widths add up to 65 bits: they must add up to 63 (bit 63 stays 0) or 64"
+        );
+        assert_eq!(
+            err("custom:0/31/20/12"),
+            "layout needs at least 1 timestamp bit, got 0"
+        );
+        assert_eq!(
+            err("custom:41/11/11/0"),
+            "custom layout needs at least 1 sequence bit, got 0"
+        );
+        assert_eq!(
+            err("custom41/5/5/12"),
+            "unknown layout \"custom41/5/5/12\": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon or custom:T/D/W/S"
+        );
+    }
+
+    proptest::proptest! {
+        /// Any four widths adding up to 63 or 64 with a timestamp and a sequence bit parse
+        /// to exactly those widths; any other sum is refused.
+        #[test]
+        fn custom_widths_round_trip(t in 0u8..=64, d in 0u8..=64, w in 0u8..=64, s in 0u8..=64) {
+            let parsed = Layout::by_name(&format!("custom:{t}/{d}/{w}/{s}"));
+            let total = u32::from(t) + u32::from(d) + u32::from(w) + u32::from(s);
+            if matches!(total, 63 | 64) && t > 0 && s > 0 {
+                let bits = Bits { timestamp: t, datacenter: d, worker: w, sequence: s };
+                proptest::prop_assert_eq!(parsed.unwrap().bits(), bits);
+            } else {
+                proptest::prop_assert!(parsed.is_err());
+            }
+        }
+    }
+
+    /// Ids of `layout` from a generator for `node`, with the clock at `ms`, moving on a tick
+    /// after every `per_tick` ids.
+    fn ids(layout: Layout, ms: u64, dc: u64, worker: u64) -> Vec<Id> {
+        let clock = ManualClock::new(ms);
+        let g = Generator::builder(layout)
+            .clock(&clock)
+            .datacenter(dc)
+            .worker(worker)
+            .build()
+            .unwrap();
+        (0..2_000)
+            .map(|i| {
+                if i % 700 == 0 {
+                    clock.advance(layout.tick_ms());
+                }
+                g.next_id().unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_live_preset_generates_increasing_ids_that_decode_to_the_node() {
+        let now = 1_764_000_000_000; // 2025-11-24
+        for layout in Layout::PRESETS.into_iter().filter(|l| l.name() != "baidu") {
+            let (dc, worker) = (layout.max_datacenter(), layout.max_worker().min(7));
+            let ids = ids(layout, now, dc, worker);
+            assert!(ids.windows(2).all(|w| w[0] < w[1]), "{}", layout.name());
+            for id in ids {
+                let parts = layout.decode(id).unwrap();
+                assert_eq!(
+                    (parts.datacenter, parts.worker),
+                    (dc, worker),
+                    "{}",
+                    layout.name()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_64_bit_layout_generates_across_its_signed_overflow() {
+        let layout = Layout::DISCORD;
+        let at = layout.capacity().signed_overflow_ms.unwrap();
+        let ids = ids(layout, at - 2, 31, 31);
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        assert!(ids.first().unwrap().as_u64() <= i64::MAX as u64);
+        assert!(ids.last().unwrap().as_u64() > i64::MAX as u64);
+    }
+
+    /// At the end of the range, a full last tick neither wraps the counter nor issues an
+    /// id twice: later calls are refused, however many there are.
+    #[test]
+    fn the_end_of_a_64_bit_range_refuses_instead_of_wrapping() {
+        for text in ["custom:52/0/0/12", "custom:42/5/5/12", "custom:61/0/0/3"] {
+            let layout = Layout::by_name(text).unwrap();
+            let last = crate::generator::max_tick(&layout);
+            let clock = ManualClock::new(layout.unix_ms_at(last));
+            let g = Generator::builder(layout).clock(&clock).build().unwrap();
+            let mut issued = Vec::new();
+            let mut refused = 0;
+            for _ in 0..3 * (layout.max_sequence() + 1).min(10_000) {
+                match g.try_next_id() {
+                    Ok(crate::Poll::Ready(id)) => issued.push(id),
+                    _ => refused += 1,
+                }
+            }
+            assert_eq!(
+                issued.len() as u64,
+                (layout.max_sequence() + 1).min(30_000),
+                "{text}"
+            );
+            assert!(issued.windows(2).all(|w| w[0] < w[1]), "{text}");
+            assert!(refused > 0, "{text}");
+            clock.advance(10 * layout.tick_ms());
+            assert!(g.next_id().is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_run_out_layout_is_refused_with_its_date() {
+        let err = Generator::builder(Layout::BAIDU).build().unwrap_err();
+        assert!(matches!(
+            err,
+            BuildError::RanOut {
+                layout: "baidu",
+                ..
+            }
+        ));
+        assert_eq!(
+            err.to_string(),
+            "layout baidu's time field ran out on 2024-11-20T21:24:16.000Z, so no id can be issued; use another layout or a later epoch"
+        );
     }
 }

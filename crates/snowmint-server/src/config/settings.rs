@@ -55,11 +55,13 @@ pub struct Settings {
     #[arg(long, env = "SNOWMINT_SHUTDOWN_GRACE_MS", value_name = "MS")]
     pub shutdown_grace_ms: Option<u64>,
 
-    /// Layout preset that can generate: twitter, sonyflake or baidu (default: twitter)
+    /// Layout: a preset (twitter, discord, instagram, sonyflake, tsid, mastodon; baidu ran
+    /// out in 2024) or custom:T/D/W/S, the timestamp, datacenter, worker and sequence bits
+    /// from high to low, adding up to 63 or 64 (default: twitter)
     #[arg(
         long,
         env = "SNOWMINT_LAYOUT",
-        value_name = "PRESET",
+        value_name = "LAYOUT",
         help_heading = "Ids"
     )]
     pub layout: Option<String>,
@@ -73,6 +75,16 @@ pub struct Settings {
         help_heading = "Ids"
     )]
     pub epoch: Option<String>,
+
+    /// Milliseconds per tick of the timestamp field (default: the preset's own; 1 for a
+    /// custom layout)
+    #[arg(
+        long,
+        env = "SNOWMINT_TICK_MS",
+        value_name = "MS",
+        help_heading = "Ids"
+    )]
+    pub tick_ms: Option<u64>,
 
     /// Datacenter id (default: 0)
     #[arg(

@@ -134,8 +134,18 @@ fn each_bad_value_is_blamed_on_its_key() {
         ),
         (
             "layout",
-            "\"discord\"",
-            "config key `layout`: \"discord\" uses bit 63 and can decode ids but not generate them; use twitter, sonyflake or baidu",
+            "\"custom:41/5/5/11\"",
+            "config key `layout`: \"custom:41/5/5/11\" custom layout widths add up to 62 bits: they must add up to 63 (bit 63 stays 0) or 64",
+        ),
+        (
+            "layout",
+            "\"custom:41/5\"",
+            "config key `layout`: \"custom:41/5\" must be custom:T/D/W/S, four bit widths (timestamp/datacenter/worker/sequence) such as custom:41/5/5/12",
+        ),
+        (
+            "tick_ms",
+            "0",
+            "config key `tick_ms`: \"0\" tick length must be at least 1 ms, got 0",
         ),
         (
             "epoch",
@@ -477,8 +487,15 @@ fn special_cases_of_the_layout_and_epoch() {
     );
     assert_eq!(
         config("layout = \"flickr\"").unwrap_err().to_string(),
-        "config key `layout`: \"flickr\" is not a layout: expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon"
+        "config key `layout`: \"flickr\" is not a layout: expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon or custom:T/D/W/S"
     );
+    let custom = config("layout = \"custom:39/0/10/14\"\ntick_ms = 10\nworker = 1023").unwrap();
+    assert_eq!(
+        (custom.layout.bits().timestamp, custom.layout.tick_ms()),
+        (39, 10)
+    );
+    let discord = config("layout = \"discord\"\ndatacenter = 31").unwrap();
+    assert_eq!(discord.layout, Layout::DISCORD);
     assert_eq!(
         config("layout = \"baidu\"").unwrap_err().to_string(),
         "config key `layout`: \"baidu\" has a time field that ran out on 2024-11-20T21:24:16.000Z, so no id can be issued; use another layout or a later epoch"

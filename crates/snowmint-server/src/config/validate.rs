@@ -5,7 +5,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use snowmint::{Clock, Layout, OverflowPolicy, RollbackPolicy, SequenceStart, UnixMs, WallClock};
+use snowmint::{
+    Clock, Layout, LayoutError, OverflowPolicy, RollbackPolicy, SequenceStart, UnixMs, WallClock,
+};
 use snowmint_lease::LeaseSettings;
 
 use super::{
@@ -194,24 +196,25 @@ impl TryFrom<Settings> for Config {
     }
 }
 
-/// `layout`, moved to `epoch` if one is given: a preset that can generate, whose time field
-/// has not run out.
+/// `layout`, with `tick_ms` and moved to `epoch` if they are given: a preset or custom
+/// layout whose time field has not run out.
 fn layout(s: &Settings) -> Result<Layout, ConfigError> {
     let name = s.layout.as_deref().unwrap_or(DEFAULT_LAYOUT);
-    let mut layout = Layout::by_name(name).map_err(|_| {
-        let presets = Layout::PRESETS.map(|l| l.name()).join(", ");
-        invalid(
-            "layout",
-            name,
-            format!("is not a layout: expected one of {presets}"),
-        )
+    let mut layout = Layout::by_name(name).map_err(|e| match e {
+        LayoutError::UnknownPreset { .. } => {
+            let presets = Layout::PRESETS.map(|l| l.name()).join(", ");
+            invalid(
+                "layout",
+                name,
+                format!("is not a layout: expected one of {presets} or custom:T/D/W/S"),
+            )
+        }
+        other => invalid("layout", name, rule_after_value(&other.to_string(), name)),
     })?;
-    if layout.is_decode_only() {
-        return Err(invalid(
-            "layout",
-            name,
-            "uses bit 63 and can decode ids but not generate them; use twitter, sonyflake or baidu",
-        ));
+    if let Some(tick_ms) = s.tick_ms {
+        layout = layout
+            .with_tick_ms(tick_ms)
+            .map_err(|e| invalid("tick_ms", tick_ms, e))?;
     }
     let now = UnixMs(WallClock.now_ms());
     if let Some(epoch) = &s.epoch {

@@ -9,7 +9,7 @@ use snowmint::Id;
 use super::ids::IdBody;
 use super::path::PathText;
 use super::query::{Format, Params};
-use super::schema::{ErrorBody, PresetName};
+use super::schema::{ErrorBody, LayoutName};
 use crate::issue::{self, AtRequest, ComposeRequest};
 use crate::{ApiError, AppState};
 
@@ -25,7 +25,7 @@ use crate::{ApiError, AppState};
         ("datacenter" = Option<u64>, Query, description = "Datacenter id; default 0"),
         ("worker" = Option<u64>, Query, description = "Worker id; default 0"),
         ("sequence" = Option<u64>, Query, description = "Sequence number; default 0"),
-        ("layout" = inline(Option<PresetName>), Query, description = "A preset to compose with; default: the server's layout"),
+        ("layout" = inline(Option<LayoutName>), Query, description = "A preset or custom:T/D/W/S layout to compose with; default: the server's layout"),
         ("format" = inline(Option<Format>), Query, description = "How the id is written (default decimal); int for a JSON number"),
     ),
     responses(
@@ -66,7 +66,7 @@ pub struct Bounds {
     summary = "The first and last id of an instant",
     params(
         ("time" = String, Path, description = "Milliseconds since the Unix epoch or an RFC 3339 time"),
-        ("layout" = inline(Option<PresetName>), Query, description = "A preset; default: the server's layout"),
+        ("layout" = inline(Option<LayoutName>), Query, description = "A preset or custom:T/D/W/S layout; default: the server's layout"),
     ),
     responses(
         (status = 200, description = "The bounds", body = Bounds),

@@ -8,12 +8,12 @@ use snowmint::{Decoded, UnixMs};
 
 use super::path::PathText;
 use super::query::Params;
-use super::schema::{ErrorBody, PresetName};
+use super::schema::{ErrorBody, LayoutName};
 use crate::issue::{self, DecodeRequest};
 use crate::{ApiError, AppState};
 
-/// `GET /v1/decode/{id}[?layout=PRESET]`: the id in any encoding, taken apart with the
-/// server's layout or a preset; the keys of `snowmint parse --json`.
+/// `GET /v1/decode/{id}[?layout=LAYOUT&tick_ms=MS]`: the id in any encoding, taken apart
+/// with the server's layout, a preset or a custom layout; the keys of `snowmint parse --json`.
 #[utoipa::path(
     get,
     path = "/v1/decode/{id}",
@@ -21,7 +21,8 @@ use crate::{ApiError, AppState};
     summary = "Take an id apart",
     params(
         ("id" = String, Path, description = "The id: decimal, hex (0x...), Crockford base32 (13 chars), base62 (11 chars) or binary (0b...)"),
-        ("layout" = inline(Option<PresetName>), Query, description = "A preset to decode with; default: the server's layout"),
+        ("layout" = inline(Option<LayoutName>), Query, description = "A preset or custom:T/D/W/S layout to decode with; default: the server's layout"),
+        ("tick_ms" = Option<u64>, Query, description = "Milliseconds per tick of the layout given; default: the preset's own, 1 for a custom layout"),
     ),
     responses(
         (status = 200, description = "The id's parts", body = Decoded),
@@ -33,9 +34,19 @@ pub async fn decode(
     PathText(text): PathText,
     params: Params,
 ) -> Result<Json<Decoded>, ApiError> {
+    let tick_ms = match params.get("tick_ms") {
+        None => None,
+        Some(text) => Some(text.parse::<u64>().map_err(|_| {
+            ApiError::BadRequest(format!(
+                "tick_ms {text:?} is not a whole number of milliseconds 1..={}",
+                u64::MAX
+            ))
+        })?),
+    };
     let asked = DecodeRequest {
         id: &text,
         layout: params.get("layout"),
+        tick_ms,
     };
     Ok(Json(issue::decode(&state, asked)?))
 }
@@ -67,6 +78,13 @@ pub struct LayoutInfo {
     pub runs_out_ms: u64,
     /// When the time field runs out, RFC 3339.
     pub runs_out: String,
+    /// For a layout that uses bit 63: when its ids pass 2^63 and overflow a signed 64-bit
+    /// column (SQL `BIGINT`), ms since the Unix epoch; null for 63-bit layouts.
+    pub signed_overflow_ms: Option<u64>,
+    /// The same instant, RFC 3339.
+    pub signed_overflow: Option<String>,
+    /// A warning about the layout, such as a time field that runs out within a year.
+    pub warning: Option<String>,
 }
 
 /// The worker-id lease, as JSON.
@@ -138,6 +156,12 @@ pub async fn layout(
         worker_ids: capacity.worker_ids,
         runs_out_ms: capacity.runs_out_ms,
         runs_out: UnixMs(capacity.runs_out_ms).to_string(),
+        signed_overflow_ms: capacity.signed_overflow_ms,
+        signed_overflow: capacity.signed_overflow_ms.map(|ms| UnixMs(ms).to_string()),
+        warning: crate::config::runs_out_soon(
+            layout,
+            snowmint::Clock::now_ms(&snowmint::WallClock),
+        ),
     }))
 }
 

@@ -81,7 +81,7 @@ fn data(max_batch: u64) -> Value {
     let default = Layout::PRESETS[0];
     // The order and names Layout::new gives a layout, with the default preset's numbers:
     // what the page's custom layout starts from.
-    let custom = Layout::new_decode_only(default.bits(), default.tick_ms(), default.epoch_ms())
+    let custom = Layout::new_u64(default.bits(), default.tick_ms(), default.epoch_ms())
         .expect("every preset is a valid layout");
     json!({
         "encodings": Encoding::ALL.map(encoding),

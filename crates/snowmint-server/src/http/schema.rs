@@ -182,16 +182,28 @@ impl PartialSchema for Format {
 
 impl ToSchema for Format {}
 
-/// The name of a preset, which `?layout=` takes (see [`Layout::by_name`]).
-pub struct PresetName;
+/// A preset's name or `custom:T/D/W/S`, which `?layout=` takes (see [`Layout::by_name`]).
+pub struct LayoutName;
 
-impl PartialSchema for PresetName {
+impl PartialSchema for LayoutName {
     fn schema() -> RefOr<Schema> {
-        one_of_names(Layout::PRESETS.iter().map(Layout::name), "A preset").into()
+        let names: Vec<&str> = Layout::PRESETS.iter().map(Layout::name).collect();
+        let presets = any_case(names.iter().copied());
+        let custom = "[cC][uU][sS][tT][oO][mM]:[0-9]+/[0-9]+/[0-9]+/[0-9]+";
+        let pattern = format!("{}|{custom})$", presets.trim_end_matches(")$"));
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(pattern))
+            .description(Some(format!(
+                "A preset, one of {} in any case, or custom:T/D/W/S: the timestamp, datacenter, worker and sequence bits from high to low, adding up to 63 or 64",
+                names.join(", ")
+            )))
+            .build()
+            .into()
     }
 }
 
-impl ToSchema for PresetName {}
+impl ToSchema for LayoutName {}
 
 #[cfg(test)]
 mod tests {

@@ -84,13 +84,13 @@ pub async fn serials(
     budget::fill(state, batch.count(), share).await
 }
 
-/// An id taken apart, with the server's layout or the preset asked for.
+/// An id taken apart, with the server's layout or the preset or custom layout asked for.
 ///
 /// # Errors
 ///
 /// An unknown layout, or an id that is malformed or out of the layout's range.
 pub fn decode(state: &AppState, request: DecodeRequest<'_>) -> Result<Decoded, ApiError> {
-    let layout = layout(state, request.layout)?;
+    let layout = layout(state, request.layout, request.tick_ms)?;
     let (id, _) = Id::parse_any(request.id)?;
     Ok(Decoded::new(&layout, id)?)
 }
@@ -103,7 +103,7 @@ pub fn decode(state: &AppState, request: DecodeRequest<'_>) -> Result<Decoded, A
 /// An unknown layout, a time that is no time, a part that is no whole number, or a part
 /// out of the layout's range, named with its range.
 pub fn compose(state: &AppState, request: ComposeRequest<'_>) -> Result<Id, ApiError> {
-    let layout = layout(state, request.layout)?;
+    let layout = layout(state, request.layout, None)?;
     let unix_ms = match request.time {
         Some(text) => UnixMs::parse_time(text)?.0,
         None => WallClock.now_ms(),
@@ -119,17 +119,23 @@ pub fn compose(state: &AppState, request: ComposeRequest<'_>) -> Result<Id, ApiE
 ///
 /// An unknown layout, a time that is no time, or one outside the layout's span.
 pub fn ids_at(state: &AppState, request: AtRequest<'_>) -> Result<(Id, Id), ApiError> {
-    let layout = layout(state, request.layout)?;
+    let layout = layout(state, request.layout, None)?;
     let unix_ms = UnixMs::parse_time(request.time)?.0;
     Ok(layout.ids_at(unix_ms)?)
 }
 
 /// The preset asked for, or the server's layout.
-fn layout(state: &AppState, name: Option<&str>) -> Result<Layout, ApiError> {
-    match name {
-        None => Ok(*state.layout()),
-        Some(name) => Ok(Layout::by_name(name)?),
-    }
+/// The layout a request names (a preset or `custom:T/D/W/S`, with its tick if given), or
+/// the server's own.
+fn layout(state: &AppState, name: Option<&str>, tick_ms: Option<u64>) -> Result<Layout, ApiError> {
+    let layout = match name {
+        None => *state.layout(),
+        Some(name) => Layout::by_name(name)?,
+    };
+    Ok(match tick_ms {
+        None => layout,
+        Some(tick_ms) => layout.with_tick_ms(tick_ms)?,
+    })
 }
 
 /// A serial taken apart, with the template and zone it was made with.

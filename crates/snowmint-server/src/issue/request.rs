@@ -205,8 +205,10 @@ fn check_size(
 pub struct DecodeRequest<'a> {
     /// The id, in any encoding [`Id::parse_any`] reads.
     pub id: &'a str,
-    /// A preset's name; the server's layout when not given.
+    /// A preset's name or `custom:T/D/W/S`; the server's layout when not given.
     pub layout: Option<&'a str>,
+    /// The tick of the layout given, in ms (default: the preset's own, 1 for a custom one).
+    pub tick_ms: Option<u64>,
 }
 
 /// A request to take a serial apart, as the client sent it.

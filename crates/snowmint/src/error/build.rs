@@ -12,18 +12,23 @@ use crate::time::UnixMs;
 /// ```
 /// use snowmint::{BuildError, Generator, Layout};
 ///
-/// let err = Generator::builder(Layout::DISCORD).build().unwrap_err();
-/// assert_eq!(err.to_string(), "layout discord uses bit 63 and can decode ids but not generate them");
-/// assert!(matches!(err, BuildError::DecodeOnly { layout: "discord" }));
+/// let err = Generator::builder(Layout::BAIDU).build().unwrap_err();
+/// assert_eq!(err.to_string(), "layout baidu's time field ran out on 2024-11-20T21:24:16.000Z, so no id can be issued; use another layout or a later epoch");
+/// assert!(matches!(err, BuildError::RanOut { layout: "baidu", .. }));
 /// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildError {
-    /// A decode-only layout (one that uses bit 63) was given to a generator.
-    #[error("layout {layout} uses bit 63 and can decode ids but not generate them")]
-    DecodeOnly {
+    /// The layout's time field ran out before the clock's present: no id can be issued.
+    #[error(
+        "layout {layout}'s time field ran out on {}, so no id can be issued; use another layout or a later epoch",
+        UnixMs(*.end_ms)
+    )]
+    RanOut {
         /// The layout's name.
         layout: &'static str,
+        /// The first instant the time field cannot hold, in ms since the Unix epoch.
+        end_ms: u64,
     },
     /// A datacenter id, worker id or random sequence start bound the layout cannot hold.
     #[error(transparent)]

@@ -41,9 +41,36 @@ pub enum LayoutError {
         /// The epoch, in milliseconds since the Unix epoch.
         epoch_ms: u64,
     },
+    /// A `custom:` layout is not four widths separated by `/`.
+    #[error(
+        "custom layout {text:?} must be custom:T/D/W/S, four bit widths (timestamp/datacenter/worker/sequence) such as custom:41/5/5/12"
+    )]
+    CustomSyntax {
+        /// The layout as written.
+        text: String,
+    },
+    /// A width of a `custom:` layout is not a number of bits.
+    #[error("custom layout {field} width {text:?} is not a number of bits 0..=64")]
+    CustomWidth {
+        /// The field: timestamp, datacenter, worker or sequence.
+        field: &'static str,
+        /// The width as written.
+        text: String,
+    },
+    /// The widths of a `custom:` layout do not add up to 63 or 64.
+    #[error(
+        "custom layout widths add up to {bits} bits: they must add up to 63 (bit 63 stays 0) or 64"
+    )]
+    CustomTotal {
+        /// The sum of the four widths.
+        bits: u32,
+    },
+    /// A `custom:` layout with no sequence bits.
+    #[error("custom layout needs at least 1 sequence bit, got 0")]
+    NoSequenceBits,
     /// No preset has this name.
     #[error(
-        "unknown layout {name:?}: expected one of {}",
+        "unknown layout {name:?}: expected one of {} or custom:T/D/W/S",
         crate::Layout::PRESETS.map(|l| l.name()).join(", ")
     )]
     UnknownPreset {

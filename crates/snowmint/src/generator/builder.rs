@@ -146,9 +146,11 @@ impl<C: Clock> Builder<C> {
     /// ```
     pub fn check(&self) -> Result<(), BuildError> {
         let layout = self.layout;
-        if layout.is_decode_only() {
-            return Err(BuildError::DecodeOnly {
+        let end_ms = layout.unix_ms_at(max_tick(&layout).saturating_add(1));
+        if self.clock.now_ms() >= end_ms {
+            return Err(BuildError::RanOut {
                 layout: layout.name(),
+                end_ms,
             });
         }
         layout.check_node(self.datacenter, self.worker)?;
@@ -170,7 +172,7 @@ impl<C: Clock> Builder<C> {
     ///
     /// # Errors
     ///
-    /// A decode-only layout, a datacenter or worker id out of range, a random start bound
+    /// A layout whose time field has run out, a datacenter or worker id out of range, a random start bound
     /// above the sequence count, a store that cannot be read, or a mark past the layout's
     /// range.
     ///
@@ -181,8 +183,8 @@ impl<C: Clock> Builder<C> {
     ///
     /// let err = Generator::builder(Layout::TWITTER).worker(40).build().unwrap_err();
     /// assert_eq!(err.to_string(), "worker id 40 is out of range 0..=31");
-    /// let err = Generator::builder(Layout::DISCORD).build().unwrap_err();
-    /// assert_eq!(err.to_string(), "layout discord uses bit 63 and can decode ids but not generate them");
+    /// assert!(Generator::builder(Layout::DISCORD).build()?.next_id()? > snowmint::Id::from_u64(0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn build(self) -> Result<Generator<C>, BuildError> {
         self.check()?;
@@ -202,6 +204,12 @@ impl<C: Clock> Builder<C> {
                     },
                     other => other.into(),
                 })?;
+                if tick > max_tick(&layout) {
+                    return Err(BuildError::MarkPastEnd {
+                        mark_ms: ms,
+                        last_ms: layout.unix_ms_at(max_tick(&layout) + 1) - 1,
+                    });
+                }
                 (tick + 1, tick)
             }
             _ => (0, 0),
@@ -234,7 +242,7 @@ impl<C: Clock> Builder<C> {
             fence: AtomicU64::new(u64::MAX),
             epoch_ms: layout.epoch_ms(),
             tick_ms,
-            max_tick: layout.max_timestamp(),
+            max_tick: max_tick(&layout),
             lead_ticks,
             ahead_ticks: crate::whole_ms(self.reserve_ahead) / tick_ms,
             layout,
@@ -250,4 +258,15 @@ impl<C: Clock> Builder<C> {
             counters: Counters::default(),
         })
     }
+}
+
+/// The last tick a generator issues. The counter holds `tick << sequence_bits | sequence`
+/// in 64 bits and keeps one bit above the last tick, so that slots taken past the end (each
+/// refused) cannot wrap it around to tick 0. A layout whose timestamp and sequence fill all
+/// 64 bits (Mastodon's, or a custom one with no datacenter or worker bits) generates for
+/// the first half of its timestamp range.
+pub(crate) fn max_tick(layout: &Layout) -> u64 {
+    layout
+        .max_timestamp()
+        .min(u64::MAX >> layout.bits().sequence >> 1)
 }

@@ -22,6 +22,8 @@ mod builder;
 mod limit;
 
 pub use builder::Builder;
+#[cfg(test)]
+pub(crate) use builder::max_tick;
 
 /// Everything the fast path reads after taking its slot, on one cache line of its own
 /// (aligned to two lines, for adjacent-line prefetch): the counter, the newest tick seen,
