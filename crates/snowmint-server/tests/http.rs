@@ -443,7 +443,7 @@ async fn compose_ids_from_their_parts() {
         ),
         (
             "/v1/compose?layout=flickr",
-            "unknown layout \"flickr\": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon",
+            "unknown layout \"flickr\": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon or custom:T/D/W/S",
         ),
     ] {
         let a = get(&s, uri).await;
@@ -492,7 +492,7 @@ async fn the_first_and_last_id_of_an_instant() {
         ),
         (
             "/v1/at/1?layout=flickr",
-            "unknown layout \"flickr\": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon",
+            "unknown layout \"flickr\": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon or custom:T/D/W/S",
         ),
     ] {
         let a = get(&s, uri).await;

@@ -152,11 +152,18 @@ impl Daemon {
         let _ = child.wait();
     }
 
-    /// Kills the server with SIGKILL, as a crash would, and reaps it.
+    /// Kills the server with SIGKILL, as a crash would, and reaps it. Its own children
+    /// (PostgreSQL's backends) notice and exit by themselves; this waits for them, up to
+    /// [`ORPHANS_GONE`], so that a restart does not find their shared memory still in use.
     pub(crate) fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
+            let orphans = children(child.id());
             let _ = child.kill();
             let _ = child.wait();
+            let deadline = Instant::now() + ORPHANS_GONE;
+            while orphans.iter().any(|pid| running(*pid)) && Instant::now() < deadline {
+                thread::sleep(POLL);
+            }
         }
     }
 
@@ -281,6 +288,34 @@ fn spawn(mut command: Command) -> io::Result<Child> {
     response
         .recv()
         .expect("the thread that spawns test servers is gone")
+}
+
+/// How long a killed server's children may take to notice and exit.
+const ORPHANS_GONE: Duration = Duration::from_secs(10);
+
+/// The processes whose parent is `parent`.
+fn children(parent: u32) -> Vec<u32> {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_string_lossy().parse::<u32>().ok())
+        .filter(|pid| stat_field(*pid, 1).and_then(|ppid| ppid.parse().ok()) == Some(parent))
+        .collect()
+}
+
+/// Whether `pid` runs: it exists and is not a zombie.
+fn running(pid: u32) -> bool {
+    stat_field(pid, 0).is_some_and(|state| state != "Z")
+}
+
+/// The `n`-th field of `/proc/PID/stat` after the command name (0: state, 1: parent pid);
+/// the name may hold spaces, so fields are counted after its closing parenthesis.
+fn stat_field(pid: u32, n: usize) -> Option<String> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(n).map(str::to_string)
 }
 
 #[cfg(test)]
