@@ -477,6 +477,7 @@
       const option = $('parse-layout').querySelector('option[value="server"]');
       option.textContent = `This server's (${body.layout})`;
       parseNow();
+      composeNow(false);
     } catch (err) {
       showError($('about-error'), `Could not read this server's layout: ${err.message}`);
       $('about-stats').removeAttribute('aria-busy');
@@ -842,6 +843,120 @@
   }
 
   // ---------------------------------------------------------------------------------------
+  // Compose: an id from its parts, as `/v1/compose` and `Layout::compose_at` write it, and
+  // the first and last id of its tick (`Layout::ids_at`), with the layout chosen for Parse.
+
+  const COMPOSE_PARTS = ['datacenter', 'worker', 'sequence'];
+  const RANGE_NAMES = { datacenter: 'datacenter id', worker: 'worker id', sequence: 'sequence' };
+
+  /** The instant asked for, in ms since the Unix epoch: now when empty. */
+  function composeTime(text) {
+    if (text === '') return BigInt(Date.now());
+    if (/^\d+$/.test(text)) {
+      if (BigInt(text) > U64_MAX) throw new InputError(`time ${text} ms does not fit in 64 bits`);
+      return BigInt(text);
+    }
+    const rfc3339 = /^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2}))?$/;
+    const ms = rfc3339.test(text) ? Date.parse(text.replace(' ', 'T')) : NaN;
+    if (Number.isNaN(ms) || ms < 0) {
+      throw new InputError(`time "${text}" is neither milliseconds since the Unix epoch nor an RFC 3339 time`);
+    }
+    return BigInt(ms);
+  }
+
+  /** A time as the core's `UnixMs` writes it in its messages. */
+  const isoText = (ms) => (ms > LAST_DATE_MS ? `${ms}` : new Date(Number(ms)).toISOString());
+
+  /** The tick an instant falls in: `Layout::tick_at`, with its message. */
+  function tickAt(layout, unixMs) {
+    const ticks = 1n << BigInt(layout.bits.timestamp);
+    const end = layout.epochMs + ticks * layout.tickMs - 1n;
+    const lastMs = end > U64_MAX ? U64_MAX : end;
+    if (unixMs < layout.epochMs || unixMs > lastMs) {
+      throw new InputError(
+        `time ${isoText(unixMs)} is outside the layout's range ${isoText(layout.epochMs)}..=${isoText(lastMs)}`);
+    }
+    return (unixMs - layout.epochMs) / layout.tickMs;
+  }
+
+  const place = (layout, key, value) => value << BigInt(layout.shifts[key]);
+
+  /** The id of `parts` at `unixMs`, refused in the order and words of `/v1/compose`. */
+  function composeWith(layout, unixMs, texts) {
+    const values = {};
+    for (const key of COMPOSE_PARTS) {
+      const text = texts[key];
+      if (!/^\d+$/.test(text) || BigInt(text) > U64_MAX) {
+        throw new InputError(`${key} ${JSON.stringify(text)} is not a whole number 0..=${U64_MAX}`);
+      }
+      values[key] = BigInt(text);
+    }
+    const tick = tickAt(layout, unixMs);
+    for (const key of COMPOSE_PARTS) {
+      const max = mask(layout.bits[key]);
+      if (values[key] > max) {
+        throw new InputError(`${RANGE_NAMES[key]} ${values[key]} is out of range 0..=${max}`);
+      }
+    }
+    return COMPOSE_PARTS.reduce((id, key) => id | place(layout, key, values[key]),
+      place(layout, 'timestamp', tick));
+  }
+
+  /** The smallest and largest id of the tick `unixMs` falls in. */
+  function idsAt(layout, unixMs) {
+    const first = place(layout, 'timestamp', tickAt(layout, unixMs));
+    const last = COMPOSE_PARTS.reduce((id, key) => id | place(layout, key, mask(layout.bits[key])), first);
+    return [first, last];
+  }
+
+  /** Every encoding of `id`, one per line. */
+  const encodingsOf = (id, part) => h('dd', { 'data-part': part },
+    Object.values(ENCODINGS).flatMap((e, i) => [i ? h('br') : false,
+      h('span', { class: 'mono', 'data-encoding': e.name }, `${e.name} `, h('code', {}, encode(e.name, id)))]));
+
+  function composeNow(draw = true) {
+    const result = $('compose-result');
+    const error = $('compose-error');
+    result.replaceChildren();
+    delete result.dataset.id;
+    showError(error, '');
+    let layout;
+    try {
+      layout = chosenLayout();
+    } catch (err) {
+      if (!(err instanceof InputError)) throw err;
+      showError(error, err.message);
+      return;
+    }
+    if (!layout) return;
+    for (const key of COMPOSE_PARTS) {
+      $(`compose-${key}-label`).textContent = layout.bits[key] === 0
+        ? `${layout.names[key]} (none)`
+        : `${layout.names[key]}, 0–${mask(layout.bits[key])}`;
+    }
+    const texts = Object.fromEntries(COMPOSE_PARTS.map((key) => [key, $(`compose-${key}`).value.trim()]));
+    try {
+      const unixMs = composeTime($('compose-time').value.trim());
+      const id = composeWith(layout, unixMs, texts);
+      const [first, last] = idsAt(layout, unixMs);
+      const parts = decodeWith(layout, id);
+      result.append(h('dl', { class: 'facts' },
+        h('dt', {}, 'ID'), encodingsOf(id, 'id'),
+        h('dt', {}, 'Time (UTC)'), h('dd', { 'data-part': 'utc' }, utcText(parts.unixMs)),
+        h('dt', {}, 'First of its tick'), h('dd', { 'data-part': 'first' }, h('code', {}, first.toString())),
+        h('dt', {}, 'Last of its tick'), h('dd', { 'data-part': 'last' }, h('code', {}, last.toString()))));
+      Object.assign(result.dataset, {
+        id: id.toString(), layout: layout.name, unixMs: unixMs.toString(),
+        first: first.toString(), last: last.toString(),
+      });
+      if (draw) drawBits(layout, parts);
+    } catch (err) {
+      if (!(err instanceof InputError)) throw err;
+      showError(error, err.message);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
   // Start.
 
   /** Fills in what the page knows only from the server's data. */
@@ -864,6 +979,10 @@
     $('parse-input').addEventListener('input', parseNow);
     $('parse-layout').addEventListener('change', parseNow);
     for (const key of CUSTOM_INPUTS) $(`custom-${key}`).addEventListener('input', parseNow);
+    $('parse-layout').addEventListener('change', () => composeNow(false));
+    for (const key of CUSTOM_INPUTS) $(`custom-${key}`).addEventListener('input', () => composeNow(false));
+    $('compose-form').addEventListener('submit', (event) => { event.preventDefault(); composeNow(); });
+    for (const key of ['time', ...COMPOSE_PARTS]) $(`compose-${key}`).addEventListener('input', () => composeNow());
     // Redraw on a change of width only, and in the next frame, never inside the observer.
     let lastWidth = 0;
     new ResizeObserver((entries) => {
@@ -874,6 +993,7 @@
     }).observe($('diagram'));
     setInterval(refreshAgo, 1000);
     parseNow();
+    composeNow(false);
     loadServer();
   }
 

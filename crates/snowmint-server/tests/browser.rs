@@ -738,3 +738,150 @@ async fn the_token_is_asked_for_once_then_sent() {
     browser.close().await;
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_composes_as_the_server_does() {
+    let (server, browser) = start!("");
+    browser.open(&server.url).await;
+    // Discord's documentation instant, a second later, and 2024 in RFC 3339.
+    let times = ["1462015105796", "1462015106796", "2024-01-01T00:00:00Z"];
+    let script = "const [choice, custom, time, parts] = arguments;
+        const select = document.getElementById('parse-layout');
+        select.value = choice;
+        select.dispatchEvent(new Event('change'));
+        for (const [key, value] of Object.entries(custom)) {
+          const el = document.getElementById(`custom-${key}`);
+          el.value = value;
+          el.dispatchEvent(new Event('input'));
+        }
+        const set = (key, value) => {
+          const el = document.getElementById(`compose-${key}`);
+          el.value = value;
+          el.dispatchEvent(new Event('input'));
+        };
+        set('time', time);
+        for (const [key, value] of Object.entries(parts)) set(key, value);
+        const r = document.getElementById('compose-result');
+        const e = document.getElementById('compose-error');
+        const encodings = [...r.querySelectorAll('[data-encoding]')]
+          .map((el) => [el.dataset.encoding, el.querySelector('code').textContent]);
+        return { id: r.dataset.id || null, first: r.dataset.first || null, last: r.dataset.last || null,
+          error: e.hidden ? null : e.textContent, encodings,
+          diagram: document.getElementById('bits-caption').textContent };";
+    let mut cases: Vec<(String, Layout, Value)> = Layout::PRESETS
+        .iter()
+        .map(|l| (l.name().to_string(), *l, json!({})))
+        .collect();
+    for (bits, tick, epoch) in [
+        (
+            Bits {
+                timestamp: 39,
+                datacenter: 0,
+                worker: 10,
+                sequence: 14,
+            },
+            10u64,
+            1_288_834_974_657u64,
+        ),
+        (
+            Bits {
+                timestamp: 30,
+                datacenter: 10,
+                worker: 12,
+                sequence: 12,
+            },
+            1000,
+            1_000,
+        ),
+    ] {
+        let layout = Layout::new_u64(bits, tick, epoch).unwrap();
+        let custom = json!({
+            "epoch": epoch.to_string(), "tick": tick.to_string(),
+            "timestamp": bits.timestamp.to_string(), "datacenter": bits.datacenter.to_string(),
+            "worker": bits.worker.to_string(), "sequence": bits.sequence.to_string(),
+        });
+        cases.push(("custom".into(), layout, custom));
+    }
+    let mut compared = 0;
+    for (choice, layout, custom) in &cases {
+        for time in times {
+            let unix_ms = snowmint::UnixMs::parse_time(time).unwrap().0;
+            // Each part at its largest, and one past the largest worker id.
+            let max = [
+                layout.max_datacenter(),
+                layout.max_worker(),
+                layout.max_sequence(),
+            ];
+            for (parts, over) in [(max, false), ([0, max[1] + 1, 0], true)] {
+                let given = json!({"datacenter": parts[0].to_string(), "worker": parts[1].to_string(), "sequence": parts[2].to_string()});
+                let page = browser
+                    .run(
+                        script,
+                        vec![json!(choice), custom.clone(), json!(time), given],
+                    )
+                    .await;
+                let fields = snowmint::Fields {
+                    datacenter: parts[0],
+                    worker: parts[1],
+                    sequence: parts[2],
+                };
+                let ctx = format!("{choice} {layout:?} {time} {parts:?}");
+                match layout.compose_at(unix_ms, fields) {
+                    Ok(id) => {
+                        assert!(!over, "{ctx}");
+                        assert_eq!(page["id"], json!(id.to_string()), "{ctx}: {page}");
+                        let (first, last) = layout.ids_at(unix_ms).unwrap();
+                        assert_eq!(page["first"], json!(first.to_string()), "{ctx}");
+                        assert_eq!(page["last"], json!(last.to_string()), "{ctx}");
+                        let shown: Vec<Value> = Encoding::ALL
+                            .iter()
+                            .map(|e| {
+                                json!([
+                                    e.name(),
+                                    e.encode(id.as_u64(), &mut [0; Encoding::BUF_LEN])
+                                ])
+                            })
+                            .collect();
+                        assert_eq!(page["encodings"], Value::Array(shown), "{ctx}");
+                        assert!(
+                            page["diagram"]
+                                .as_str()
+                                .unwrap()
+                                .starts_with(&id.to_string()),
+                            "{ctx}: {page}"
+                        );
+                    }
+                    Err(err) => {
+                        assert_eq!(page["error"], json!(err.to_string()), "{ctx}");
+                        assert_eq!(page["id"], Value::Null, "{ctx}");
+                    }
+                }
+                // A preset the server knows by name: it answers the same.
+                if choice != "custom" {
+                    let url = format!(
+                        "/v1/compose?layout={choice}&time={time}&datacenter={}&worker={}&sequence={}",
+                        parts[0], parts[1], parts[2]
+                    );
+                    let body = browser.fetch_json(&url).await;
+                    if page["id"].is_null() {
+                        assert_eq!(body["error"], page["error"], "{ctx}");
+                    } else {
+                        assert_eq!(body["id"], page["id"], "{ctx}: {body}");
+                    }
+                }
+                compared += 1;
+            }
+        }
+    }
+    assert_eq!(compared, cases.len() * times.len() * 2);
+    // The only errors are the browser's notes of the refusals this test asked for.
+    let errors = browser.console_errors().await;
+    assert!(
+        errors
+            .iter()
+            .all(|e| e.contains("/v1/compose?") && e.contains("status of 400")),
+        "console errors: {errors:#?}"
+    );
+    browser.close().await;
+    server.stop().await;
+}
