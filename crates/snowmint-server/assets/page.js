@@ -929,10 +929,14 @@
       return;
     }
     if (!layout) return;
-    for (const key of COMPOSE_PARTS) {
+    // The inputs in the layout's order, each under the layout's name for its field.
+    const button = $('compose-button');
+    for (const key of layout.order) {
+      const name = layout.names[key] === key ? key : `${layout.names[key]} (${key})`;
       $(`compose-${key}-label`).textContent = layout.bits[key] === 0
-        ? `${layout.names[key]} (none)`
-        : `${layout.names[key]}, 0–${mask(layout.bits[key])}`;
+        ? `${name}: none`
+        : `${name}, 0–${mask(layout.bits[key])}`;
+      button.before($(`compose-${key}`).parentElement);
     }
     const texts = Object.fromEntries(COMPOSE_PARTS.map((key) => [key, $(`compose-${key}`).value.trim()]));
     try {

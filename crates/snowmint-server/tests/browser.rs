@@ -658,6 +658,14 @@ async fn screenshots_at_desktop_and_phone_widths() {
     browser.choose("#parse-layout", "discord").await;
     browser.type_into("#parse-input", DISCORD_ID).await;
     browser.wait_for(&parsed(DISCORD_ID, "discord")).await;
+    browser
+        .type_into("#compose-time", "2016-04-30T11:18:25.796Z")
+        .await;
+    browser.type_into("#compose-worker", "1").await;
+    browser.type_into("#compose-sequence", "7").await;
+    browser
+        .wait_for(&format!("#compose-result[data-id='{DISCORD_ID}']"))
+        .await;
 
     let dir = screenshot_dir();
     let shots = [
