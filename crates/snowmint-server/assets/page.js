@@ -865,7 +865,9 @@
   }
 
   /** A time as the core's `UnixMs` writes it in its messages. */
-  const isoText = (ms) => (ms > LAST_DATE_MS ? `${ms}` : new Date(Number(ms)).toISOString());
+  const isoText = (ms) => (ms > LAST_DATE_MS
+    ? `${ms} ms after the Unix epoch`
+    : new Date(Number(ms)).toISOString());
 
   /** The tick an instant falls in: `Layout::tick_at`, with its message. */
   function tickAt(layout, unixMs) {

@@ -751,8 +751,14 @@ async fn the_token_is_asked_for_once_then_sent() {
 async fn the_page_composes_as_the_server_does() {
     let (server, browser) = start!("");
     browser.open(&server.url).await;
-    // Discord's documentation instant, a second later, and 2024 in RFC 3339.
-    let times = ["1462015105796", "1462015106796", "2024-01-01T00:00:00Z"];
+    // Discord's documentation instant, a second later, 2024 in RFC 3339, and 1970, before
+    // every layout's epoch here.
+    let times = [
+        "1462015105796",
+        "1462015106796",
+        "2024-01-01T00:00:00Z",
+        "1970-01-01T00:00:00Z",
+    ];
     let script = "const [choice, custom, time, parts] = arguments;
         const select = document.getElementById('parse-layout');
         select.value = choice;
