@@ -25,6 +25,20 @@ pub trait Clock: Send + Sync {
 
     /// Blocks the calling thread until [`Clock::now_ms`] reaches `unix_ms`, without spinning.
     fn sleep_until_ms(&self, unix_ms: u64);
+
+    /// Whether [`Clock::now_ms`] follows steps of the wall clock, and so may go back. A
+    /// generator then measures what must hold in real time (a lease's validity) on
+    /// [`Clock::steady_ms`] instead. The default: no.
+    fn steps(&self) -> bool {
+        false
+    }
+
+    /// Milliseconds since 1970-01-01T00:00:00Z by a clock that no wall-clock step reaches:
+    /// what a lease's validity is measured on. The default is [`Clock::now_ms`], which is
+    /// right for every clock whose [`Clock::steps`] is false.
+    fn steady_ms(&self) -> u64 {
+        self.now_ms()
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for Arc<C> {
@@ -35,6 +49,14 @@ impl<C: Clock + ?Sized> Clock for Arc<C> {
     fn sleep_until_ms(&self, unix_ms: u64) {
         (**self).sleep_until_ms(unix_ms);
     }
+
+    fn steps(&self) -> bool {
+        (**self).steps()
+    }
+
+    fn steady_ms(&self) -> u64 {
+        (**self).steady_ms()
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for &C {
@@ -44,6 +66,14 @@ impl<C: Clock + ?Sized> Clock for &C {
 
     fn sleep_until_ms(&self, unix_ms: u64) {
         (**self).sleep_until_ms(unix_ms);
+    }
+
+    fn steps(&self) -> bool {
+        (**self).steps()
+    }
+
+    fn steady_ms(&self) -> u64 {
+        (**self).steady_ms()
     }
 }
 
@@ -307,7 +337,9 @@ impl Clock for SystemClock {
 }
 
 /// The operating system's wall clock, read on every call. It follows NTP steps, so it can go
-/// back: pair it with a [`RollbackPolicy`](crate::RollbackPolicy) you have chosen.
+/// back: pair it with a [`RollbackPolicy`](crate::RollbackPolicy) you have chosen. What must
+/// hold in real time (a lease's validity) is measured on the [`SystemClock`] instead, which
+/// no step reaches.
 ///
 /// # Examples
 ///
@@ -315,6 +347,7 @@ impl Clock for SystemClock {
 /// use snowmint::{Clock, WallClock};
 ///
 /// assert!(WallClock.now_ms() > 1_600_000_000_000);
+/// assert!(WallClock.steps());
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WallClock;
@@ -333,6 +366,76 @@ impl Clock for WallClock {
                 break;
             }
             std::thread::sleep(Duration::from_millis(unix_ms - now));
+        }
+    }
+
+    fn steps(&self) -> bool {
+        true
+    }
+
+    fn steady_ms(&self) -> u64 {
+        SystemClock::new().now_ms()
+    }
+}
+
+/// The clock a [`ClockMode`](crate::ClockMode) reads: the [`WallClock`] for `wall`, the
+/// [`SystemClock`] for `monotonic`, and for `counter`, whose ids take no time from it, the
+/// [`SystemClock`] for what must hold in real time.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::{Clock, ClockMode, ModeClock};
+///
+/// assert!(ModeClock::new(ClockMode::Wall).steps());
+/// assert!(!ModeClock::new(ClockMode::Monotonic).steps());
+/// assert!(ModeClock::new(ClockMode::Counter).now_ms() > 1_600_000_000_000);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub enum ModeClock {
+    /// Wall clock at start plus monotonic time since.
+    System(SystemClock),
+    /// The wall clock, read every time.
+    Wall(WallClock),
+}
+
+impl ModeClock {
+    /// The clock of `mode`.
+    #[must_use]
+    pub fn new(mode: crate::ClockMode) -> ModeClock {
+        match mode {
+            crate::ClockMode::Wall => ModeClock::Wall(WallClock),
+            crate::ClockMode::Monotonic | crate::ClockMode::Counter => {
+                ModeClock::System(SystemClock::new())
+            }
+        }
+    }
+}
+
+impl Clock for ModeClock {
+    #[inline]
+    fn now_ms(&self) -> u64 {
+        match self {
+            ModeClock::System(c) => c.now_ms(),
+            ModeClock::Wall(c) => c.now_ms(),
+        }
+    }
+
+    fn sleep_until_ms(&self, unix_ms: u64) {
+        match self {
+            ModeClock::System(c) => c.sleep_until_ms(unix_ms),
+            ModeClock::Wall(c) => c.sleep_until_ms(unix_ms),
+        }
+    }
+
+    fn steps(&self) -> bool {
+        matches!(self, ModeClock::Wall(_))
+    }
+
+    fn steady_ms(&self) -> u64 {
+        match self {
+            ModeClock::System(c) => c.now_ms(),
+            ModeClock::Wall(c) => c.steady_ms(),
         }
     }
 }

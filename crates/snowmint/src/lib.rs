@@ -51,7 +51,7 @@ pub mod serial;
 mod store;
 mod time;
 
-pub use clock::{Clock, ManualClock, SystemClock, WallClock};
+pub use clock::{Clock, ManualClock, ModeClock, SystemClock, WallClock};
 pub use decoded::Decoded;
 pub use diagram::Diagram;
 pub use encoding::Encoding;
@@ -61,7 +61,9 @@ pub use id::Id;
 #[cfg(feature = "serde")]
 pub use id::serde_int;
 pub use layout::{Bits, Capacity, Field, Fields, Layout, Names, Parts};
-pub use policy::{IdRange, OverflowPolicy, Poll, RollbackPolicy, SequenceStart};
+pub use policy::{
+    ClockMode, IdRange, OverflowPolicy, Poll, RollbackPolicy, SequenceStart, UnknownClockMode,
+};
 pub use serial::{BizCode, ParsedSerial, SerialError};
 pub use store::{MemoryStore, Store, StoreError};
 pub use time::{EpochError, TimeError, UnixMs, whole_ms};

@@ -1,9 +1,114 @@
 //! The choices a generator makes when the clock misbehaves or a tick runs out, and the
 //! values it hands back.
 
+use std::fmt;
+use std::str::FromStr;
 use std::time::Duration;
 
 use crate::Id;
+
+/// Where the time field of a generator's ids comes from.
+///
+/// | mode        | time field                                  | a wall-clock step back     |
+/// |-------------|---------------------------------------------|----------------------------|
+/// | `monotonic` | wall clock at start + monotonic time since  | never seen                 |
+/// | `wall`      | the wall clock, read at every tick          | meets the [`RollbackPolicy`] |
+/// | `counter`   | a counter, one tick on per full sequence    | never seen                 |
+///
+/// A `counter` generator's ids stay unique and increasing, but their time field no longer
+/// tells when they were made: it starts above the high-water mark (at the layout's epoch on
+/// a fresh worker id) and moves on one tick each time a tick's sequence numbers are spent.
+/// Real time still bounds what a lease allows.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::ClockMode;
+///
+/// assert_eq!(ClockMode::default(), ClockMode::Monotonic);
+/// assert_eq!("counter".parse::<ClockMode>()?, ClockMode::Counter);
+/// assert!(!ClockMode::Counter.tells_time());
+/// let err = "ntp".parse::<ClockMode>().unwrap_err();
+/// assert_eq!(err.to_string(), "clock mode \"ntp\" is not one of monotonic, wall, counter");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ClockMode {
+    /// The wall clock read once at start, plus monotonic time since
+    /// ([`SystemClock`](crate::SystemClock)): a step of the wall clock never reaches it.
+    #[default]
+    Monotonic,
+    /// The wall clock, read at every tick ([`WallClock`](crate::WallClock)): a step
+    /// forward is followed at once, a step back meets the rollback policy.
+    Wall,
+    /// A counter that moves on one tick each time the sequence fills: ids no longer tell
+    /// time.
+    Counter,
+}
+
+impl ClockMode {
+    /// Every mode, in the order of its documentation.
+    pub const ALL: [ClockMode; 3] = [ClockMode::Monotonic, ClockMode::Wall, ClockMode::Counter];
+
+    /// The mode's name, as flags and files spell it.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            ClockMode::Monotonic => "monotonic",
+            ClockMode::Wall => "wall",
+            ClockMode::Counter => "counter",
+        }
+    }
+
+    /// Whether the time field of the ids is the time they were made.
+    #[must_use]
+    pub const fn tells_time(self) -> bool {
+        !matches!(self, ClockMode::Counter)
+    }
+
+    /// Whether a generator in this mode may start after a high-water mark left in `other`:
+    /// marks of the two clock modes are instants and follow each other safely; a counter's
+    /// marks are counts, which mean nothing to a clock, and the other way round.
+    #[must_use]
+    pub const fn follows(self, other: ClockMode) -> bool {
+        self.tells_time() == other.tells_time()
+    }
+}
+
+impl fmt::Display for ClockMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name that is not a [`ClockMode`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownClockMode(pub String);
+
+impl fmt::Display for UnknownClockMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<_> = ClockMode::ALL.iter().map(|m| m.name()).collect();
+        write!(
+            f,
+            "clock mode {:?} is not one of {}",
+            self.0,
+            names.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownClockMode {}
+
+impl FromStr for ClockMode {
+    type Err = UnknownClockMode;
+
+    fn from_str(text: &str) -> Result<ClockMode, UnknownClockMode> {
+        ClockMode::ALL
+            .into_iter()
+            .find(|m| m.name() == text)
+            .ok_or_else(|| UnknownClockMode(text.to_string()))
+    }
+}
 
 /// What a generator does when its clock reads earlier than the newest tick it has issued
 /// (a wall clock stepped back, or a restart behind the high-water mark). None of them ever

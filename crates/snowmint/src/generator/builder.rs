@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::{Counters, Generator, Hot};
-use crate::policy::{OverflowPolicy, RollbackPolicy, SequenceStart};
+use crate::policy::{ClockMode, OverflowPolicy, RollbackPolicy, SequenceStart};
 use crate::{BuildError, Clock, Layout, RangeError, Store, SystemClock};
 
 /// Configures a [`Generator`]; see [`Generator::builder`].
@@ -25,6 +25,7 @@ pub struct Builder<C: Clock = SystemClock> {
     store: Option<Arc<dyn Store>>,
     reserve_ahead: Duration,
     after_ms: Option<u64>,
+    mode: ClockMode,
 }
 
 impl Generator<SystemClock> {
@@ -52,6 +53,7 @@ impl Generator<SystemClock> {
             store: None,
             reserve_ahead: Duration::from_secs(1),
             after_ms: None,
+            mode: ClockMode::Monotonic,
         }
     }
 }
@@ -83,7 +85,33 @@ impl<C: Clock> Builder<C> {
             store: self.store,
             reserve_ahead: self.reserve_ahead,
             after_ms: self.after_ms,
+            mode: self.mode,
         }
+    }
+
+    /// Where the time field comes from (default: [`ClockMode::Monotonic`]). The clock to
+    /// read is given by [`Builder::clock`] ([`ModeClock`](crate::ModeClock) reads the mode's
+    /// own); in [`ClockMode::Counter`] the time field is a counter instead, which starts
+    /// above the store's mark (at tick 1 on a fresh one) and moves on one tick each time the
+    /// sequence fills, and the clock bounds only the lease's fence. The store's
+    /// reservations are then blocks of `reserve_ahead / tick_ms` ticks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{ClockMode, Generator, Layout};
+    ///
+    /// let g = Generator::builder(Layout::TWITTER).mode(ClockMode::Counter).build()?;
+    /// let ids: Vec<_> = (0..5_000).map(|_| g.next_id()).collect::<Result<_, _>>()?;
+    /// assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    /// // 4,096 ids per tick: the counter moved on one tick, whatever the time.
+    /// let tick = |id| Layout::TWITTER.decode(id).map(|parts| parts.timestamp);
+    /// assert_eq!((tick(ids[0])?, tick(ids[4_999])?), (1, 2));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn mode(mut self, mode: ClockMode) -> Self {
+        self.mode = mode;
+        self
     }
 
     /// What to do when the clock is behind (default: wait up to 5 s).
@@ -147,7 +175,8 @@ impl<C: Clock> Builder<C> {
     pub fn check(&self) -> Result<(), BuildError> {
         let layout = self.layout;
         let end_ms = layout.unix_ms_at(max_tick(&layout).saturating_add(1));
-        if self.clock.now_ms() >= end_ms {
+        // A counter takes no time from the clock: only its own count can run out.
+        if self.mode.tells_time() && self.clock.now_ms() >= end_ms {
             return Err(BuildError::RanOut {
                 layout: layout.name(),
                 end_ms,
@@ -214,6 +243,9 @@ impl<C: Clock> Builder<C> {
             }
             _ => (0, 0),
         };
+        let counts = self.mode == ClockMode::Counter;
+        // A counter's first tick is 1 at least: tick 0 is where "nothing reserved" stands.
+        let floor = if counts { floor.max(1) } else { floor };
         let [
             timestamp_shift,
             datacenter_shift,
@@ -221,6 +253,7 @@ impl<C: Clock> Builder<C> {
             sequence_shift,
         ] = layout.shifts();
         let seq_bits = u32::from(layout.bits().sequence);
+        let fence_apart = counts || self.clock.steps();
         let tick_ms = layout.tick_ms();
         let reserved = if self.store.is_some() { 0 } else { u64::MAX };
         let lead_ticks = match self.overflow {
@@ -231,7 +264,7 @@ impl<C: Clock> Builder<C> {
             hot: Hot {
                 state: AtomicU64::new(floor << seq_bits),
                 seen: AtomicU64::new(seen),
-                limit: AtomicU64::new(reserved),
+                limit: AtomicU64::new(if fence_apart { 0 } else { reserved }),
                 seq_mask: layout.max_sequence(),
                 node: self.datacenter << datacenter_shift | self.worker << worker_shift,
                 seq_bits: layout.bits().sequence,
@@ -250,6 +283,9 @@ impl<C: Clock> Builder<C> {
             worker: self.worker,
             rollback: self.rollback,
             sequence_start: self.sequence_start,
+            mode: self.mode,
+            counts,
+            fence_apart,
             salt: RandomState::new().hash_one(floor),
             clock: self.clock,
             store: self.store,

@@ -109,7 +109,7 @@ impl<C: Clock> Generator<C> {
         let fence = if unix_ms == u64::MAX {
             u64::MAX
         } else {
-            // The last tick that ends at or before `unix_ms`.
+            // The last tick that ends at or before `unix_ms`, by the steady clock.
             (unix_ms.saturating_sub(self.epoch_ms) / self.tick_ms).saturating_sub(1)
         };
         // Under the reservation lock, so `limit` is always the minimum of the two.
@@ -118,9 +118,14 @@ impl<C: Clock> Generator<C> {
         self.update_limit();
     }
 
-    /// Recomputes the fast path's limit; called with the reservation lock held.
+    /// Recomputes the fast path's limit; called with the reservation lock held. A fence
+    /// measured apart from the time field keeps every id off the fast path.
     pub(super) fn update_limit(&self) {
-        let limit = self.reserved.load(SeqCst).min(self.fence.load(SeqCst));
+        let limit = if self.fence_apart {
+            0
+        } else {
+            self.reserved.load(SeqCst).min(self.fence.load(SeqCst))
+        };
         self.hot.limit.store(limit, SeqCst);
     }
 }

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::policy::{IdRange, Poll, RollbackPolicy, SequenceStart};
+use crate::policy::{ClockMode, IdRange, Poll, RollbackPolicy, SequenceStart};
 use crate::{Clock, Id, IssueError, Layout, Store, SystemClock};
 
 mod builder;
@@ -47,7 +47,7 @@ struct Hot {
     sequence_shift: u8,
 }
 
-/// Counts of the generator's slow events, for metrics.
+/// Counts of the generator's slow events, and of what its rollback policy did, for metrics.
 ///
 /// # Examples
 ///
@@ -64,6 +64,18 @@ pub struct Stats {
     pub tick_waits: u64,
     /// High-water marks written to the store.
     pub reservations: u64,
+    /// Requests the rollback policy refused because the clock was behind (`refuse`, or a
+    /// wait longer than the policy's bound).
+    pub rollback_refusals: u64,
+    /// Waits for a clock that was behind (`wait`, and `spare` once its numbers are spent).
+    pub rollback_waits: u64,
+    /// Milliseconds spent in those waits, all together.
+    pub rollback_wait_ms: u64,
+    /// Ticks the `logical` policy issued ahead of a clock that was behind.
+    pub logical_ticks: u64,
+    /// Ids the `spare` policy issued from the newest tick's unused sequence numbers while
+    /// the clock was behind.
+    pub spare_ids: u64,
 }
 
 #[derive(Debug, Default)]
@@ -71,12 +83,26 @@ struct Counters {
     clock_rollbacks: AtomicU64,
     tick_waits: AtomicU64,
     reservations: AtomicU64,
+    rollback_refusals: AtomicU64,
+    rollback_waits: AtomicU64,
+    rollback_wait_ms: AtomicU64,
+    logical_ticks: AtomicU64,
+    /// The newest tick the logical policy issued ahead of the clock: each tick counts once.
+    newest_logical_tick: AtomicU64,
+    spare_ids: AtomicU64,
 }
 
 /// What to do with a slot whose tick is ahead of the clock.
 enum Verdict {
     Issue,
+    /// Issue ahead of a clock that is behind: the slot is on the logical clock's tick.
+    Logical,
+    /// Issue: the slot is a spare sequence number of the newest tick.
+    Spare,
+    /// Wait for this tick: the sequence of the one before is spent.
     WaitUntil(u64),
+    /// Wait for this tick: the clock is behind it, within the policy's bound.
+    WaitBehind(u64),
     Fail(IssueError),
 }
 
@@ -123,6 +149,12 @@ pub struct Generator<C: Clock = SystemClock> {
     worker: u64,
     rollback: RollbackPolicy,
     sequence_start: SequenceStart,
+    mode: ClockMode,
+    /// `counter` mode: the tick is the counter's carry, never the clock's.
+    counts: bool,
+    /// The lease's fence is measured on the clock's steady reading, off the fast path: the
+    /// time field's clock may step (`wall`) or is no clock at all (`counter`).
+    fence_apart: bool,
     salt: u64,
     clock: C,
     store: Option<Arc<dyn Store>>,
@@ -175,6 +207,11 @@ impl<C: Clock> Generator<C> {
     #[cold]
     #[inline(never)]
     fn next_id_slow(&self, mut slot: u64, mut now: u64) -> Result<Id, IssueError> {
+        if self.counts {
+            // The counter's carry is the tick: every slot taken is the next id.
+            self.check_tick(slot >> self.hot.seq_bits)?;
+            return self.issue(slot);
+        }
         loop {
             let tick = slot >> self.hot.seq_bits;
             if tick < now {
@@ -196,9 +233,17 @@ impl<C: Clock> Generator<C> {
             }
             self.check_tick(tick)?;
             return match self.judge(tick, now) {
-                Verdict::Issue => self.issue(slot),
+                Verdict::Issue | Verdict::Logical => self.issue(slot),
+                Verdict::Spare => {
+                    self.counters.spare_ids.fetch_add(1, SeqCst);
+                    self.issue(slot)
+                }
                 Verdict::WaitUntil(until) => {
                     self.wait_for(until);
+                    self.issue(slot)
+                }
+                Verdict::WaitBehind(until) => {
+                    self.wait_behind(until);
                     self.issue(slot)
                 }
                 Verdict::Fail(err) => {
@@ -240,16 +285,17 @@ impl<C: Clock> Generator<C> {
             let current = self.hot.state.load(SeqCst);
             let (slot, fresh) = self.candidate(current, now)?;
             let tick = slot >> self.hot.seq_bits;
-            match self.judge(tick, now) {
-                Verdict::Issue => {}
-                Verdict::WaitUntil(until) => {
+            let spare = match self.judge(tick, now) {
+                Verdict::Issue | Verdict::Logical => false,
+                Verdict::Spare => true,
+                Verdict::WaitUntil(until) | Verdict::WaitBehind(until) => {
                     return Ok(Poll::Pending {
                         tick: until,
                         until_ms: self.layout.unix_ms_at(until),
                     });
                 }
                 Verdict::Fail(err) => return Err(err),
-            }
+            };
             if self
                 .hot
                 .state
@@ -258,6 +304,9 @@ impl<C: Clock> Generator<C> {
             {
                 if fresh {
                     self.saw(now);
+                }
+                if spare {
+                    self.counters.spare_ids.fetch_add(1, SeqCst);
                 }
                 return self.issue(slot).map(Poll::Ready);
             }
@@ -293,14 +342,19 @@ impl<C: Clock> Generator<C> {
             let current = self.hot.state.load(SeqCst);
             let (slot, fresh) = self.candidate(current, now)?;
             let tick = slot >> self.hot.seq_bits;
-            match self.judge(tick, now) {
-                Verdict::Issue => {}
+            let spare = match self.judge(tick, now) {
+                Verdict::Issue | Verdict::Logical => false,
+                Verdict::Spare => true,
                 Verdict::WaitUntil(until) => {
                     self.wait_for(until);
                     continue;
                 }
+                Verdict::WaitBehind(until) => {
+                    self.wait_behind(until);
+                    continue;
+                }
                 Verdict::Fail(err) => return Err(err),
-            }
+            };
             let room = self.hot.seq_mask - (slot & self.hot.seq_mask) + 1;
             let len = n.min(room);
             if self
@@ -311,6 +365,9 @@ impl<C: Clock> Generator<C> {
             {
                 if fresh {
                     self.saw(now);
+                }
+                if spare {
+                    self.counters.spare_ids.fetch_add(len, SeqCst);
                 }
                 let first = self.issue(slot)?;
                 return Ok(IdRange {
@@ -324,7 +381,7 @@ impl<C: Clock> Generator<C> {
 
     /// The slot a compare-and-swap would take from `current`, and whether it starts a tick.
     fn candidate(&self, current: u64, now: u64) -> Result<(u64, bool), IssueError> {
-        if current >> self.hot.seq_bits < now {
+        if current >> self.hot.seq_bits < now && !self.counts {
             self.check_tick(now)?;
             return Ok((self.fresh_slot(now, current), true));
         }
@@ -332,9 +389,33 @@ impl<C: Clock> Generator<C> {
         Ok((current, false))
     }
 
-    /// Decides about a slot in `tick` when the clock reads `now`.
+    /// Decides about a slot in `tick` when the clock reads `now`, and counts what the
+    /// rollback policy does.
     fn judge(&self, tick: u64, now: u64) -> Verdict {
-        if tick <= now.saturating_add(self.lead_ticks) {
+        let verdict = self.verdict(tick, now);
+        let c = &self.counters;
+        match verdict {
+            Verdict::Issue | Verdict::WaitUntil(_) => return verdict,
+            Verdict::Fail(_) => {
+                c.rollback_refusals.fetch_add(1, SeqCst);
+            }
+            Verdict::Logical => {
+                // Each tick of the logical clock counts once, however many ids it holds.
+                if c.newest_logical_tick.fetch_max(tick, SeqCst) < tick {
+                    c.logical_ticks.fetch_add(1, SeqCst);
+                }
+            }
+            // Counted as they happen.
+            Verdict::Spare | Verdict::WaitBehind(_) => {}
+        }
+        c.clock_rollbacks.fetch_add(1, SeqCst);
+        verdict
+    }
+
+    /// What the policies say about a slot in `tick` when the clock reads `now`; counts
+    /// nothing.
+    fn verdict(&self, tick: u64, now: u64) -> Verdict {
+        if self.counts || tick <= now.saturating_add(self.lead_ticks) {
             return Verdict::Issue;
         }
         let seen = self.hot.seen.load(SeqCst);
@@ -349,12 +430,11 @@ impl<C: Clock> Generator<C> {
             // The clock has not gone back: the tick's sequence is spent.
             return Verdict::WaitUntil(until);
         }
-        self.counters.clock_rollbacks.fetch_add(1, SeqCst);
         let behind_ms = (tick - now).saturating_mul(self.tick_ms);
         let wait = |max: Duration| {
             let max_wait_ms = crate::whole_ms(max);
             if behind_ms <= max_wait_ms {
-                Verdict::WaitUntil(until)
+                Verdict::WaitBehind(until)
             } else if max_wait_ms == 0 {
                 Verdict::Fail(IssueError::ClockBehind { behind_ms })
             } else {
@@ -367,8 +447,8 @@ impl<C: Clock> Generator<C> {
         match self.rollback {
             RollbackPolicy::Refuse => Verdict::Fail(IssueError::ClockBehind { behind_ms }),
             RollbackPolicy::WaitUpTo(max) => wait(max),
-            RollbackPolicy::LogicalClock => Verdict::Issue,
-            RollbackPolicy::SpareSequence { .. } if tick <= seen => Verdict::Issue,
+            RollbackPolicy::LogicalClock => Verdict::Logical,
+            RollbackPolicy::SpareSequence { .. } if tick <= seen => Verdict::Spare,
             RollbackPolicy::SpareSequence { then_wait_up_to } => wait(then_wait_up_to),
         }
     }
@@ -379,11 +459,54 @@ impl<C: Clock> Generator<C> {
         self.saw(tick);
     }
 
+    /// Waits for a clock that is behind, and counts the wait and its length.
+    fn wait_behind(&self, tick: u64) {
+        let start = self.clock.steady_ms();
+        self.wait_for(tick);
+        let c = &self.counters;
+        c.rollback_waits.fetch_add(1, SeqCst);
+        c.rollback_wait_ms
+            .fetch_add(self.clock.steady_ms().saturating_sub(start), SeqCst);
+    }
+
+    /// The refusal the next id would meet now, if the rollback policy would refuse it: the
+    /// clock is behind the newest id issued, and the policy neither waits that long nor
+    /// issues ahead. Takes nothing, waits for nothing and counts nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Generator, IssueError, Layout, ManualClock, RollbackPolicy};
+    ///
+    /// let clock = ManualClock::new(1_800_000_000_000);
+    /// let g = Generator::builder(Layout::TWITTER)
+    ///     .clock(&clock)
+    ///     .rollback(RollbackPolicy::Refuse)
+    ///     .build()?;
+    /// g.next_id()?;
+    /// assert!(g.refusal().is_none());
+    /// clock.step_back(3_000);
+    /// assert!(matches!(g.refusal(), Some(IssueError::ClockBehind { behind_ms: 3_000 })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn refusal(&self) -> Option<IssueError> {
+        let now = self.now_tick();
+        let next = self.hot.state.load(SeqCst) >> self.hot.seq_bits;
+        if next < now {
+            return None;
+        }
+        match self.verdict(next, now) {
+            Verdict::Fail(err) => Some(err),
+            _ => None,
+        }
+    }
+
     /// Makes sure the fence and the store cover `slot`, then composes its id.
     #[inline]
     fn issue(&self, slot: u64) -> Result<Id, IssueError> {
         let fence = self.fence.load(SeqCst);
-        if self.now_tick() > fence {
+        if self.steady_tick() > fence {
             return Err(IssueError::Fenced {
                 until_ms: self.layout.unix_ms_at(fence.saturating_add(1)),
             });
@@ -403,6 +526,15 @@ impl<C: Clock> Generator<C> {
         } else {
             since / self.tick_ms
         }
+    }
+
+    /// The tick by the clock's steady reading: what a lease's fence is measured on.
+    #[inline]
+    fn steady_tick(&self) -> u64 {
+        if !self.fence_apart {
+            return self.now_tick();
+        }
+        self.clock.steady_ms().wrapping_sub(self.epoch_ms) / self.tick_ms
     }
 
     fn check_tick(&self, tick: u64) -> Result<(), IssueError> {
@@ -471,6 +603,16 @@ impl<C: Clock> Generator<C> {
         &self.clock
     }
 
+    /// Where the time field of the ids comes from.
+    pub fn mode(&self) -> ClockMode {
+        self.mode
+    }
+
+    /// The rollback policy.
+    pub fn rollback(&self) -> RollbackPolicy {
+        self.rollback
+    }
+
     /// How far the clock is behind the next id's tick, in ms: 0 while ids can be issued at
     /// once. After a restart behind the high-water mark, the time left until it passes.
     ///
@@ -482,6 +624,9 @@ impl<C: Clock> Generator<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn clock_lag_ms(&self) -> u64 {
+        if self.counts {
+            return 0;
+        }
         let next = self.hot.state.load(SeqCst) >> self.hot.seq_bits;
         let now = self.now_tick();
         next.saturating_sub(now.saturating_add(self.lead_ticks))
@@ -494,6 +639,11 @@ impl<C: Clock> Generator<C> {
             clock_rollbacks: self.counters.clock_rollbacks.load(SeqCst),
             tick_waits: self.counters.tick_waits.load(SeqCst),
             reservations: self.counters.reservations.load(SeqCst),
+            rollback_refusals: self.counters.rollback_refusals.load(SeqCst),
+            rollback_waits: self.counters.rollback_waits.load(SeqCst),
+            rollback_wait_ms: self.counters.rollback_wait_ms.load(SeqCst),
+            logical_ticks: self.counters.logical_ticks.load(SeqCst),
+            spare_ids: self.counters.spare_ids.load(SeqCst),
         }
     }
 }
