@@ -8,8 +8,9 @@ use std::time::Duration;
 use anyhow::Context;
 use snowmint::error::Chain;
 use snowmint::serial::{Template, Zone};
-use snowmint::{BizCode, Clock, Decoded, Encoding, Generator, Layout};
+use snowmint::{BizCode, Clock, Decoded, Encoding, Generator, Layout, ModeClock};
 use snowmint_lease::FileStore;
+use snowmint_server::{ClockPolicies, ClockSetting, RollbackSetting, SequenceStartSetting};
 
 use crate::failure::{BadInput, Failure};
 use crate::layout_args::LayoutArgs;
@@ -103,17 +104,43 @@ pub struct IssueArgs {
     /// created with mode 0700)
     #[arg(long, env = "SNOWMINT_STATE_DIR", value_name = "DIR")]
     state_dir: Option<PathBuf>,
+
+    /// Where the ids' time comes from: monotonic, wall or counter; counter ids count spent
+    /// sequences and no longer tell time (default: monotonic)
+    #[arg(long, env = "SNOWMINT_CLOCK", value_name = "MODE")]
+    clock: Option<ClockSetting>,
+
+    /// What to do when the clock goes back (default: wait)
+    #[arg(long, env = "SNOWMINT_ROLLBACK", value_name = "POLICY")]
+    rollback: Option<RollbackSetting>,
+
+    /// Longest wait of the wait and spare rollback policies, in ms (default: 5000)
+    #[arg(long, env = "SNOWMINT_ROLLBACK_WAIT_MS", value_name = "MS")]
+    rollback_wait_ms: Option<u64>,
+
+    /// Where each tick's sequence starts (default: zero)
+    #[arg(long, env = "SNOWMINT_SEQUENCE_START", value_name = "START")]
+    sequence_start: Option<SequenceStartSetting>,
 }
 
 impl IssueArgs {
     /// Checks the layout, datacenter and worker (the builder holds every such check and the
     /// core's messages for them; nothing is touched yet) and returns the config.
     pub fn config(self, layout: Layout, output: Output) -> anyhow::Result<GenConfig> {
-        Generator::builder(layout)
+        let policies = ClockPolicies::new(
+            self.clock,
+            self.rollback,
+            self.rollback_wait_ms,
+            self.sequence_start,
+            &layout,
+        )?;
+        policies
+            .apply(Generator::builder(layout))
             .datacenter(self.datacenter)
             .worker(self.worker)
             .check()?;
         Ok(GenConfig {
+            policies,
             count: self.count,
             layout,
             datacenter: self.datacenter,
@@ -134,6 +161,7 @@ fn parse_encoding(text: &str) -> Result<Encoding, String> {
 #[derive(Debug)]
 pub struct GenConfig {
     pub count: u64,
+    pub policies: ClockPolicies,
     pub layout: Layout,
     pub datacenter: u64,
     pub worker: u64,
@@ -183,17 +211,22 @@ pub fn generate(config: &GenConfig) -> anyhow::Result<()> {
     if config.count == 0 {
         return Ok(());
     }
+    let mode = config.policies.clock;
     let store = FileStore::for_generator(
         &config.state_dir,
         &config.layout,
         config.datacenter,
         config.worker,
-    )?;
+    )?
+    .with_clock(mode);
     let mark = store.path().to_path_buf();
     // Read here only for a plain error about an unreadable mark; the generator reads it too.
     store.mark()?;
     let ahead = reserve_ahead(&config.layout, config.count);
-    let generator = Generator::builder(config.layout)
+    let builder = Generator::builder(config.layout).clock(ModeClock::new(mode));
+    let generator = config
+        .policies
+        .apply(builder)
         .datacenter(config.datacenter)
         .worker(config.worker)
         .reserve_ahead(ahead)

@@ -69,6 +69,20 @@ pub enum Error {
         /// What the system said.
         source: io::Error,
     },
+    /// The mark was left by a generator whose ids count something else: a counter's marks
+    /// are counts of ticks, a clock's are instants, and neither may follow the other.
+    #[error(
+        "high-water mark {} was left by a generator with clock {recorded}, which this one's clock {mode} cannot follow: give it another worker id, or run it with clock {recorded}",
+        .path.display()
+    )]
+    OtherClock {
+        /// The mark file.
+        path: PathBuf,
+        /// The clock mode the mark records.
+        recorded: snowmint::ClockMode,
+        /// This generator's clock mode.
+        mode: snowmint::ClockMode,
+    },
     /// The mark file holds something other than a millisecond count. It is never read as
     /// zero: ids up to an unknown instant may have been issued.
     #[error(

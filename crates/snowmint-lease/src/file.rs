@@ -7,11 +7,14 @@
 //!
 //! | file                    | holds                                                         |
 //! |-------------------------|---------------------------------------------------------------|
-//! | `L-E-dcD-wW.mark`       | the mark: ms since the Unix epoch, in decimal, one line       |
+//! | `L-E-dcD-wW.mark`       | the mark: ms since the Unix epoch, in decimal, one line; then |
+//! |                         | a space and the clock mode, unless it is `monotonic`          |
 //! | `L-E-dcD-wW.mark.lock`  | nothing; its lock says who owns the worker id                 |
 //! | `L-E-dcD-wW.mark.tmp`   | a new mark on its way in (only while one is being written)    |
 //!
-//! e.g. `twitter-1288834974657-dc0-w0.mark` holding `1763780112345`. The layout and epoch
+//! e.g. `twitter-1288834974657-dc0-w0.mark` holding `1763780112345`, or `1288835974657 counter`
+//! for a [`ClockMode::Counter`] generator, whose marks count ticks from the epoch: a store
+//! refuses a mark left by the other kind of clock ([`Error::OtherClock`]). The layout and epoch
 //! are in the name so that two layouts never share a mark by accident; sharing one would
 //! only ever make a generator wait longer, never issue a duplicate, since a mark is an
 //! instant, not a tick.
@@ -66,7 +69,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use snowmint::{Layout, Store, StoreError};
+use snowmint::{ClockMode, Layout, Store, StoreError};
 
 use self::disk::{file_options, lock_within, sibling};
 use crate::Error;
@@ -106,6 +109,8 @@ pub struct FileStore {
     /// Serializes this store's own writes: an `flock` does not exclude the threads that
     /// share one open file.
     writing: Mutex<()>,
+    /// The clock mode of the generator whose marks this store keeps.
+    clock: ClockMode,
 }
 
 impl FileStore {
@@ -288,9 +293,34 @@ impl FileStore {
             owner,
             wait,
             writing: Mutex::new(()),
+            clock: ClockMode::Monotonic,
         })
     }
 
+    /// The same store for a generator in clock mode `clock` (default: `monotonic`): it
+    /// records the mode with each mark, and refuses a mark left by a clock it cannot follow
+    /// ([`ClockMode::follows`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::ClockMode;
+    /// use snowmint_lease::FileStore;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("w0.mark");
+    /// let counter = FileStore::claim(&path)?.with_clock(ClockMode::Counter);
+    /// counter.raise(1_288_834_975_657)?;
+    /// assert_eq!(std::fs::read_to_string(&path)?, "1288834975657 counter\n");
+    /// drop(counter);
+    /// let err = FileStore::claim(&path)?.with_clock(ClockMode::Wall).mark().unwrap_err();
+    /// assert!(err.to_string().contains("was left by a generator with clock counter, which this one's clock wall cannot follow"), "{err}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_clock(self, clock: ClockMode) -> FileStore {
+        FileStore { clock, ..self }
+    }
     /// The mark file.
     #[must_use]
     pub fn path(&self) -> &Path {
@@ -323,7 +353,14 @@ impl FileStore {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn mark(&self) -> Result<Option<u64>, Error> {
-        disk::read_mark(&self.mark)
+        match disk::read_mark(&self.mark)? {
+            Some((_, recorded)) if !self.clock.follows(recorded) => Err(Error::OtherClock {
+                path: self.mark.clone(),
+                recorded,
+                mode: self.clock,
+            }),
+            read => Ok(read.map(|(ms, _)| ms)),
+        }
     }
 
     /// Raises the mark to `until_ms` unless it is already there or higher, durably, and
@@ -398,7 +435,12 @@ impl FileStore {
     }
 
     fn write(&self, mark_ms: u64) -> Result<(), Error> {
-        disk::replace(&self.mark, &self.tmp, format!("{mark_ms}\n").as_bytes())
+        let line = match self.clock {
+            // The default mode is left unsaid, as every mark before modes did.
+            ClockMode::Monotonic => format!("{mark_ms}\n"),
+            mode => format!("{mark_ms} {mode}\n"),
+        };
+        disk::replace(&self.mark, &self.tmp, line.as_bytes())
     }
 }
 

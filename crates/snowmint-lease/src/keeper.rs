@@ -326,7 +326,14 @@ async fn keep(
             // moves ahead of the ids with every reservation (`Registry::reserve_now`, the
             // file registry) or lives in the local state file alone (a fixed worker id),
             // and a successor after a crash need not wait out a TTL it never had.
-            let mark = if expires { sent + ttl } else { sent };
+            // A counter's marks are counts, not instants: its reservations alone record them.
+            let mark = if !claim.clock.tells_time() {
+                0
+            } else if expires {
+                sent + ttl
+            } else {
+                sent
+            };
             match registry.renew(&claim, &lease, mark).await {
                 Ok(()) => {
                     counters.renewals.fetch_add(1, Ordering::Relaxed);

@@ -25,6 +25,11 @@ pub struct Claim {
     pub holder: String,
     /// How long a lease lasts without renewal.
     pub ttl: Duration,
+    /// The clock mode of the generator that will issue with the lease: a counter's marks
+    /// count ticks, so the keeper records no instant for it, and a registry that keeps
+    /// marks with their mode (the `file` registry) refuses a worker whose mark the mode
+    /// cannot follow.
+    pub clock: snowmint::ClockMode,
 }
 
 impl Claim {
@@ -56,7 +61,14 @@ impl Claim {
             identity: identity.to_string(),
             holder: format!("{identity}/{}/{nonce:08x}", std::process::id()),
             ttl,
+            clock: snowmint::ClockMode::Monotonic,
         }
+    }
+
+    /// The same claim for a generator in clock mode `clock` (default: `monotonic`).
+    #[must_use]
+    pub fn with_clock(self, clock: snowmint::ClockMode) -> Claim {
+        Claim { clock, ..self }
     }
 }
 

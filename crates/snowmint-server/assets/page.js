@@ -503,6 +503,17 @@
       ? ['—', 'none yet: waiting for a worker-id lease']
       : [String(value), `of 0–${number(mask(bits))}`]);
     const lease = info.lease || null;
+    const clock = info.clock || null;
+    // What a rollback does, in the words of the policy's own documentation.
+    const rollbackText = (c) => ({
+      refuse: 'a clock set back is refused with the gap',
+      wait: `a clock set back is waited for, up to ${number(c.rollback_wait_ms)} ms`,
+      logical: 'a clock set back is run ahead of, tick by tick',
+      spare: `a clock set back gets the newest tick's spare numbers, then a wait of up to ${number(c.rollback_wait_ms)} ms`,
+    })[c.rollback] || c.rollback;
+    const clockText = (c) => (c.ids_tell_time
+      ? `rollback ${c.rollback}: ${c.mode === 'wall' ? rollbackText(c) : 'no step of the wall clock reaches it'}`
+      : 'ids count spent sequences: their time field does not tell time');
     stats.replaceChildren(...[
       stat('Layout', 'layout', info.layout,
         `${b.timestamp} timestamp · ${b.datacenter} datacenter · ${b.worker} worker · ${b.sequence} sequence bits`),
@@ -513,6 +524,7 @@
       stat('Epoch', 'epoch', ...dateAndTime(serverLayout.epochMs, `one tick is ${number(info.tick_ms)} ms`)),
       stat('Runs out', 'runs-out', ...dateAndTime(runsOut,
         h('span', { 'data-ago-ms': runsOut.toString() }, agoText(runsOut)))),
+      clock && stat('Clock', 'clock', clock.mode, clockText(clock)),
       lease && stat('Worker-id lease', 'lease', `${lease.backend}, ${lease.state}`,
         [lease.valid_until ? `valid until ${lease.valid_until}` : 'does not expire',
           lease.error ? `; last error: ${lease.error}` : ''].join('')),

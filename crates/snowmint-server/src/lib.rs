@@ -19,8 +19,8 @@ mod source;
 mod state;
 
 pub use config::{
-    Config, ConfigError, DEFAULT_MAX_RESPONSE_BYTES, RestartBehind, RollbackSetting,
-    SequenceStartSetting, Settings,
+    ClockPolicies, ClockSetting, Config, ConfigError, DEFAULT_MAX_RESPONSE_BYTES, RestartBehind,
+    RollbackSetting, SequenceStartSetting, Settings,
 };
 pub use error::ApiError;
 pub use http::{MAX_BODY_BYTES, MAX_URI_BYTES, openapi_document, router};

@@ -220,6 +220,26 @@ impl Collector for GeneratorCollector {
                 stats.tick_waits,
             ),
             (
+                "rollback_refusals",
+                "Requests the rollback policy refused while the clock was behind",
+                stats.rollback_refusals,
+            ),
+            (
+                "rollback_waits",
+                "Waits for a clock that was behind (rollback policies wait and spare)",
+                stats.rollback_waits,
+            ),
+            (
+                "logical_ticks",
+                "Ticks the logical rollback policy issued ahead of a clock that was behind",
+                stats.logical_ticks,
+            ),
+            (
+                "spare_sequence_ids",
+                "Ids the spare rollback policy issued from the newest tick's unused sequence numbers",
+                stats.spare_ids,
+            ),
+            (
                 "high_water_mark_writes",
                 "High-water marks written to the state file",
                 stats.reservations,
@@ -249,6 +269,13 @@ impl Collector for GeneratorCollector {
             let metric = ConstCounter::new(value);
             metric.encode(encoder.encode_descriptor(name, help, None, metric.metric_type())?)?;
         }
+        let waited = ConstCounter::new(stats.rollback_wait_ms as f64 / 1000.0);
+        waited.encode(encoder.encode_descriptor(
+            "rollback_wait_seconds",
+            "Time spent waiting for a clock that was behind",
+            None,
+            waited.metric_type(),
+        )?)?;
         let status = source.lease_status();
         let (state, valid_until_ms) = match &status {
             snowmint_lease::LeaseStatus::Held(h) => ("held", Some(h.valid_until_ms)),

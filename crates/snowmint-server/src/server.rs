@@ -53,6 +53,15 @@ pub enum ServeError {
     /// The lease URL names no registry that can be used (the error quotes the URL).
     #[error(transparent)]
     Lease(snowmint_lease::LeaseError),
+    /// The `counter` clock was asked for with a lease that expires: such a registry vouches
+    /// for marks by real time (renewal + TTL), and a counter's marks are counts.
+    #[error(
+        "clock counter cannot issue under a {backend} lease, which vouches for high-water marks by real time (renewal + TTL) while a counter's marks count ticks: use a static, hostname or file: lease, or clock monotonic or wall"
+    )]
+    CounterLease {
+        /// The lease backend.
+        backend: &'static str,
+    },
     /// A lease that never expires (static, hostname, file) was not acquired in time.
     #[error("cannot acquire a worker id within {waited_ms} ms")]
     NoLease {
@@ -123,6 +132,8 @@ pub async fn run(
         worker = state.source.issuer().map(|s| s.generator().worker()),
         lease = state.source.backend(),
         layout = state.layout().name(),
+        clock = state.source.clock_policies().clock.name(),
+        rollback = state.source.clock_policies().rollback_name(),
         "listening"
     );
     if let Some(warning) = crate::config::runs_out_soon(

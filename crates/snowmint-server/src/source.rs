@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use arc_swap::ArcSwapOption;
 use snowmint::error::Chain;
-use snowmint::{Clock, Generator, Id, Layout, Store, SystemClock};
+use snowmint::{Clock, ClockMode, Generator, Id, Layout, ModeClock, Store, SystemClock};
 use snowmint_lease::{Claim, FileStore, Held, Keeper, LeaseStatus, LeasedStore, Registry};
 use tokio::sync::watch;
 
@@ -16,7 +16,7 @@ use crate::{ApiError, Config, RestartBehind, ServeError};
 /// A generator for one lease.
 #[derive(Debug)]
 pub struct Issuer {
-    generator: Generator<SystemClock>,
+    generator: Generator<ModeClock>,
     store: Arc<LeasedStore>,
     acquisition: u64,
 }
@@ -24,7 +24,7 @@ pub struct Issuer {
 impl Issuer {
     /// The generator.
     #[must_use]
-    pub fn generator(&self) -> &Generator<SystemClock> {
+    pub fn generator(&self) -> &Generator<ModeClock> {
         &self.generator
     }
 }
@@ -33,6 +33,8 @@ impl Issuer {
 #[derive(Debug)]
 pub struct IdSource {
     config: Config,
+    /// Real time, never stepped: what leases and readiness are measured on, whatever clock
+    /// the ids' time comes from.
     clock: SystemClock,
     issuer: ArcSwapOption<Issuer>,
     /// Why there is no issuer (acquiring, or an issuer that could not be built).
@@ -60,6 +62,12 @@ impl IdSource {
     pub async fn start(config: &Config) -> Result<Arc<IdSource>, ServeError> {
         let registry =
             snowmint_lease::registry_from_url(&config.lease).map_err(ServeError::Lease)?;
+        let mode = config.clock.clock;
+        if !mode.tells_time() && registry.expires() {
+            return Err(ServeError::CounterLease {
+                backend: registry.backend(),
+            });
+        }
         let layout = config.layout;
         let claim = Claim::new(
             &format!("{}-{}", layout.name(), layout.epoch_ms()),
@@ -67,7 +75,8 @@ impl IdSource {
             layout.max_worker() + 1,
             &config.identity,
             config.lease_settings.ttl,
-        );
+        )
+        .with_clock(mode);
         let clock = SystemClock::new();
         let keeper = Keeper::start(
             Arc::clone(&registry),
@@ -166,14 +175,12 @@ impl IdSource {
     async fn take(&self, held: &Held) -> Result<(), ServeError> {
         self.retire();
         let config = self.config.clone();
-        let clock = self.clock;
         let held = held.clone();
         let registry = Arc::clone(&self.registry);
         // Claiming the local state file may wait for a retired generator's last request.
-        let issuer =
-            tokio::task::spawn_blocking(move || build_slot(&config, clock, registry, &held))
-                .await
-                .map_err(ServeError::Setup)??;
+        let issuer = tokio::task::spawn_blocking(move || build_slot(&config, registry, &held))
+            .await
+            .map_err(ServeError::Setup)??;
         // Two processes logging the same pair here will collide: the log is how an operator
         // spots a worker id given twice by hand.
         tracing::info!(
@@ -181,6 +188,8 @@ impl IdSource {
             worker = issuer.generator.worker(),
             backend = self.backend,
             state_file = %issuer.store.state_file().display(),
+            clock = issuer.generator.mode().name(),
+            rollback = self.config.clock.rollback_name(),
             "issuing ids"
         );
         self.issuer.store(Some(Arc::new(issuer)));
@@ -217,6 +226,12 @@ impl IdSource {
     #[must_use]
     pub fn layout(&self) -> &Layout {
         &self.config.layout
+    }
+
+    /// The clock mode and its policies.
+    #[must_use]
+    pub fn clock_policies(&self) -> &crate::ClockPolicies {
+        &self.config.clock
     }
 
     /// The lease backend's name.
@@ -276,14 +291,28 @@ impl IdSource {
                 self.backend, held.lease.datacenter, held.lease.worker
             ));
         }
+        let mode = issuer.generator.mode();
         // The generator refuses every id while the clock is before the epoch or past the
-        // time field's end: say so here, not only in each 503.
-        if let Err(err) = self.config.layout.tick_at(self.clock.now_ms()) {
+        // time field's end: say so here, not only in each 503. A counter reads no clock.
+        if mode.tells_time()
+            && let Err(err) = self
+                .config
+                .layout
+                .tick_at(issuer.generator.clock().now_ms())
+        {
             return Err(format!(
                 "no id of layout {} can be issued now: {}",
                 self.config.layout.name(),
                 Chain(&err)
             ));
+        }
+        if mode == ClockMode::Wall {
+            // A wall clock may step back at any time: it is ready while the rollback policy
+            // would issue (at once, ahead of the clock, or after a wait within its bound).
+            return match issuer.generator.refusal() {
+                Some(err) => Err(Chain(&err).to_string()),
+                None => Ok(issuer),
+            };
         }
         let lag = issuer.generator.clock_lag_ms();
         // A lag of one tick is a spent sequence, not a clock behind its mark.
@@ -293,6 +322,14 @@ impl IdSource {
             ));
         }
         Ok(issuer)
+    }
+
+    /// The mark the held lease came with, 0 if none.
+    fn acquired_mark(&self) -> u64 {
+        match &*self.status.borrow() {
+            LeaseStatus::Held(held) => held.lease.high_water_ms.unwrap_or(0),
+            _ => 0,
+        }
     }
 
     /// Marks the source as shutting down: `/readyz` turns 503 so balancers move away.
@@ -344,10 +381,15 @@ impl IdSource {
         };
         let keeper = self.keeper.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(keeper) = keeper {
-            // Nothing issued: the mark the lease came with stands.
-            let mark = issued
-                .filter(|ms| *ms > 0)
-                .unwrap_or_else(|| self.clock.now_ms());
+            // Nothing issued: the mark the lease came with stands (a clock's is the present,
+            // a counter's is the count it started after).
+            let mark = issued.filter(|ms| *ms > 0).unwrap_or_else(|| {
+                if self.config.clock.clock.tells_time() {
+                    self.clock.now_ms()
+                } else {
+                    self.acquired_mark()
+                }
+            });
             keeper.release(mark).await.map_err(ServeError::Release)?;
         }
         Ok(())
@@ -356,25 +398,27 @@ impl IdSource {
 
 fn build_slot(
     config: &Config,
-    clock: SystemClock,
     registry: Arc<dyn Registry>,
     held: &Held,
 ) -> Result<Issuer, ServeError> {
     let (datacenter, worker) = (held.lease.datacenter, held.lease.worker);
-    let local = FileStore::for_generator(&config.state_dir, &config.layout, datacenter, worker)?;
+    let mode = config.clock.clock;
+    let local = FileStore::for_generator(&config.state_dir, &config.layout, datacenter, worker)?
+        .with_clock(mode);
     let store = Arc::new(LeasedStore::new(
         registry,
         held.lease.clone(),
         held.confirmed_high_water_ms,
         local,
     ));
-    let mut builder = Generator::builder(config.layout)
+    let builder = Generator::builder(config.layout)
         .datacenter(datacenter)
         .worker(worker)
-        .clock(clock)
-        .rollback(config.rollback)
+        .clock(ModeClock::new(mode));
+    let mut builder = config
+        .clock
+        .apply(builder)
         .overflow(config.overflow)
-        .sequence_start(config.sequence_start)
         .reserve_ahead(config.reserve_ahead)
         .store(Arc::clone(&store) as Arc<dyn Store>);
     if let Some(mark) = held.lease.high_water_ms {

@@ -57,6 +57,11 @@ async fn page_loads_without_console_errors() {
         browser.first_line("[data-about='capacity']").await,
         "4,096,000"
     );
+    let clock = browser.text("[data-about='clock']").await;
+    assert_eq!(
+        clock,
+        "monotonic\nrollback wait: no step of the wall clock reaches it"
+    );
     let runs_out = browser.text("[data-about='runs-out']").await;
     assert!(
         runs_out.starts_with("2080-07-10\n17:30:30.209 UTC; in "),
@@ -743,6 +748,31 @@ async fn the_token_is_asked_for_once_then_sent() {
         errors.len() == 2 && errors.iter().all(|e| e.contains("401")),
         "{errors:#?}"
     );
+    browser.close().await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_names_the_clock_and_what_a_step_back_meets() {
+    let (server, browser) =
+        start!("clock = \"wall\"\nrollback = \"spare\"\nrollback_wait_ms = 250");
+    browser.open(&server.url).await;
+    browser.wait_for("#about-stats [data-about='clock']").await;
+    assert_eq!(
+        browser.text("[data-about='clock']").await,
+        "wall\nrollback spare: a clock set back gets the newest tick's spare numbers, then a wait of up to 250 ms"
+    );
+    browser.close().await;
+    server.stop().await;
+
+    let (server, browser) = start!("clock = \"counter\"");
+    browser.open(&server.url).await;
+    browser.wait_for("#about-stats [data-about='clock']").await;
+    assert_eq!(
+        browser.text("[data-about='clock']").await,
+        "counter\nids count spent sequences: their time field does not tell time"
+    );
+    assert_no_console_errors(&browser).await;
     browser.close().await;
     server.stop().await;
 }

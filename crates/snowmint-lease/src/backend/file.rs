@@ -73,13 +73,23 @@ impl Registry for FileRegistry {
 
     async fn acquire(&self, claim: &Claim) -> Result<Lease, LeaseError> {
         ensure_state_dir(&self.dir).map_err(unavailable)?;
+        // A free worker whose mark this claim's clock cannot follow is passed over; if no
+        // other is free, that refusal, naming both clocks, is the answer.
+        let mut other_clock = None;
         for worker in 0..claim.workers {
             let store = match FileStore::claim_within(self.path(claim, worker), Duration::ZERO) {
-                Ok(store) => store,
+                Ok(store) => store.with_clock(claim.clock),
                 Err(Error::Busy { .. }) => continue,
                 Err(err) => return Err(unavailable(err)),
             };
-            let high_water_ms = store.mark().map_err(unavailable)?;
+            let high_water_ms = match store.mark() {
+                Ok(mark) => mark,
+                Err(err @ Error::OtherClock { .. }) => {
+                    other_clock.get_or_insert(err);
+                    continue;
+                }
+                Err(err) => return Err(unavailable(err)),
+            };
             self.held()
                 .insert((claim.datacenter, worker), Arc::new(store));
             return Ok(Lease {
@@ -88,6 +98,9 @@ impl Registry for FileRegistry {
                 high_water_ms,
                 token: 0,
             });
+        }
+        if let Some(err) = other_clock {
+            return Err(unavailable(err));
         }
         Err(LeaseError::Exhausted {
             datacenter: claim.datacenter,

@@ -6,6 +6,8 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use snowmint::ClockMode;
+
 use crate::Error;
 
 /// The longest pause between two attempts at a busy lock: short enough to notice a release
@@ -43,8 +45,8 @@ pub(super) fn lock_within(file: &File, path: &Path, wait: Duration) -> Result<()
     }
 }
 
-/// The mark at `path`, `None` if there is no file.
-pub(super) fn read_mark(path: &Path) -> Result<Option<u64>, Error> {
+/// The mark at `path` and the clock mode it records, `None` if there is no file.
+pub(super) fn read_mark(path: &Path) -> Result<Option<(u64, ClockMode)>, Error> {
     let bytes = match fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -63,9 +65,18 @@ pub(super) fn read_mark(path: &Path) -> Result<Option<u64>, Error> {
         })
 }
 
-/// Reads a mark, or says what was found instead.
-fn parse_mark(bytes: &[u8]) -> Result<u64, String> {
-    let digits = bytes.trim_ascii();
+/// Reads a mark, `<ms>` or `<ms> <clock mode>` (a mark without a mode was left by the
+/// default, `monotonic`), or says what was found instead.
+fn parse_mark(bytes: &[u8]) -> Result<(u64, ClockMode), String> {
+    let text = bytes.trim_ascii();
+    let (digits, mode) = match text.iter().position(|b| *b == b' ') {
+        Some(space) => {
+            let word = std::str::from_utf8(&text[space + 1..]).map_err(|_| quote(bytes))?;
+            let mode = word.parse().map_err(|_| quote(bytes))?;
+            (&text[..space], mode)
+        }
+        None => (text, ClockMode::Monotonic),
+    };
     if digits.is_empty() {
         return Err(if bytes.is_empty() {
             "an empty file".to_string()
@@ -79,6 +90,7 @@ fn parse_mark(bytes: &[u8]) -> Result<u64, String> {
     std::str::from_utf8(digits)
         .ok()
         .and_then(|text| text.parse().ok())
+        .map(|ms| (ms, mode))
         .ok_or_else(|| format!("{}, which does not fit in 64 bits", quote(digits)))
 }
 

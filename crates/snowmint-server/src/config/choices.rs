@@ -13,6 +13,29 @@ pub enum RestartBehind {
     Fail,
 }
 
+/// Where the time field of the ids comes from: the name of a
+/// [`ClockMode`](snowmint::ClockMode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClockSetting {
+    /// The wall clock at start plus monotonic time since: no wall-clock step reaches ids
+    Monotonic,
+    /// The wall clock at every tick: steps forward are followed, steps back meet --rollback
+    Wall,
+    /// A counter that moves on a tick each time the sequence fills: ids no longer tell time
+    Counter,
+}
+
+impl From<ClockSetting> for snowmint::ClockMode {
+    fn from(setting: ClockSetting) -> snowmint::ClockMode {
+        match setting {
+            ClockSetting::Monotonic => snowmint::ClockMode::Monotonic,
+            ClockSetting::Wall => snowmint::ClockMode::Wall,
+            ClockSetting::Counter => snowmint::ClockMode::Counter,
+        }
+    }
+}
+
 /// What the generator does when the clock goes back: the name of a
 /// [`RollbackPolicy`](snowmint::RollbackPolicy), whose waits are `rollback_wait_ms` long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Deserialize)]
@@ -66,6 +89,12 @@ mod tests {
     #[test]
     fn flags_and_files_spell_each_choice_alike() {
         spelled_alike::<RestartBehind>(&["wait", "fail"]);
+        let modes = snowmint::ClockMode::ALL.map(snowmint::ClockMode::name);
+        spelled_alike::<ClockSetting>(&modes);
+        for setting in ClockSetting::value_variants() {
+            let name = setting.to_possible_value().unwrap().get_name().to_string();
+            assert_eq!(snowmint::ClockMode::from(*setting).name(), name);
+        }
         spelled_alike::<RollbackSetting>(&["refuse", "wait", "logical", "spare"]);
         spelled_alike::<SequenceStartSetting>(&["zero", "random", "continue"]);
     }

@@ -17,9 +17,9 @@ mod validate;
 
 use std::path::PathBuf;
 
-pub use choices::{RestartBehind, RollbackSetting, SequenceStartSetting};
+pub use choices::{ClockSetting, RestartBehind, RollbackSetting, SequenceStartSetting};
 pub use settings::Settings;
-pub use validate::{Config, DEFAULT_MAX_RESPONSE_BYTES};
+pub use validate::{ClockPolicies, Config, DEFAULT_MAX_RESPONSE_BYTES};
 
 /// A configuration key that could not be used, or a file that could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::ConfigError;
-use super::choices::{RestartBehind, RollbackSetting, SequenceStartSetting};
+use super::choices::{ClockSetting, RestartBehind, RollbackSetting, SequenceStartSetting};
 
 /// Every setting of `snowmint serve`, as given: a key left out is `None`, and takes the
 /// default its doc names when [`Config::try_from`](crate::Config) validates the whole.
@@ -167,6 +167,15 @@ pub struct Settings {
         help_heading = "Clock"
     )]
     pub restart_behind: Option<RestartBehind>,
+
+    /// Where the ids' time comes from: monotonic, wall or counter (default: monotonic)
+    #[arg(
+        long,
+        env = "SNOWMINT_CLOCK",
+        value_name = "MODE",
+        help_heading = "Clock"
+    )]
+    pub clock: Option<ClockSetting>,
 
     /// What to do when the clock goes back (default: wait)
     #[arg(

@@ -43,8 +43,8 @@ fn defaults_serve_on_loopback() {
     assert_eq!(c.max_batch, 100_000);
     assert_eq!(c.max_response_bytes, 32 * 1024 * 1024);
     assert_eq!(c.restart_behind, RestartBehind::Wait);
-    assert_eq!(c.rollback, RollbackPolicy::default());
-    assert_eq!(c.sequence_start, SequenceStart::Zero);
+    assert_eq!(c.clock.rollback, RollbackPolicy::default());
+    assert_eq!(c.clock.sequence_start, SequenceStart::Zero);
     assert_eq!(c.lease, "static:0");
     assert_eq!(c.lease_settings, LeaseSettings::default());
     assert_eq!(
@@ -413,7 +413,7 @@ fn durations_up_to_their_bounds_are_taken() {
     );
     assert_eq!(c.reserve_ahead, Duration::from_secs(60));
     assert_eq!(
-        c.rollback,
+        c.clock.rollback,
         RollbackPolicy::WaitUpTo(Duration::from_secs(60))
     );
     assert_eq!(c.shutdown_grace, Duration::from_secs(600));
@@ -424,12 +424,12 @@ fn durations_up_to_their_bounds_are_taken() {
 fn choices_become_the_cores_policies() {
     let c = config("rollback = \"spare\"\nrollback_wait_ms = 250\nsequence_start = \"random\"\nrestart_behind = \"fail\"").unwrap();
     assert_eq!(
-        c.rollback,
+        c.clock.rollback,
         RollbackPolicy::SpareSequence {
             then_wait_up_to: Duration::from_millis(250)
         }
     );
-    assert_eq!(c.sequence_start, SequenceStart::Random { below: 16 });
+    assert_eq!(c.clock.sequence_start, SequenceStart::Random { below: 16 });
     assert_eq!(c.restart_behind, RestartBehind::Fail);
     let c = Config::try_from(
         from_flags(&[
@@ -443,10 +443,10 @@ fn choices_become_the_cores_policies() {
         .unwrap(),
     )
     .unwrap();
-    assert_eq!(c.rollback, RollbackPolicy::LogicalClock);
-    assert_eq!(c.sequence_start, SequenceStart::Continue);
+    assert_eq!(c.clock.rollback, RollbackPolicy::LogicalClock);
+    assert_eq!(c.clock.sequence_start, SequenceStart::Continue);
     assert_eq!(
-        config("rollback = \"refuse\"").unwrap().rollback,
+        config("rollback = \"refuse\"").unwrap().clock.rollback,
         RollbackPolicy::Refuse
     );
 }

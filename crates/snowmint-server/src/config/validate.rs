@@ -6,13 +6,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use snowmint::{
-    Clock, Layout, LayoutError, OverflowPolicy, RollbackPolicy, SequenceStart, UnixMs, WallClock,
+    Builder, Clock, ClockMode, Layout, LayoutError, OverflowPolicy, RollbackPolicy, SequenceStart,
+    UnixMs, WallClock,
 };
 use snowmint_lease::LeaseSettings;
 
 use super::{
-    ConfigError, RestartBehind, RollbackSetting, SequenceStartSetting, Settings, invalid,
-    rule_after_value,
+    ClockSetting, ConfigError, RestartBehind, RollbackSetting, SequenceStartSetting, Settings,
+    invalid, rule_after_value,
 };
 use crate::Limits;
 
@@ -41,12 +42,11 @@ pub struct Config {
     pub shutdown_grace: Duration,
     /// Start-up behaviour behind the high-water mark.
     pub restart_behind: RestartBehind,
-    /// Clock rollback policy.
-    pub rollback: RollbackPolicy,
+    /// Where the ids' time comes from, what to do when the clock goes back, and where
+    /// each tick's sequence starts.
+    pub clock: ClockPolicies,
     /// Overflow policy.
     pub overflow: OverflowPolicy,
-    /// Sequence start policy.
-    pub sequence_start: SequenceStart,
     /// Reservation window of the high-water mark.
     pub reserve_ahead: Duration,
     /// The lease URL.
@@ -142,7 +142,13 @@ impl TryFrom<Settings> for Config {
                 ),
             ));
         }
-        let rollback = rollback(&s)?;
+        let clock = ClockPolicies::new(
+            s.clock,
+            s.rollback,
+            s.rollback_wait_ms,
+            s.sequence_start,
+            &layout,
+        )?;
         let (reserve_ahead, overflow) = reservation(&s, &layout)?;
         let lease_settings = lease_settings(&s)?;
         let identity = s.identity.clone().unwrap_or_else(snowmint_lease::hostname);
@@ -177,15 +183,8 @@ impl TryFrom<Settings> for Config {
             max_response_bytes,
             shutdown_grace: Duration::from_millis(shutdown_grace_ms),
             restart_behind: s.restart_behind.unwrap_or(RestartBehind::Wait),
-            rollback,
+            clock,
             overflow,
-            sequence_start: match s.sequence_start.unwrap_or(SequenceStartSetting::Zero) {
-                SequenceStartSetting::Zero => SequenceStart::Zero,
-                SequenceStartSetting::Random => SequenceStart::Random {
-                    below: (layout.max_sequence() + 1).min(RANDOM_START_BELOW),
-                },
-                SequenceStartSetting::Continue => SequenceStart::Continue,
-            },
             layout,
             reserve_ahead,
             lease,
@@ -291,22 +290,139 @@ fn lease_and_worker(s: &Settings) -> Result<(String, u64), ConfigError> {
     Ok((lease, worker))
 }
 
-/// The rollback policy, with `rollback_wait_ms` as the wait of those that wait.
-fn rollback(s: &Settings) -> Result<RollbackPolicy, ConfigError> {
-    let wait = Duration::from_millis(at_most(
-        "rollback_wait_ms",
-        s.rollback_wait_ms.unwrap_or(DEFAULT_ROLLBACK_WAIT_MS),
-        ROLLBACK_WAIT_MAX_MS,
-        "a request waits this long for a clock that went back",
-    )?);
-    Ok(match s.rollback.unwrap_or(RollbackSetting::Wait) {
-        RollbackSetting::Refuse => RollbackPolicy::Refuse,
-        RollbackSetting::Wait => RollbackPolicy::WaitUpTo(wait),
-        RollbackSetting::Logical => RollbackPolicy::LogicalClock,
-        RollbackSetting::Spare => RollbackPolicy::SpareSequence {
-            then_wait_up_to: wait,
-        },
-    })
+/// The clock mode and what the generator does when the clock misbehaves, checked: what
+/// `clock`, `rollback`, `rollback_wait_ms` and `sequence_start` select for `serve`, and the
+/// flags of the same names for every command that issues ids.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::{ClockMode, Layout, RollbackPolicy};
+/// use snowmint_server::{ClockPolicies, ClockSetting, RollbackSetting};
+///
+/// let p = ClockPolicies::new(Some(ClockSetting::Wall), Some(RollbackSetting::Refuse), None, None, &Layout::TWITTER)?;
+/// assert_eq!((p.clock, p.rollback), (ClockMode::Wall, RollbackPolicy::Refuse));
+/// # Ok::<(), snowmint_server::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockPolicies {
+    /// Where the ids' time comes from.
+    pub clock: ClockMode,
+    /// What to do when the clock goes back.
+    pub rollback: RollbackPolicy,
+    /// Where each tick's sequence starts.
+    pub sequence_start: SequenceStart,
+}
+
+impl ClockPolicies {
+    /// Checks the settings, filling in each default: `monotonic`, `wait` up to
+    /// `rollback_wait_ms` (5000), `zero`.
+    ///
+    /// # Errors
+    ///
+    /// `rollback_wait_ms` above a minute, or a sequence start other than `zero` with the
+    /// `counter` clock, whose sequence runs on from one tick into the next.
+    pub fn new(
+        clock: Option<ClockSetting>,
+        rollback: Option<RollbackSetting>,
+        rollback_wait_ms: Option<u64>,
+        sequence_start: Option<SequenceStartSetting>,
+        layout: &Layout,
+    ) -> Result<ClockPolicies, ConfigError> {
+        let clock = ClockMode::from(clock.unwrap_or(ClockSetting::Monotonic));
+        let wait = Duration::from_millis(at_most(
+            "rollback_wait_ms",
+            rollback_wait_ms.unwrap_or(DEFAULT_ROLLBACK_WAIT_MS),
+            ROLLBACK_WAIT_MAX_MS,
+            "a request waits this long for a clock that went back",
+        )?);
+        let rollback = match rollback.unwrap_or(RollbackSetting::Wait) {
+            RollbackSetting::Refuse => RollbackPolicy::Refuse,
+            RollbackSetting::Wait => RollbackPolicy::WaitUpTo(wait),
+            RollbackSetting::Logical => RollbackPolicy::LogicalClock,
+            RollbackSetting::Spare => RollbackPolicy::SpareSequence {
+                then_wait_up_to: wait,
+            },
+        };
+        let start = sequence_start.unwrap_or(SequenceStartSetting::Zero);
+        if clock == ClockMode::Counter && start != SequenceStartSetting::Zero {
+            let name = format!("{start:?}").to_lowercase();
+            return Err(invalid(
+                "sequence_start",
+                name,
+                "conflicts with clock counter: a counter's sequence runs on from one tick into the next, from zero",
+            ));
+        }
+        let sequence_start = match start {
+            SequenceStartSetting::Zero => SequenceStart::Zero,
+            SequenceStartSetting::Random => SequenceStart::Random {
+                below: (layout.max_sequence() + 1).min(RANDOM_START_BELOW),
+            },
+            SequenceStartSetting::Continue => SequenceStart::Continue,
+        };
+        Ok(ClockPolicies {
+            clock,
+            rollback,
+            sequence_start,
+        })
+    }
+
+    /// Gives a generator's builder these policies.
+    pub fn apply<C: Clock>(&self, builder: Builder<C>) -> Builder<C> {
+        builder
+            .mode(self.clock)
+            .rollback(self.rollback)
+            .sequence_start(self.sequence_start)
+    }
+
+    /// The policies in words, for logs, `/v1/layout` and the page: `wall clock, rollback
+    /// refuse`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{ClockMode, RollbackPolicy, SequenceStart};
+    /// use snowmint_server::ClockPolicies;
+    ///
+    /// let p = ClockPolicies {
+    ///     clock: ClockMode::Wall,
+    ///     rollback: RollbackPolicy::WaitUpTo(std::time::Duration::from_secs(5)),
+    ///     sequence_start: SequenceStart::Zero,
+    /// };
+    /// assert_eq!(p.rollback_name(), "wait");
+    /// assert_eq!(p.rollback_wait_ms(), Some(5_000));
+    /// ```
+    #[must_use]
+    pub fn rollback_name(&self) -> &'static str {
+        match self.rollback {
+            RollbackPolicy::Refuse => "refuse",
+            RollbackPolicy::WaitUpTo(_) => "wait",
+            RollbackPolicy::LogicalClock => "logical",
+            RollbackPolicy::SpareSequence { .. } => "spare",
+        }
+    }
+
+    /// The longest wait of the rollback policy, if it waits.
+    #[must_use]
+    pub fn rollback_wait_ms(&self) -> Option<u64> {
+        match self.rollback {
+            RollbackPolicy::WaitUpTo(wait)
+            | RollbackPolicy::SpareSequence {
+                then_wait_up_to: wait,
+            } => Some(snowmint::whole_ms(wait)),
+            RollbackPolicy::Refuse | RollbackPolicy::LogicalClock => None,
+        }
+    }
+
+    /// The sequence start's name.
+    #[must_use]
+    pub fn sequence_start_name(&self) -> &'static str {
+        match self.sequence_start {
+            SequenceStart::Zero => "zero",
+            SequenceStart::Random { .. } => "random",
+            SequenceStart::Continue => "continue",
+        }
+    }
 }
 
 /// How far ahead the high-water mark is reserved, and how far a burst may borrow.

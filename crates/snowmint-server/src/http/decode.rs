@@ -70,6 +70,8 @@ pub struct LayoutInfo {
     pub worker: Option<u64>,
     /// The worker-id lease.
     pub lease: LeaseInfo,
+    /// Where the ids' time comes from, and what happens when the clock goes back.
+    pub clock: ClockInfo,
     /// Ids per second one worker id can issue.
     pub ids_per_second: u64,
     /// Distinct (datacenter, worker) pairs.
@@ -102,6 +104,34 @@ pub struct LeaseInfo {
     pub failures: u64,
     /// The last error, if any.
     pub error: Option<String>,
+}
+
+/// The clock and its policies, as JSON.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ClockInfo {
+    /// `monotonic`, `wall` or `counter`.
+    pub mode: &'static str,
+    /// Whether an id's time field is when it was made: false for `counter`, whose time
+    /// field counts spent sequences.
+    pub ids_tell_time: bool,
+    /// `refuse`, `wait`, `logical` or `spare`: what happens when the clock goes back.
+    pub rollback: &'static str,
+    /// The longest wait of `wait` and `spare`, in ms; null for the others.
+    pub rollback_wait_ms: Option<u64>,
+    /// Where each tick's sequence starts: `zero`, `random` or `continue`.
+    pub sequence_start: &'static str,
+}
+
+impl From<&crate::ClockPolicies> for ClockInfo {
+    fn from(p: &crate::ClockPolicies) -> ClockInfo {
+        ClockInfo {
+            mode: p.clock.name(),
+            ids_tell_time: p.clock.tells_time(),
+            rollback: p.rollback_name(),
+            rollback_wait_ms: p.rollback_wait_ms(),
+            sequence_start: p.sequence_start_name(),
+        }
+    }
 }
 
 /// Bit widths, as JSON.
@@ -152,6 +182,7 @@ pub async fn layout(
         datacenter: issuer.as_ref().map(|s| s.generator().datacenter()),
         worker: issuer.as_ref().map(|s| s.generator().worker()),
         lease: lease_info(source),
+        clock: ClockInfo::from(source.clock_policies()),
         ids_per_second: capacity.ids_per_second,
         worker_ids: capacity.worker_ids,
         runs_out_ms: capacity.runs_out_ms,
