@@ -111,7 +111,9 @@ fn held_until_sent<T>(result: Result<Response<(T, Held)>, Status>) -> Result<Res
 impl IdService for Service {
     async fn next(&self, _request: Request<NextRequest>) -> Result<Response<NextResponse>, Status> {
         let start = Instant::now();
-        let result = issue::one(&self.state).map(|id| NextResponse { id: id.as_u64() });
+        let result = issue::one(&self.state)
+            .await
+            .map(|id| NextResponse { id: id.as_u64() });
         self.finish("Next", start, result)
     }
 

@@ -332,6 +332,16 @@ impl IdSource {
         }
     }
 
+    /// Whether the clock is behind the next id by more than a tick, so that issuing may
+    /// wait for it (a wall clock set back, or a restart behind the mark).
+    #[must_use]
+    pub fn behind(&self) -> bool {
+        self.issuer
+            .load()
+            .as_ref()
+            .is_some_and(|i| i.generator.clock_lag_ms() > self.config.layout.tick_ms())
+    }
+
     /// Marks the source as shutting down: `/readyz` turns 503 so balancers move away.
     pub fn drain(&self) {
         self.draining.store(true, Ordering::Release);

@@ -255,7 +255,13 @@ fn each_bad_value_is_blamed_on_its_key() {
     ];
     // Keys whose values clap and serde refuse before any check: the choices (a bad name is
     // no variant), and the directory, which the state file's own errors name at start.
-    let parsed_only = ["restart_behind", "rollback", "sequence_start", "state_dir"];
+    let parsed_only = [
+        "clock",
+        "restart_behind",
+        "rollback",
+        "sequence_start",
+        "state_dir",
+    ];
     let mut covered: BTreeSet<String> = parsed_only.iter().map(|k| k.to_string()).collect();
     for (key, value, expected) in cases {
         let from_file = config(&format!("{key} = {value}")).unwrap_err().to_string();
@@ -279,6 +285,12 @@ fn values_of_the_wrong_kind_are_refused_where_they_are_read() {
             "later",
             "[possible values: wait, fail]",
             "unknown variant `later`, expected `wait` or `fail`",
+        ),
+        (
+            "clock",
+            "ntp",
+            "[possible values: monotonic, wall, counter]",
+            "unknown variant `ntp`, expected one of `monotonic`, `wall`, `counter`",
         ),
         (
             "rollback",
@@ -561,5 +573,31 @@ fn the_operations_guide_names_real_settings() {
         let (flag, var, key) = (row[3], row[4], row[5]);
         assert_eq!(flag_key(flag), key, "{row:?}");
         assert_eq!(var, format!("SNOWMINT_{}", key.to_uppercase()), "{row:?}");
+    }
+}
+
+#[test]
+fn the_clock_mode_is_chosen_once_with_its_policies() {
+    use snowmint::ClockMode;
+    assert_eq!(config("").unwrap().clock.clock, ClockMode::Monotonic);
+    let c = config("clock = \"wall\"\nrollback = \"refuse\"").unwrap();
+    assert_eq!(
+        (c.clock.clock, c.clock.rollback),
+        (ClockMode::Wall, RollbackPolicy::Refuse)
+    );
+    let c = Config::try_from(from_flags(&["--clock", "counter"]).unwrap()).unwrap();
+    assert_eq!(c.clock.clock, ClockMode::Counter);
+    // A counter's sequence runs on from tick to tick: no start to choose.
+    for start in ["random", "continue"] {
+        let err = config(&format!(
+            "clock = \"counter\"\nsequence_start = \"{start}\""
+        ))
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "config key `sequence_start`: \"{start}\" conflicts with clock counter: a counter's sequence runs on from one tick into the next, from zero"
+            )
+        );
     }
 }

@@ -109,7 +109,7 @@ impl IntoResponse for IdLines {
 )]
 pub async fn one(State(state): State<AppState>, params: Params) -> Result<IdBody, ApiError> {
     let format = Format::from_params(&params)?;
-    let id = issue::one(&state)?;
+    let id = issue::one(&state).await?;
     Ok(IdBody { id, format })
 }
 

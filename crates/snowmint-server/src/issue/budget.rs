@@ -137,7 +137,8 @@ pub(super) async fn fill(
 ) -> Result<(Vec<Id>, Held), ApiError> {
     let held = state.budget.hold(count, share).await?;
     let source = Arc::clone(&state.source);
-    let ids = if count <= INLINE_BATCH {
+    // While the clock is behind, a batch may wait seconds for it: never on an async worker.
+    let ids = if count <= INLINE_BATCH && !source.behind() {
         let mut ids = Vec::with_capacity(count as usize);
         source.fill(count, &mut ids)?;
         ids
