@@ -11,7 +11,7 @@ pub use command::Snowmint;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -36,16 +36,14 @@ pub fn serve_command(state: &Path, extra: &[&str]) -> Command {
     cmd
 }
 
-/// Sets the wall clock of the process `cmd` starts `offset` away from this machine's
-/// (`"-3s"`, `"+1h"`), the way an NTP step would: libfaketime, loaded with `LD_PRELOAD`,
-/// moves the wall clock only, and leaves monotonic time alone.
+/// libfaketime's preload library.
 ///
 /// # Panics
 ///
 /// When libfaketime is not installed (`scripts/setup` installs it): a test that needs it
 /// must fail, not skip.
-pub fn wall_clock_offset(cmd: &mut Command, offset: &str) {
-    let lib = [
+fn libfaketime() -> PathBuf {
+    [
         "/usr/lib/x86_64-linux-gnu",
         "/usr/lib/aarch64-linux-gnu",
         "/usr/lib",
@@ -53,10 +51,66 @@ pub fn wall_clock_offset(cmd: &mut Command, offset: &str) {
     .iter()
     .map(|dir| Path::new(dir).join("faketime/libfaketime.so.1"))
     .find(|path| path.exists())
-    .expect("libfaketime is not installed: run scripts/setup");
-    cmd.env("LD_PRELOAD", lib)
+    .expect("libfaketime is not installed: run scripts/setup")
+}
+
+/// Sets the wall clock of the process `cmd` starts `offset` away from this machine's
+/// (`"-3s"`, `"+1h"`), the way an NTP step would: libfaketime, loaded with `LD_PRELOAD`,
+/// moves the wall clock only, and leaves monotonic time alone.
+///
+/// # Panics
+///
+/// When libfaketime is not installed (`scripts/setup` installs it).
+pub fn wall_clock_offset(cmd: &mut Command, offset: &str) {
+    cmd.env("LD_PRELOAD", libfaketime())
         .env("FAKETIME", offset)
         .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+}
+
+/// A wall clock the test steps while the process runs, as NTP or an operator would step
+/// it: libfaketime, loaded with `LD_PRELOAD`, reads the offset from a file on every
+/// reading of the wall clock (`FAKETIME_NO_CACHE`), and leaves monotonic time alone. The
+/// file holds one offset from the real clock, in libfaketime's `FAKETIME` syntax (`"-3s"`,
+/// `"-60s"`, `"+0"`); it starts at `"+0"`.
+pub struct SteppedClock {
+    dir: tempfile::TempDir,
+}
+
+impl SteppedClock {
+    /// The file's name in its directory; [`SteppedClock::step`] writes a sibling and renames
+    /// it over this one, so a reading never meets a half-written offset.
+    const FILE: &str = "faketime";
+
+    /// A clock at the real time, until stepped.
+    pub fn new() -> SteppedClock {
+        let clock = SteppedClock {
+            dir: tempfile::tempdir().expect("temp dir"),
+        };
+        clock.step("+0");
+        clock
+    }
+
+    /// Makes `cmd` read its wall clock from this one.
+    ///
+    /// # Panics
+    ///
+    /// When libfaketime is not installed (`scripts/setup` installs it).
+    pub fn apply(&self, cmd: &mut Command) {
+        // `FAKETIME` in the environment would win over the file.
+        cmd.env_remove("FAKETIME")
+            .env("LD_PRELOAD", libfaketime())
+            .env("FAKETIME_TIMESTAMP_FILE", self.dir.path().join(Self::FILE))
+            .env("FAKETIME_NO_CACHE", "1")
+            .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+    }
+
+    /// Steps the clock to `offset` from the real time (`"-3s"`, `"-60s"`, `"+0"`); the
+    /// process sees it at its next reading.
+    pub fn step(&self, offset: &str) {
+        let next = self.dir.path().join("faketime.next");
+        std::fs::write(&next, format!("{offset}\n")).expect("write the offset");
+        std::fs::rename(&next, self.dir.path().join(Self::FILE)).expect("rename the offset");
+    }
 }
 
 /// A running `snowmint serve`, killed on drop if the test did not stop it.
