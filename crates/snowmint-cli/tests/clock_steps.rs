@@ -286,6 +286,25 @@ impl Run {
             });
     }
 
+    /// Waits until an answer sent after `step` has waited for the clock and brought an id,
+    /// and then until each client has read an answer sent after it: no request waits any
+    /// more, so the next step meets none halfway through its wait.
+    fn wait_out(&self, step: Step) {
+        let waited = |a: &Answer| a.sent >= step.at && a.status == 200 && a.took() >= WAITED;
+        self.clients
+            .wait_for("id that waited for the clock", |answers| {
+                answers.iter().any(waited)
+            });
+        let done = {
+            let answers = self.clients.record.answers.lock().unwrap();
+            answers.iter().find(|a| waited(a)).unwrap().done
+        };
+        self.clients
+            .wait_for("answer to each client after the wait", |answers| {
+                (0..3).all(|c| answers.iter().any(|a| a.client == c && a.sent > done))
+            });
+    }
+
     /// Stops the clients, checks that no id was answered twice or after a larger one, and
     /// returns the answers.
     fn finish(self) -> (Vec<Answer>, Vec<Step>, Serve) {
@@ -301,9 +320,14 @@ impl Run {
     }
 }
 
+/// When the step after `step` began, if there was one.
+fn next_step(steps: &[Step], step: Step) -> Option<Instant> {
+    steps.iter().find(|s| s.before > step.at).map(|s| s.before)
+}
+
 /// The answers sent after `step` and read before the next one.
 fn during<'a>(answers: &'a [Answer], steps: &[Step], step: Step) -> Vec<&'a Answer> {
-    let next = steps.iter().find(|s| s.before > step.at).map(|s| s.before);
+    let next = next_step(steps, step);
     answers
         .iter()
         .filter(|a| a.sent >= step.at && next.is_none_or(|next| a.done <= next))
@@ -341,20 +365,11 @@ fn never_repeated_nor_smaller(answers: &[Answer]) {
     }
 }
 
-/// The newest id the server had issued when `a` was answered: no policy issues on a tick
-/// after it while refusing, so it came in an answer sent before `a` was read.
-fn newest_before(answers: &[Answer], a: &Answer) -> u64 {
-    answers
-        .iter()
-        .filter(|b| b.sent < a.done)
-        .flat_map(|b| b.ids.iter().copied())
-        .max()
-        .expect("ids before the step")
-}
-
-/// The gap a 503 names, in ms, checked against the newest id and the step: the server's
-/// clock read between `sent_ms` and `done_ms`, `offset_ms` away.
-fn gap_named(answers: &[Answer], a: &Answer, text: &str, offset_ms: i64) -> u64 {
+/// The gap a 503 names, in ms, checked against the ids answered and the step: the server's
+/// clock read between `sent_ms` and `done_ms`, `step.offset_ms` away, and the newest id it
+/// had issued was at least the largest one read before `a` was sent, and at most the largest
+/// one sent for before `a` was read and answered before the next step.
+fn gap_named(answers: &[Answer], steps: &[Step], a: &Answer, text: &str, step: Step) -> u64 {
     assert_eq!(a.status, 503, "{a:#?}");
     let gap: u64 = a
         .error
@@ -362,13 +377,24 @@ fn gap_named(answers: &[Answer], a: &Answer, text: &str, offset_ms: i64) -> u64 
         .and_then(|rest| rest.strip_suffix(text))
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("not a gap ending {text:?}: {a:#?}"));
-    let newest_ms = twitter_ms(newest_before(answers, a));
-    let clock = |real_ms: u64| real_ms.saturating_add_signed(offset_ms);
-    let lowest = newest_ms.saturating_sub(clock(a.done_ms) + SLACK_MS);
-    let highest = newest_ms.saturating_sub(clock(a.sent_ms)) + SLACK_MS;
+    let next = next_step(steps, step);
+    let largest = |keep: &dyn Fn(&Answer) -> bool| {
+        let id = answers
+            .iter()
+            .filter(|b| keep(b))
+            .flat_map(|b| b.ids.iter().copied())
+            .max()
+            .expect("ids before the step");
+        twitter_ms(id)
+    };
+    let newest_at_least = largest(&|b| b.done < a.sent);
+    let newest_at_most = largest(&|b| b.sent < a.done && next.is_none_or(|n| b.done <= n));
+    let clock = |real_ms: u64| real_ms.saturating_add_signed(step.offset_ms);
+    let lowest = newest_at_least.saturating_sub(clock(a.done_ms) + SLACK_MS);
+    let highest = newest_at_most.saturating_sub(clock(a.sent_ms)) + SLACK_MS;
     assert!(
         (lowest..=highest).contains(&gap),
-        "gap {gap} ms, where the newest id ({newest_ms} ms) and the clock say {lowest}..={highest}: {a:#?}"
+        "gap {gap} ms, where the newest id and the clock say {lowest}..={highest}: {a:#?}"
     );
     gap
 }
@@ -420,7 +446,7 @@ fn refuse_answers_503_naming_the_gap_while_behind_and_recovers() {
         let behind = during(&answers, &steps, step);
         assert!(count(&behind, 503) >= 20);
         for a in behind {
-            let gap = gap_named(&answers, a, REFUSED, step.offset_ms);
+            let gap = gap_named(&answers, &steps, a, REFUSED, step);
             // The first step is about 3 s behind the newest id; the second 60 s, less what
             // the first lasted.
             assert!((near - 2_000..=near).contains(&gap), "{gap} ms: {a:#?}");
@@ -459,12 +485,7 @@ fn wait_waits_out_a_short_step_and_refuses_a_long_one_at_once() {
         "5000",
     ]);
     let back3 = run.step(-3);
-    run.clients
-        .wait_for("id that waited for the clock", |answers| {
-            answers
-                .iter()
-                .any(|a| a.sent >= back3.at && a.status == 200 && a.took() >= WAITED)
-        });
+    run.wait_out(back3);
     let back60 = run.step(-60);
     run.wait_for(back60, 20, 503);
     let ahead = run.step(0);
@@ -482,7 +503,7 @@ fn wait_waits_out_a_short_step_and_refuses_a_long_one_at_once() {
     let long = during(&answers, &steps, back60);
     assert!(count(&long, 503) >= 20);
     for a in &long {
-        let gap = gap_named(&answers, a, WAITS_5000, back60.offset_ms);
+        let gap = gap_named(&answers, &steps, a, WAITS_5000, back60);
         // The first step was waited out: the newest id is about 3 s behind the real clock.
         assert!((50_000..=57_000).contains(&gap), "{gap} ms: {a:#?}");
         assert!(a.took() < WAITED, "a refusal waited: {a:#?}");
@@ -557,12 +578,7 @@ fn spare_issues_the_newest_ticks_unused_numbers_then_waits() {
         "5000",
     ]);
     let back3 = run.step(-3);
-    run.clients
-        .wait_for("id that waited for the clock", |answers| {
-            answers
-                .iter()
-                .any(|a| a.sent >= back3.at && a.status == 200 && a.took() >= WAITED)
-        });
+    run.wait_out(back3);
     let back60 = run.step(-60);
     run.wait_for(back60, 20, 503);
     let ahead = run.step(0);
@@ -586,19 +602,23 @@ fn spare_issues_the_newest_ticks_unused_numbers_then_waits() {
             .collect();
         assert!(!spare.is_empty(), "no spare ids after {step:?}");
         spares += spare.len();
-        // All in the newest tick issued before the step, above its numbers issued then.
-        let newest = answers
-            .iter()
-            .filter(|a| a.sent < step.at)
-            .flat_map(|a| a.ids.iter().copied())
-            .filter(|id| !spare.contains(id))
-            .max()
-            .unwrap();
+        // All in the newest tick issued before the step (an answer sent before it may have
+        // been issued just before or just after it), above the numbers read before it.
+        let largest = |keep: &dyn Fn(&Answer) -> bool| {
+            answers
+                .iter()
+                .filter(|a| keep(a))
+                .flat_map(|a| a.ids.iter().copied())
+                .max()
+                .unwrap()
+        };
+        let newest = largest(&|a| a.sent < step.at);
+        let read = largest(&|a| a.done < step.before);
         for id in &spare {
             assert_eq!(tick(*id), tick(newest), "spare {id} after {newest}");
             assert!(
-                sequence(*id) > sequence(newest),
-                "spare {id} after {newest}"
+                (tick(read), sequence(read)) < (tick(*id), sequence(*id)),
+                "spare {id} after {read}"
             );
         }
     }
@@ -609,7 +629,7 @@ fn spare_issues_the_newest_ticks_unused_numbers_then_waits() {
     let long = during(&answers, &steps, back60);
     assert!(count(&long, 503) >= 20);
     for a in long.iter().filter(|a| a.status == 503) {
-        let gap = gap_named(&answers, a, WAITS_5000, back60.offset_ms);
+        let gap = gap_named(&answers, &steps, a, WAITS_5000, back60);
         assert!((50_000..=57_000).contains(&gap), "{gap} ms: {a:#?}");
     }
 

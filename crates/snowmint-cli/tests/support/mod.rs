@@ -36,20 +36,21 @@ pub fn serve_command(state: &Path, extra: &[&str]) -> Command {
     cmd
 }
 
-/// libfaketime's preload library.
+/// libfaketime's preload library `name`: `libfaketime.so.1`, or `libfaketimeMT.so.1`, which
+/// takes a lock around each reading of the clock.
 ///
 /// # Panics
 ///
 /// When libfaketime is not installed (`scripts/setup` installs it): a test that needs it
 /// must fail, not skip.
-fn libfaketime() -> PathBuf {
+fn libfaketime(name: &str) -> PathBuf {
     [
         "/usr/lib/x86_64-linux-gnu",
         "/usr/lib/aarch64-linux-gnu",
         "/usr/lib",
     ]
     .iter()
-    .map(|dir| Path::new(dir).join("faketime/libfaketime.so.1"))
+    .map(|dir| Path::new(dir).join("faketime").join(name))
     .find(|path| path.exists())
     .expect("libfaketime is not installed: run scripts/setup")
 }
@@ -62,7 +63,7 @@ fn libfaketime() -> PathBuf {
 ///
 /// When libfaketime is not installed (`scripts/setup` installs it).
 pub fn wall_clock_offset(cmd: &mut Command, offset: &str) {
-    cmd.env("LD_PRELOAD", libfaketime())
+    cmd.env("LD_PRELOAD", libfaketime("libfaketime.so.1"))
         .env("FAKETIME", offset)
         .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
 }
@@ -96,9 +97,12 @@ impl SteppedClock {
     ///
     /// When libfaketime is not installed (`scripts/setup` installs it).
     pub fn apply(&self, cmd: &mut Command) {
+        // Each reading first resets a buffer shared by all threads to "+0", then copies the
+        // file's offset into it: without the lock of the MT library, another thread may read
+        // the real time meanwhile, a step forward and back that no test asked for.
         // `FAKETIME` in the environment would win over the file.
         cmd.env_remove("FAKETIME")
-            .env("LD_PRELOAD", libfaketime())
+            .env("LD_PRELOAD", libfaketime("libfaketimeMT.so.1"))
             .env("FAKETIME_TIMESTAMP_FILE", self.dir.path().join(Self::FILE))
             .env("FAKETIME_NO_CACHE", "1")
             .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
