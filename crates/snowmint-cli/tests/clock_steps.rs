@@ -230,7 +230,8 @@ struct Step {
 struct Run {
     serve: Serve,
     clock: SteppedClock,
-    clients: Clients,
+    /// Until [`Run::finish`] stops them.
+    clients: Option<Clients>,
     steps: Vec<Step>,
     _state: tempfile::TempDir,
 }
@@ -255,7 +256,7 @@ impl Run {
         Run {
             serve,
             clock,
-            clients,
+            clients: Some(clients),
             steps: Vec::new(),
             _state: state,
         }
@@ -276,7 +277,7 @@ impl Run {
 
     /// Waits until `n` answers sent after `step` have `status`.
     fn wait_for(&self, step: Step, n: usize, status: u16) {
-        self.clients
+        self.clients()
             .wait_for(&format!("{n} answers {status} after {step:?}"), |answers| {
                 answers
                     .iter()
@@ -288,27 +289,33 @@ impl Run {
 
     /// Waits until an answer sent after `step` has waited for the clock and brought an id,
     /// and then until each client has read an answer sent after it: no request waits any
-    /// more, so the next step meets none halfway through its wait.
+    /// more, so the next step meets none halfway through its wait. (Such a wait would go on
+    /// until the clock passes the newest id again, the whole new gap, past the policy's
+    /// bound.)
     fn wait_out(&self, step: Step) {
         let waited = |a: &Answer| a.sent >= step.at && a.status == 200 && a.took() >= WAITED;
-        self.clients
+        self.clients()
             .wait_for("id that waited for the clock", |answers| {
                 answers.iter().any(waited)
             });
         let done = {
-            let answers = self.clients.record.answers.lock().unwrap();
+            let answers = self.clients().record.answers.lock().unwrap();
             answers.iter().find(|a| waited(a)).unwrap().done
         };
-        self.clients
+        self.clients()
             .wait_for("answer to each client after the wait", |answers| {
                 (0..3).all(|c| answers.iter().any(|a| a.client == c && a.sent > done))
             });
     }
 
+    fn clients(&self) -> &Clients {
+        self.clients.as_ref().expect("clients run until finish")
+    }
+
     /// Stops the clients, checks that no id was answered twice or after a larger one, and
-    /// returns the answers.
-    fn finish(self) -> (Vec<Answer>, Vec<Step>, Serve) {
-        let answers = self.clients.stop();
+    /// returns the answers. The server runs on, to be asked what it counted.
+    fn finish(&mut self) -> Vec<Answer> {
+        let answers = self.clients.take().expect("finished once").stop();
         never_repeated_nor_smaller(&answers);
         for a in &answers {
             assert!(
@@ -316,7 +323,7 @@ impl Run {
                 "unexpected answer: {a:#?}"
             );
         }
-        (answers, self.steps, self.serve)
+        answers
     }
 }
 
@@ -440,25 +447,26 @@ fn refuse_answers_503_naming_the_gap_while_behind_and_recovers() {
     assert!(body.contains(REFUSED), "{body}");
     let ahead = run.step(0);
     run.wait_for(ahead, 20, 200);
-    let (answers, steps, serve) = run.finish();
+    let answers = run.finish();
+    let (steps, serve) = (&run.steps, &run.serve);
 
     for (step, near) in [(back3, 3_000), (back60, 60_000)] {
-        let behind = during(&answers, &steps, step);
+        let behind = during(&answers, steps, step);
         assert!(count(&behind, 503) >= 20);
         for a in behind {
-            let gap = gap_named(&answers, &steps, a, REFUSED, step);
+            let gap = gap_named(&answers, steps, a, REFUSED, step);
             // The first step is about 3 s behind the newest id; the second 60 s, less what
             // the first lasted.
             assert!((near - 2_000..=near).contains(&gap), "{gap} ms: {a:#?}");
         }
     }
-    let after = during(&answers, &steps, ahead);
+    let after = during(&answers, steps, ahead);
     assert_eq!(count(&after, 200), after.len(), "{after:#?}");
 
     let refused = answers.iter().filter(|a| a.status == 503).count() as f64;
-    assert_eq!(metric(&serve, "snowmint_rollback_refusals_total"), refused);
-    assert!(metric(&serve, "snowmint_clock_rollbacks_total") >= refused);
-    let clock = clock_info(&serve);
+    assert_eq!(metric(serve, "snowmint_rollback_refusals_total"), refused);
+    assert!(metric(serve, "snowmint_clock_rollbacks_total") >= refused);
+    let clock = clock_info(serve);
     assert_eq!(
         (
             &clock["mode"],
@@ -490,9 +498,10 @@ fn wait_waits_out_a_short_step_and_refuses_a_long_one_at_once() {
     run.wait_for(back60, 20, 503);
     let ahead = run.step(0);
     run.wait_for(ahead, 20, 200);
-    let (answers, steps, serve) = run.finish();
+    let answers = run.finish();
+    let (steps, serve) = (&run.steps, &run.serve);
 
-    let short = during(&answers, &steps, back3);
+    let short = during(&answers, steps, back3);
     assert_eq!(count(&short, 200), short.len(), "{short:#?}");
     let waited: Vec<&&Answer> = short.iter().filter(|a| a.took() >= WAITED).collect();
     // A wait is bounded by the gap, 3 s, with room for a loaded machine.
@@ -500,22 +509,22 @@ fn wait_waits_out_a_short_step_and_refuses_a_long_one_at_once() {
         waited.iter().all(|a| a.took() < Duration::from_secs(6)),
         "{waited:#?}"
     );
-    let long = during(&answers, &steps, back60);
+    let long = during(&answers, steps, back60);
     assert!(count(&long, 503) >= 20);
     for a in &long {
-        let gap = gap_named(&answers, &steps, a, WAITS_5000, back60);
+        let gap = gap_named(&answers, steps, a, WAITS_5000, back60);
         // The first step was waited out: the newest id is about 3 s behind the real clock.
         assert!((50_000..=57_000).contains(&gap), "{gap} ms: {a:#?}");
         assert!(a.took() < WAITED, "a refusal waited: {a:#?}");
     }
-    let after = during(&answers, &steps, ahead);
+    let after = during(&answers, steps, ahead);
     assert_eq!(count(&after, 200), after.len(), "{after:#?}");
 
     let refused = answers.iter().filter(|a| a.status == 503).count() as f64;
-    assert_eq!(metric(&serve, "snowmint_rollback_refusals_total"), refused);
-    assert!(metric(&serve, "snowmint_rollback_waits_total") >= waited.len() as f64);
-    assert!(metric(&serve, "snowmint_rollback_wait_seconds_total") >= WAITED.as_secs_f64());
-    let clock = clock_info(&serve);
+    assert_eq!(metric(serve, "snowmint_rollback_refusals_total"), refused);
+    assert!(metric(serve, "snowmint_rollback_waits_total") >= waited.len() as f64);
+    assert!(metric(serve, "snowmint_rollback_wait_seconds_total") >= WAITED.as_secs_f64());
+    let clock = clock_info(serve);
     assert_eq!(
         (
             &clock["mode"],
@@ -540,11 +549,12 @@ fn logical_keeps_issuing_increasing_ids_ahead_of_a_clock_set_back() {
     run.wait_for(back60, 100, 200);
     let ahead = run.step(0);
     run.wait_for(ahead, 20, 200);
-    let (answers, steps, serve) = run.finish();
+    let answers = run.finish();
+    let (steps, serve) = (&run.steps, &run.serve);
 
     assert!(answers.iter().all(|a| a.status == 200));
     for step in [back3, back60] {
-        let behind = during(&answers, &steps, step);
+        let behind = during(&answers, steps, step);
         assert!(behind.len() >= 100);
         // Ahead of the clock, which reads the real time less the step: by most of the step.
         let ahead_by = step.offset_ms.unsigned_abs() / 2;
@@ -557,9 +567,9 @@ fn logical_keeps_issuing_increasing_ids_ahead_of_a_clock_set_back() {
         }
     }
     // Each tick counts once, however many ids and steps it holds.
-    assert!(metric(&serve, "snowmint_logical_ticks_total") >= 1.0);
-    assert_eq!(metric(&serve, "snowmint_rollback_refusals_total"), 0.0);
-    let clock = clock_info(&serve);
+    assert!(metric(serve, "snowmint_logical_ticks_total") >= 1.0);
+    assert_eq!(metric(serve, "snowmint_rollback_refusals_total"), 0.0);
+    let clock = clock_info(serve);
     assert_eq!(
         (&clock["mode"], &clock["rollback"]),
         (&serde_json::json!("wall"), &serde_json::json!("logical")),
@@ -583,11 +593,12 @@ fn spare_issues_the_newest_ticks_unused_numbers_then_waits() {
     run.wait_for(back60, 20, 503);
     let ahead = run.step(0);
     run.wait_for(ahead, 20, 200);
-    let (answers, steps, serve) = run.finish();
+    let answers = run.finish();
+    let (steps, serve) = (&run.steps, &run.serve);
 
     let mut spares = 0;
     for step in [back3, back60] {
-        let behind = during(&answers, &steps, step);
+        let behind = during(&answers, steps, step);
         // Spare ids are far ahead of the clock; an id issued after a wait is not.
         let ahead_by = step.offset_ms.unsigned_abs() / 2;
         let spare: Vec<u64> = behind
@@ -623,22 +634,22 @@ fn spare_issues_the_newest_ticks_unused_numbers_then_waits() {
         }
     }
     // Spent, they wait as `wait` does: out for 3 s, refused for 60 s.
-    let short = during(&answers, &steps, back3);
+    let short = during(&answers, steps, back3);
     assert_eq!(count(&short, 200), short.len(), "{short:#?}");
     assert!(short.iter().any(|a| a.took() >= WAITED));
-    let long = during(&answers, &steps, back60);
+    let long = during(&answers, steps, back60);
     assert!(count(&long, 503) >= 20);
     for a in long.iter().filter(|a| a.status == 503) {
-        let gap = gap_named(&answers, &steps, a, WAITS_5000, back60);
+        let gap = gap_named(&answers, steps, a, WAITS_5000, back60);
         assert!((50_000..=57_000).contains(&gap), "{gap} ms: {a:#?}");
     }
 
     // Those read here, and any an answer sent just before a step took.
-    assert!(metric(&serve, "snowmint_spare_sequence_ids_total") >= spares as f64);
-    assert!(metric(&serve, "snowmint_rollback_waits_total") >= 1.0);
+    assert!(metric(serve, "snowmint_spare_sequence_ids_total") >= spares as f64);
+    assert!(metric(serve, "snowmint_rollback_waits_total") >= 1.0);
     let refused = answers.iter().filter(|a| a.status == 503).count() as f64;
-    assert_eq!(metric(&serve, "snowmint_rollback_refusals_total"), refused);
-    let clock = clock_info(&serve);
+    assert_eq!(metric(serve, "snowmint_rollback_refusals_total"), refused);
+    let clock = clock_info(serve);
     assert_eq!(
         (
             &clock["mode"],
@@ -662,10 +673,11 @@ fn monotonic_issues_through_a_step_back_with_ids_that_keep_the_real_time() {
     run.wait_for(back60, 100, 200);
     let ahead = run.step(0);
     run.wait_for(ahead, 20, 200);
-    let (answers, steps, serve) = run.finish();
+    let answers = run.finish();
+    let (steps, serve) = (&run.steps, &run.serve);
 
     assert!(answers.iter().all(|a| a.status == 200));
-    for a in during(&answers, &steps, back60) {
+    for a in during(&answers, steps, back60) {
         for id in &a.ids {
             let ms = twitter_ms(*id);
             assert!(
@@ -674,8 +686,8 @@ fn monotonic_issues_through_a_step_back_with_ids_that_keep_the_real_time() {
             );
         }
     }
-    assert_eq!(metric(&serve, "snowmint_clock_rollbacks_total"), 0.0);
-    let clock = clock_info(&serve);
+    assert_eq!(metric(serve, "snowmint_clock_rollbacks_total"), 0.0);
+    let clock = clock_info(serve);
     assert_eq!(
         (&clock["mode"], &clock["rollback"]),
         (&serde_json::json!("monotonic"), &serde_json::json!("wait")),
