@@ -266,8 +266,19 @@ impl IdSource {
     /// # Errors
     ///
     /// Shutting down, no worker id held, the lease not confirmed for now, the clock
-    /// outside the layout's range, or the clock behind the high-water mark.
+    /// outside the layout's range, or the clock behind the high-water mark (or, for the
+    /// wall clock, behind the newest id by more than the rollback policy allows).
     pub fn readiness(&self) -> Result<Arc<Issuer>, String> {
+        self.check(true)
+    }
+
+    /// [`IdSource::readiness`] for a request about to issue. A wall clock set back is left
+    /// to the generator, whose rollback policy answers the request (and counts what it did).
+    fn ready_to_issue(&self) -> Result<Arc<Issuer>, ApiError> {
+        self.check(false).map_err(ApiError::Unavailable)
+    }
+
+    fn check(&self, probe: bool) -> Result<Arc<Issuer>, String> {
         if self.draining.load(Ordering::Acquire) {
             return Err("shutting down".into());
         }
@@ -310,8 +321,8 @@ impl IdSource {
             // A wall clock may step back at any time: it is ready while the rollback policy
             // would issue (at once, ahead of the clock, or after a wait within its bound).
             return match issuer.generator.refusal() {
-                Some(err) => Err(Chain(&err).to_string()),
-                None => Ok(issuer),
+                Some(err) if probe => Err(Chain(&err).to_string()),
+                _ => Ok(issuer),
             };
         }
         let lag = issuer.generator.clock_lag_ms();
@@ -353,7 +364,7 @@ impl IdSource {
     ///
     /// Not ready, or the generator refused (see [`ApiError`]).
     pub fn next_id(&self) -> Result<Id, ApiError> {
-        let issuer = self.readiness().map_err(ApiError::Unavailable)?;
+        let issuer = self.ready_to_issue()?;
         Ok(issuer.generator.next_id()?)
     }
 
@@ -364,7 +375,7 @@ impl IdSource {
     ///
     /// Not ready, or the generator refused; ids already taken are dropped, never reissued.
     pub fn fill(&self, n: u64, out: &mut Vec<Id>) -> Result<(), ApiError> {
-        let issuer = self.readiness().map_err(ApiError::Unavailable)?;
+        let issuer = self.ready_to_issue()?;
         let mut left = n;
         while left > 0 {
             let batch = issuer.generator.next_batch(left)?;
