@@ -122,7 +122,7 @@ pub struct Settings {
     pub lease: Option<String>,
 
     /// This instance's name in the registry; it gets its old worker id back when free
-    /// (default: the host name)
+    /// (default: from --identity-from)
     #[arg(
         long,
         env = "SNOWMINT_IDENTITY",
@@ -130,6 +130,17 @@ pub struct Settings {
         help_heading = "Worker id lease"
     )]
     pub identity: Option<String>,
+
+    /// Where the identity comes from when --identity is not given: hostname, ip (the
+    /// address of the interface with the default route, else of the first that is not
+    /// loopback) or ip:IFACE (default: hostname)
+    #[arg(
+        long,
+        env = "SNOWMINT_IDENTITY_FROM",
+        value_name = "SOURCE",
+        help_heading = "Worker id lease"
+    )]
+    pub identity_from: Option<String>,
 
     /// Lease TTL in ms (default: 10000)
     #[arg(

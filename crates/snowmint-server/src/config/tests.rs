@@ -173,6 +173,11 @@ fn each_bad_value_is_blamed_on_its_key() {
             "config key `identity`: \"\" must be 1 to 200 characters",
         ),
         (
+            "identity_from",
+            "\"ip:\"",
+            "config key `identity_from`: \"ip:\" is not an identity source: expected hostname, ip or ip:IFACE",
+        ),
+        (
             "lease_ttl_ms",
             "999",
             "config key `lease_ttl_ms`: \"999\" must be at least 1000 ms: renewals need room within it",
@@ -600,4 +605,27 @@ fn the_clock_mode_is_chosen_once_with_its_policies() {
             )
         );
     }
+}
+
+#[test]
+fn the_identity_comes_from_one_place() {
+    assert_eq!(
+        config("identity_from = \"hostname\"").unwrap().identity,
+        snowmint_lease::hostname()
+    );
+    let err = config("identity = \"web-1\"\nidentity_from = \"ip\"").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "config key `identity_from`: \"ip\" conflicts with identity \"web-1\": give one of them"
+    );
+    let err = config("identity_from = \"mac\"").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "config key `identity_from`: \"mac\" is not an identity source: expected hostname, ip or ip:IFACE"
+    );
+    let err = config("identity_from = \"ip:lo\"").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "config key `identity_from`: \"ip:lo\" names no address: interface lo has no address but loopback or link-local ones"
+    );
 }

@@ -9,7 +9,7 @@ use snowmint::{
     Builder, Clock, ClockMode, Layout, LayoutError, OverflowPolicy, RollbackPolicy, SequenceStart,
     UnixMs, WallClock,
 };
-use snowmint_lease::LeaseSettings;
+use snowmint_lease::{IdentitySource, LeaseSettings};
 
 use super::{
     ClockSetting, ConfigError, RestartBehind, RollbackSetting, SequenceStartSetting, Settings,
@@ -151,7 +151,7 @@ impl TryFrom<Settings> for Config {
         )?;
         let (reserve_ahead, overflow) = reservation(&s, &layout)?;
         let lease_settings = lease_settings(&s)?;
-        let identity = s.identity.clone().unwrap_or_else(snowmint_lease::hostname);
+        let identity = identity(&s)?;
         if identity.is_empty() || identity.len() > IDENTITY_MAX_BYTES {
             return Err(invalid(
                 "identity",
@@ -288,6 +288,26 @@ fn lease_and_worker(s: &Settings) -> Result<(String, u64), ConfigError> {
         _ => 0,
     };
     Ok((lease, worker))
+}
+
+/// `identity`, or the identity `identity_from` names (the host name by default).
+fn identity(s: &Settings) -> Result<String, ConfigError> {
+    let Some(from) = s.identity_from.as_deref() else {
+        return Ok(s.identity.clone().unwrap_or_else(snowmint_lease::hostname));
+    };
+    let source: IdentitySource = from
+        .parse()
+        .map_err(|rule| invalid("identity_from", from, rule))?;
+    if let Some(identity) = &s.identity {
+        return Err(invalid(
+            "identity_from",
+            from,
+            format!("conflicts with identity {identity:?}: give one of them"),
+        ));
+    }
+    source
+        .identity()
+        .map_err(|why| invalid("identity_from", from, format!("names no address: {why}")))
 }
 
 /// The clock mode and what the generator does when the clock misbehaves, checked: what
