@@ -101,8 +101,13 @@ pub fn primary_ip(interface: Option<&str>) -> Result<IpAddr, String> {
         addrs.sort_by_key(IpAddr::is_ipv6);
         addrs.first().copied()
     };
-    let mut names: Vec<&str> = all.iter().map(|i| i.name.as_str()).collect();
-    names.dedup();
+    // Each interface once, in the system's order (it lists one entry per address).
+    let mut names: Vec<&str> = Vec::new();
+    for interface in &all {
+        if !names.contains(&interface.name.as_str()) {
+            names.push(&interface.name);
+        }
+    }
     let listed = names.join(", ");
     if let Some(name) = interface {
         if !names.contains(&name) {
