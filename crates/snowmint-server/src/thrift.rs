@@ -124,8 +124,15 @@ pub async fn call(state: &AppState, frame: &[u8]) -> Reply {
         let refusal = Refusal {
             kind: ApplicationErrorKind::InvalidMessageType,
             error: ApiError::BadRequest(format!(
-                "thrift message {:?} is a {:?}, not a call: the binary protocol's message type 1",
-                header.name, header.message_type
+                "thrift message {:?} has message type {} ({}); the Snowflake service takes calls (type 1)",
+                header.name,
+                u8::from(header.message_type),
+                match header.message_type {
+                    TMessageType::Call => "call",
+                    TMessageType::Reply => "reply",
+                    TMessageType::Exception => "exception",
+                    TMessageType::OneWay => "oneway",
+                }
             )),
         };
         return refuse(state, start, "unmatched", &header, refusal, true);
