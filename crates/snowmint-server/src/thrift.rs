@@ -285,8 +285,7 @@ fn encode(
     kind: TMessageType,
     write: impl FnOnce(&mut dyn TOutputProtocol) -> thrift::Result<()>,
 ) -> thrift::Result<Vec<u8>> {
-    let mut message = Vec::with_capacity(64);
-    let mut out = TBinaryOutputProtocol::new(&mut message, true);
+    let mut out = TBinaryOutputProtocol::new(Vec::with_capacity(64), true);
     out.write_message_begin(&TMessageIdentifier::new(
         header.name.clone(),
         kind,
@@ -295,8 +294,7 @@ fn encode(
     write(&mut out)?;
     out.write_message_end()?;
     out.flush()?;
-    drop(out);
-    Ok(message)
+    Ok(out.transport)
 }
 
 /// The crate's error as one lowercase line: its kind, then what it says beyond that.

@@ -36,8 +36,7 @@ async fn server(extra: &str) -> Server {
 
 /// A call to `method` with sequence number `seq`, and `agent` as field 1 if given.
 fn call_message(method: &str, seq: i32, agent: Option<&[u8]>) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    let mut out = TBinaryOutputProtocol::new(&mut bytes, true);
+    let mut out = TBinaryOutputProtocol::new(Vec::new(), true);
     out.write_message_begin(&TMessageIdentifier::new(method, TMessageType::Call, seq))
         .unwrap();
     out.write_struct_begin(&TStructIdentifier::new(format!("{method}_args")))
@@ -51,8 +50,7 @@ fn call_message(method: &str, seq: i32, agent: Option<&[u8]>) -> Vec<u8> {
     out.write_field_stop().unwrap();
     out.write_struct_end().unwrap();
     out.write_message_end().unwrap();
-    drop(out);
-    bytes
+    out.transport
 }
 
 /// A reply as a generated client reads it: its header, and its value or exception.
@@ -249,8 +247,7 @@ async fn fields_a_method_does_not_take_are_skipped_and_old_headers_are_read() {
     let server = server("").await;
     // get_worker_id with a field it does not take (a list of structs), then get_id with its
     // user agent as an i32, which generated code skips too: the user agent is missing.
-    let mut bytes = Vec::new();
-    let mut out = TBinaryOutputProtocol::new(&mut bytes, true);
+    let mut out = TBinaryOutputProtocol::new(Vec::new(), true);
     out.write_message_begin(&TMessageIdentifier::new(
         "get_worker_id",
         TMessageType::Call,
@@ -273,13 +270,11 @@ async fn fields_a_method_does_not_take_are_skipped_and_old_headers_are_read() {
     out.write_field_end().unwrap();
     out.write_field_stop().unwrap();
     out.write_struct_end().unwrap();
-    drop(out);
-    let reply = snowflake::call(&server.state, &bytes).await;
+    let reply = snowflake::call(&server.state, &out.transport).await;
     assert_eq!(read_reply(&reply).1.unwrap(), 5);
 
     // A client of the old, unversioned header: the name's length comes first.
-    let mut old = Vec::new();
-    let mut out = TBinaryOutputProtocol::new(&mut old, false);
+    let mut out = TBinaryOutputProtocol::new(Vec::new(), false);
     out.write_message_begin(&TMessageIdentifier::new(
         "get_datacenter_id",
         TMessageType::Call,
@@ -290,7 +285,7 @@ async fn fields_a_method_does_not_take_are_skipped_and_old_headers_are_read() {
         .unwrap();
     out.write_field_stop().unwrap();
     out.write_struct_end().unwrap();
-    drop(out);
+    let old = out.transport;
     assert_eq!(&old[..4], &17u32.to_be_bytes());
     let reply = snowflake::call(&server.state, &old).await;
     assert_eq!(read_reply(&reply).1.unwrap(), 2);
