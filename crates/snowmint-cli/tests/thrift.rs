@@ -305,7 +305,7 @@ fn still_serves(addr: SocketAddr) -> i64 {
 #[test]
 fn frames_over_the_cap_and_garbage_are_answered_then_closed() {
     let state = tempfile::tempdir().unwrap();
-    let serve = start(state.path(), &[]);
+    let mut serve = start(state.path(), &[]);
     let thrift = serve.thrift.unwrap();
 
     // A length over the cap: the answer comes at once, without the frame being sent.
@@ -384,6 +384,19 @@ fn frames_over_the_cap_and_garbage_are_answered_then_closed() {
         &serve,
         "snowmint_requests_total{protocol=\"thrift\",route=\"unmatched\",status=\"3\"} 6"
     ));
+
+    // Connections between calls, or silent, do not hold up a graceful stop.
+    let _silent = connect(thrift);
+    let asked = Instant::now();
+    let status = serve.terminate();
+    let took = asked.elapsed();
+    assert!(status.success(), "exit status {status}\n{}", serve.logged());
+    assert!(
+        !serve.logged().contains("after the grace period"),
+        "{took:?}"
+    );
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert!(closes(&mut s));
 }
 
 #[test]

@@ -308,3 +308,61 @@ async fn a_stopping_server_still_names_its_worker_but_issues_nothing() {
         "{metrics}"
     );
 }
+
+/// A small deterministic generator, so a failing frame can be found again.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+#[tokio::test]
+async fn random_and_mangled_frames_always_get_an_answer() {
+    let server = server("").await;
+    let valid = [
+        call_message("get_id", 1, Some(b"agent")),
+        call_message("get_worker_id", 2, None),
+        call_message("get_timestamp", 3, None),
+    ];
+    let mut rng = XorShift(0x5eed_cafe_f00d_d00d);
+    // Bounded: a few thousand frames of each kind, each a few dozen bytes.
+    for round in 0..6_000 {
+        let frame: Vec<u8> = if round % 3 == 0 {
+            (0..rng.below(64)).map(|_| rng.next() as u8).collect()
+        } else {
+            let mut frame = valid[rng.below(valid.len())].clone();
+            for _ in 0..=rng.below(4) {
+                let at = rng.below(frame.len());
+                match rng.below(3) {
+                    0 => frame[at] = rng.next() as u8,
+                    1 => frame.truncate(at),
+                    _ => frame.insert(at, rng.next() as u8),
+                }
+                if frame.is_empty() {
+                    break;
+                }
+            }
+            frame
+        };
+        let reply = snowflake::call(&server.state, &frame).await;
+        // Every frame is answered with a reply or an exception a client can read.
+        let (header, _) = read_reply(&reply);
+        assert!(
+            matches!(
+                header.message_type,
+                TMessageType::Reply | TMessageType::Exception
+            ),
+            "{frame:?}"
+        );
+    }
+    assert!(value(&server, "get_id", Some("after")).await > 0);
+}
