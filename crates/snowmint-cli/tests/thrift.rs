@@ -214,6 +214,22 @@ fn a_clock_that_went_back_is_refused_by_name_and_serving_resumes() {
     assert!(outcome(&answers["calls"][0]).unwrap() > first);
 }
 
+#[test]
+fn the_thrift_port_takes_no_bearer_token_and_the_server_warns_of_it() {
+    let state = tempfile::tempdir().unwrap();
+    let mut serve = start(state.path(), &["--auth-token", "s3cret"]);
+    assert_eq!(serve.get("/v1/id").0, 401);
+    let answers = python_client(serve.thrift.unwrap(), &["no-token"]);
+    assert!(outcome(&answers["calls"][0]).is_ok());
+    let logged = serve.logged();
+    assert!(
+        logged.contains(
+            "the thrift port takes no bearer token: Twitter's protocol has no place for one; bind it to a trusted interface only"
+        ),
+        "{logged}"
+    );
+}
+
 /// A call in the binary protocol (strict, with the version), as a client writes it.
 fn call(method: &str, seq: i32, agent: Option<&str>) -> Vec<u8> {
     let mut m = Vec::new();

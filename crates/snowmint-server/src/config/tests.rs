@@ -52,8 +52,17 @@ fn defaults_serve_on_loopback() {
         config("grpc_addr = \"127.0.0.1:50051\"").unwrap().grpc_addr
     );
     assert_eq!(config("grpc_addr = \"off\"").unwrap().grpc_addr, None);
-    // Thrift is off unless asked for.
+    // Thrift is off unless asked for, and its help says where it may be bound.
     assert_eq!(c.thrift_addr, None);
+    let help = command()
+        .get_arguments()
+        .find(|arg| arg.get_id() == "thrift_addr")
+        .and_then(|arg| arg.get_help().map(ToString::to_string))
+        .unwrap();
+    assert!(
+        help.contains("It takes no bearer token, so bind it to a trusted interface only"),
+        "{help}"
+    );
     assert_eq!(config("thrift_addr = \"off\"").unwrap().thrift_addr, None);
     assert_eq!(
         config("thrift_addr = \"127.0.0.1:9090\"")
