@@ -45,7 +45,22 @@ pub fn serve_command(state: &Path, extra: &[&str]) -> Command {
 /// When libfaketime is not installed (`scripts/setup` installs it): a test that needs it
 /// must fail, not skip.
 pub fn wall_clock_offset(cmd: &mut Command, offset: &str) {
-    let lib = [
+    cmd.env("LD_PRELOAD", libfaketime())
+        .env("FAKETIME", offset)
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+}
+
+/// As [`wall_clock_offset`], with the offset read from `file` at every reading of the
+/// clock: writing another offset to it (`"-30s"`) steps the running process's wall clock.
+pub fn wall_clock_from_file(cmd: &mut Command, file: &Path) {
+    cmd.env("LD_PRELOAD", libfaketime())
+        .env("FAKETIME_TIMESTAMP_FILE", file)
+        .env("FAKETIME_NO_CACHE", "1")
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+}
+
+fn libfaketime() -> std::path::PathBuf {
+    [
         "/usr/lib/x86_64-linux-gnu",
         "/usr/lib/aarch64-linux-gnu",
         "/usr/lib",
@@ -53,10 +68,7 @@ pub fn wall_clock_offset(cmd: &mut Command, offset: &str) {
     .iter()
     .map(|dir| Path::new(dir).join("faketime/libfaketime.so.1"))
     .find(|path| path.exists())
-    .expect("libfaketime is not installed: run scripts/setup");
-    cmd.env("LD_PRELOAD", lib)
-        .env("FAKETIME", offset)
-        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+    .expect("libfaketime is not installed: run scripts/setup")
 }
 
 /// A running `snowmint serve`, killed on drop if the test did not stop it.
@@ -65,6 +77,8 @@ pub struct Serve {
     pub http: SocketAddr,
     /// The gRPC address, when the server logs one.
     pub grpc: Option<SocketAddr>,
+    /// The Thrift address, when the server logs one.
+    pub thrift: Option<SocketAddr>,
     log: mpsc::Receiver<String>,
     /// What it logged up to its address.
     early: Vec<String>,
@@ -87,6 +101,7 @@ pub fn spawn_logged(mut cmd: Command) -> Serve {
         child,
         http: SocketAddr::from(([127, 0, 0, 1], 0)),
         grpc: None,
+        thrift: None,
         log: rx,
         early: Vec::new(),
     };
@@ -106,10 +121,13 @@ pub fn spawn_logged(mut cmd: Command) -> Serve {
         serve.early.push(line.clone());
         if let Some(rest) = line.split("http=").nth(1) {
             serve.http = rest.split_whitespace().next().unwrap().parse().unwrap();
-            serve.grpc = line
-                .split("grpc=")
-                .nth(1)
-                .and_then(|rest| rest.split_whitespace().next()?.parse().ok());
+            let logged = |key: &str| {
+                line.split(&format!(" {key}="))
+                    .nth(1)
+                    .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+            };
+            serve.grpc = logged("grpc");
+            serve.thrift = logged("thrift");
             return serve;
         }
     }

@@ -52,6 +52,24 @@ fn defaults_serve_on_loopback() {
         config("grpc_addr = \"127.0.0.1:50051\"").unwrap().grpc_addr
     );
     assert_eq!(config("grpc_addr = \"off\"").unwrap().grpc_addr, None);
+    // Thrift is off unless asked for, and its help says where it may be bound.
+    assert_eq!(c.thrift_addr, None);
+    let help = command()
+        .get_arguments()
+        .find(|arg| arg.get_id() == "thrift_addr")
+        .and_then(|arg| arg.get_help().map(ToString::to_string))
+        .unwrap();
+    assert!(
+        help.contains("It takes no bearer token, so bind it to a trusted interface only"),
+        "{help}"
+    );
+    assert_eq!(config("thrift_addr = \"off\"").unwrap().thrift_addr, None);
+    assert_eq!(
+        config("thrift_addr = \"127.0.0.1:9090\"")
+            .unwrap()
+            .thrift_addr,
+        Some("127.0.0.1:9090".parse().unwrap())
+    );
 }
 
 /// Each key is one name in three spellings: `lease_ttl_ms`, `--lease-ttl-ms`,
@@ -121,6 +139,11 @@ fn each_bad_value_is_blamed_on_its_key() {
             "grpc_addr",
             "\"nowhere\"",
             "config key `grpc_addr`: \"nowhere\" is not an address like 127.0.0.1:8080 or [::1]:0",
+        ),
+        (
+            "thrift_addr",
+            "\"on\"",
+            "config key `thrift_addr`: \"on\" is not an address like 127.0.0.1:8080 or [::1]:0",
         ),
         (
             "auth_token",
