@@ -1,4 +1,4 @@
-//! `snowmint serve`: the ID service over HTTP and gRPC.
+//! `snowmint serve`: the ID service over HTTP, gRPC and, when asked for, Thrift.
 
 use std::path::PathBuf;
 
@@ -8,13 +8,15 @@ use snowmint_server::{Config, Settings};
 
 use crate::failure::{BadInput, Failure};
 
-/// Serve ids over HTTP/JSON and gRPC, with metrics, health probes and a web page
+/// Serve ids over HTTP/JSON, gRPC and Thrift, with metrics, health probes and a web page
 ///
 /// Settings come from a TOML file (--config), then SNOWMINT_* variables, then flags: each
 /// overrides the one before. The file's keys are the flags' names with underscores
 /// (http_addr, worker, ...). With nothing set, it listens on 127.0.0.1:8080 (HTTP) and
 /// 127.0.0.1:50051 (gRPC) as datacenter 0, worker 0 of the twitter layout, and keeps its
-/// high-water mark in the per-user state directory. SIGTERM or SIGINT stops it gracefully.
+/// high-water mark in the per-user state directory. --thrift-addr serves Twitter's
+/// Snowflake Thrift service too, with no bearer token: bind it to a trusted interface only.
+/// SIGTERM or SIGINT stops it gracefully.
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
     /// TOML file of settings (default: none)

@@ -5,7 +5,11 @@ mod support;
 
 use snowmint::Layout;
 use snowmint_lease::FileStore;
-use support::{Snowmint, id_lines, now_ms, strictly_increasing, twitter_ms};
+use std::time::Duration;
+
+use support::{
+    Snowmint, id_lines, ids, now_ms, serve_command, spawn_logged, strictly_increasing, twitter_ms,
+};
 
 fn mark_file(sm: &Snowmint) -> std::path::PathBuf {
     FileStore::path_in(sm.state_dir(), &Layout::TWITTER, 0, 0)
@@ -180,4 +184,62 @@ fn serve_refuses_a_counter_under_a_lease_that_vouches_by_real_time() {
         stderr.contains("clock counter cannot issue under a redis lease, which vouches for high-water marks by real time (renewal + TTL) while a counter's marks count ticks"),
         "{stderr}"
     );
+}
+
+/// A counter server under a `file:` lease: crashed, its successor (on another state
+/// directory, as on another host sharing the registry) counts on after every id it issued.
+#[test]
+fn a_counter_server_restarts_and_hands_over_above_its_marks() {
+    let registry = tempfile::tempdir().unwrap();
+    let lease = format!("file:{}", registry.path().display());
+    let start = |state: &std::path::Path| {
+        let server = spawn_logged(serve_command(
+            state,
+            &[
+                "--clock",
+                "counter",
+                "--lease",
+                &lease,
+                "--grpc-addr",
+                "off",
+            ],
+        ));
+        server.wait_ready(Duration::from_secs(15));
+        server
+    };
+    let first_state = tempfile::tempdir().unwrap();
+    let mut first = start(first_state.path());
+    let (status, layout) = first.get("/v1/layout");
+    assert_eq!(status, 200, "{layout}");
+    let layout: serde_json::Value = serde_json::from_str(&layout).unwrap();
+    assert_eq!(layout["clock"]["mode"], "counter");
+    assert_eq!(layout["clock"]["ids_tell_time"], false);
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let (status, body) = first.get("/v1/ids?count=5000");
+        assert_eq!(status, 200, "{body}");
+        seen.extend(ids(&body));
+    }
+    assert_eq!(
+        tick(seen[0]),
+        1,
+        "a fresh worker's counter starts at tick 1"
+    );
+    assert!(first.logged().contains("clock=\"counter\""));
+    first.kill();
+
+    let second_state = tempfile::tempdir().unwrap();
+    let mut second = start(second_state.path());
+    let (status, body) = second.get("/v1/ids?count=10");
+    assert_eq!(status, 200, "{body}");
+    let after = ids(&body);
+    assert!(
+        after[0] > *seen.last().unwrap(),
+        "the successor issued {} at or below {}",
+        after[0],
+        seen.last().unwrap()
+    );
+    seen.extend(after);
+    assert!(strictly_increasing(&seen));
+    assert!(second.terminate().success());
 }

@@ -77,4 +77,17 @@ fn a_port_already_taken_is_named_with_the_reason_once() {
         fails(serve),
         format!("error: serve: cannot listen on {addr}: Address already in use (os error 98)")
     );
+    let serve = sm.command(&[
+        "serve",
+        "--grpc-addr",
+        "off",
+        "--http-addr",
+        "127.0.0.1:0",
+        "--thrift-addr",
+        &addr,
+    ]);
+    assert_eq!(
+        fails(serve),
+        format!("error: serve: cannot listen on {addr}: Address already in use (os error 98)")
+    );
 }

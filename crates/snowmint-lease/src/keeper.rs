@@ -304,6 +304,7 @@ async fn keep(
             backend = registry.backend(),
             datacenter = lease.datacenter,
             worker = lease.worker,
+            identity = %claim.identity,
             "acquired worker id"
         );
         let mut held = Held {

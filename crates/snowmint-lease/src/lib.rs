@@ -32,6 +32,7 @@ mod backend;
 mod dir;
 mod error;
 pub mod file;
+mod identity;
 mod keeper;
 mod leased;
 mod registry;
@@ -42,6 +43,7 @@ pub use backend::{
 pub use dir::{STATE_DIR_ENV, default_state_dir, ensure_state_dir};
 pub use error::Error;
 pub use file::{DEFAULT_LOCK_WAIT, FileStore};
+pub use identity::{IdentitySource, primary_ip};
 pub use keeper::{Held, Keeper, LeaseCounters, LeaseSettings, LeaseStatus};
 pub use leased::LeasedStore;
 pub use registry::{Claim, Lease, LeaseError, Registry};

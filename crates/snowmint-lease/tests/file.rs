@@ -9,3 +9,35 @@ conformance::takeover!({
     let url = format!("file:{}", dir.path().join("registry").display());
     (dir, url)
 });
+
+/// A worker whose mark a counter left is passed over by a clock, and the other way round;
+/// with no other worker free, the refusal names both modes.
+#[tokio::test]
+async fn a_worker_keeps_to_the_clock_mode_of_its_mark() {
+    use snowmint::ClockMode;
+    use snowmint_lease::{FileRegistry, Registry};
+
+    let dir = tempfile::tempdir().unwrap();
+    let registry = FileRegistry::new(dir.path().join("registry"));
+    let counter = conformance::claim("modes", "a", 2).with_clock(ClockMode::Counter);
+    let lease = registry.acquire(&counter).await.unwrap();
+    assert_eq!(lease.worker, 0);
+    registry.reserve_now(&lease, 5_000).unwrap().unwrap();
+    registry.release(&counter, &lease, 4_000).await.unwrap();
+
+    // A clock passes worker 0 over and takes worker 1.
+    let clock = conformance::claim("modes", "b", 2).with_clock(ClockMode::Wall);
+    let lease = registry.acquire(&clock).await.unwrap();
+    assert_eq!((lease.worker, lease.high_water_ms), (1, None));
+    // With worker 1 held, none is left that a clock may take: the refusal says why.
+    let again = conformance::claim("modes", "c", 2);
+    let err = registry.acquire(&again).await.unwrap_err();
+    let text = snowmint::error::Chain(&err).to_string();
+    assert!(
+        text.contains("dc1-w0.worker was left by a generator with clock counter, which this one's clock monotonic cannot follow"),
+        "{text}"
+    );
+    // The counter gets its worker back, after its mark.
+    let lease = registry.acquire(&counter).await.unwrap();
+    assert_eq!((lease.worker, lease.high_water_ms), (0, Some(4_000)));
+}

@@ -1,9 +1,10 @@
-//! The snowmint ID service: HTTP/JSON and gRPC over one generator, with metrics, health
-//! probes, restart safety and graceful shutdown.
+//! The snowmint ID service: HTTP/JSON, gRPC and Twitter's Snowflake Thrift service over
+//! one generator, with metrics, health probes, restart safety and graceful shutdown.
 //!
-//! [`router`] builds the HTTP API over an [`AppState`] (tests call it without a socket);
-//! [`run`] serves it and the gRPC API on listeners until a shutdown signal; [`serve`] does
-//! everything from a validated [`Config`].
+//! [`router`] builds the HTTP API over an [`AppState`] (tests call it without a socket, as
+//! they call [`thrift::call`]); [`run`] serves it, the gRPC API and the Thrift service on
+//! [`Listeners`] until a shutdown signal; [`serve`] does everything from a validated
+//! [`Config`].
 #![warn(missing_docs)]
 
 mod config;
@@ -17,6 +18,7 @@ mod net;
 mod server;
 mod source;
 mod state;
+pub mod thrift;
 
 pub use config::{
     ClockPolicies, ClockSetting, Config, ConfigError, DEFAULT_MAX_RESPONSE_BYTES, RestartBehind,
@@ -26,6 +28,6 @@ pub use error::ApiError;
 pub use http::{MAX_BODY_BYTES, MAX_URI_BYTES, openapi_document, router};
 pub use limits::Limits;
 pub use metrics::Metrics;
-pub use server::{ServeError, run, serve};
+pub use server::{Listeners, ServeError, run, serve};
 pub use source::{IdSource, Issuer};
 pub use state::AppState;

@@ -19,36 +19,39 @@ use crate::IdSource;
 /// Labels of a request count.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub struct RequestLabels {
-    /// `http` or `grpc`.
+    /// `http`, `grpc` or `thrift`.
     pub protocol: &'static str,
-    /// The route template (`/v1/decode/{id}`) or the gRPC method.
+    /// The route template (`/v1/decode/{id}`), the gRPC method or the Thrift method
+    /// (`unmatched` when none matched).
     pub route: &'static str,
-    /// The HTTP status, or the gRPC status code's number (0 is OK).
+    /// The HTTP status, or the gRPC status code's number (0 is OK); for Thrift, 0 when the
+    /// call returned, else the gRPC code of the same refusal (3 for a bad user agent or an
+    /// unreadable call, 14 for the clock or the lease).
     pub status: u16,
 }
 
 /// Labels of a latency histogram.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub struct RouteLabels {
-    /// `http` or `grpc`.
+    /// `http`, `grpc` or `thrift`.
     pub protocol: &'static str,
-    /// The route template or the gRPC method.
+    /// The route template, or the gRPC or Thrift method.
     pub route: &'static str,
 }
 
 /// Labels of a connection count.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub struct ConnectionLabels {
-    /// The port: `http` or `grpc`.
+    /// The port: `http`, `grpc` or `thrift`.
     pub protocol: &'static str,
 }
 
 /// Labels of a count of connections closed by a timeout.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub struct TimeoutLabels {
-    /// The port: `http` or `grpc`.
+    /// The port: `http`, `grpc` or `thrift`.
     pub protocol: &'static str,
-    /// `header_read` (a request head too slow), `idle` (nothing to do) or `stalled` (a
+    /// `header_read` (a request head or a Thrift frame too slow), `idle` (nothing to do) or `stalled` (a
     /// response its reader stopped taking).
     pub timeout: &'static str,
 }
@@ -141,7 +144,7 @@ impl Metrics {
     }
 
     /// Counts a request to `route` over `protocol` that answered `status` (an HTTP status,
-    /// or a gRPC code's number) after `elapsed`.
+    /// or a gRPC code's number, as Thrift counts too) after `elapsed`.
     pub fn record(
         &self,
         protocol: &'static str,

@@ -10,7 +10,7 @@ use snowmint::error::Chain;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::net::{Net, Port};
+use crate::net::{Net, Protocol};
 use crate::{AppState, Config, IdSource};
 
 /// Why the server could not start or stop cleanly. Each message says what failed here;
@@ -80,6 +80,35 @@ pub enum ServeError {
     LowerMark(#[source] snowmint::StoreError),
 }
 
+/// The sockets a server listens on: HTTP always, gRPC and Thrift when they are on.
+#[derive(Debug)]
+pub struct Listeners {
+    /// The HTTP/JSON API, the page, the probes and the metrics.
+    pub http: TcpListener,
+    /// The gRPC API, `snowmint.v1.IdService`.
+    pub grpc: Option<TcpListener>,
+    /// Twitter's Snowflake Thrift service, framed and binary. It has no bearer token: bind
+    /// it to a trusted interface only.
+    pub thrift: Option<TcpListener>,
+}
+
+impl Listeners {
+    /// Binds the addresses `config` names.
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError::Bind`] naming the address that could not be bound.
+    pub fn bind(config: &Config) -> Result<Listeners, ServeError> {
+        let bind =
+            |addr| crate::net::bind(addr).map_err(|source| ServeError::Bind { addr, source });
+        Ok(Listeners {
+            http: bind(config.http_addr)?,
+            grpc: config.grpc_addr.map(bind).transpose()?,
+            thrift: config.thrift_addr.map(bind).transpose()?,
+        })
+    }
+}
+
 /// Serves `config` until `shutdown` resolves, then drains and persists the mark.
 ///
 /// # Errors
@@ -90,44 +119,40 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     let source = IdSource::start(&config).await?;
-    let http = crate::net::bind(config.http_addr).map_err(|source| ServeError::Bind {
-        addr: config.http_addr,
-        source,
-    })?;
-    let grpc = match config.grpc_addr {
-        Some(addr) => {
-            Some(crate::net::bind(addr).map_err(|source| ServeError::Bind { addr, source })?)
-        }
-        None => None,
-    };
+    let listeners = Listeners::bind(&config)?;
     let state = AppState::for_config(source, &config);
-    run(http, grpc, state, config.shutdown_grace, shutdown).await
+    run(listeners, state, config.shutdown_grace, shutdown).await
 }
 
-/// Serves the HTTP API on `http` and, if given, the gRPC API on `grpc`, until `shutdown`
-/// resolves, within the state's [`crate::Limits`]. Then it stops accepting, turns
-/// `/readyz` to 503, lets requests in flight finish for up to `grace`, and shuts the
-/// generator down so its mark is persisted.
+/// Serves the HTTP API and, if their listeners are given, the gRPC API and the Thrift
+/// service, until `shutdown` resolves, within the state's [`crate::Limits`]. Then it stops
+/// accepting, turns `/readyz` to 503, lets requests in flight finish for up to `grace`, and
+/// shuts the generator down so its mark is persisted.
 ///
 /// # Errors
 ///
 /// A listener fails, or the mark cannot be persisted (the higher mark is kept; safe).
 pub async fn run(
-    http: TcpListener,
-    grpc: Option<TcpListener>,
+    listeners: Listeners,
     state: AppState,
     grace: Duration,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    let Listeners { http, grpc, thrift } = listeners;
     let http_addr = http.local_addr().map_err(ServeError::LocalAddr)?;
-    let grpc_addr = grpc
-        .as_ref()
-        .map(TcpListener::local_addr)
-        .transpose()
-        .map_err(ServeError::LocalAddr)?;
+    let addr = |listener: &Option<TcpListener>| {
+        listener
+            .as_ref()
+            .map(TcpListener::local_addr)
+            .transpose()
+            .map(|addr| addr.map_or_else(|| "off".to_string(), |a| a.to_string()))
+            .map_err(ServeError::LocalAddr)
+    };
+    let (grpc_addr, thrift_addr) = (addr(&grpc)?, addr(&thrift)?);
     tracing::info!(
         http = %http_addr,
-        grpc = %grpc_addr.map_or_else(|| "off".to_string(), |a| a.to_string()),
+        grpc = %grpc_addr,
+        thrift = %thrift_addr,
         datacenter = state.source.issuer().map(|s| s.generator().datacenter()),
         worker = state.source.issuer().map(|s| s.generator().worker()),
         lease = state.source.backend(),
@@ -136,6 +161,12 @@ pub async fn run(
         rollback = state.source.clock_policies().rollback_name(),
         "listening"
     );
+    if thrift.is_some() && state.auth_token.is_some() {
+        tracing::warn!(
+            thrift = %thrift_addr,
+            "the thrift port takes no bearer token: Twitter's protocol has no place for one; bind it to a trusted interface only"
+        );
+    }
     if let Some(warning) = crate::config::runs_out_soon(
         state.layout(),
         snowmint::Clock::now_ms(&snowmint::WallClock),
@@ -145,40 +176,40 @@ pub async fn run(
     let (stop_tx, stop_rx) = watch::channel(false);
     let source = Arc::clone(&state.source);
     let net = Net::new(state.clone());
-    let http_task = tokio::spawn(Arc::clone(&net).serve(
-        http,
-        Port::Http,
-        crate::router(state.clone()),
-        stop_rx.clone(),
-    ));
-    let grpc_task = grpc.map(|listener| {
-        tokio::spawn(Arc::clone(&net).serve(
-            listener,
-            Port::Grpc,
-            crate::grpc::router(state.clone()),
-            stop_rx.clone(),
-        ))
-    });
+    let serve = |listener, protocol| {
+        tokio::spawn(Arc::clone(&net).serve(listener, protocol, stop_rx.clone()))
+    };
+    let mut tasks = vec![(
+        "http",
+        serve(http, Protocol::Http(crate::router(state.clone()))),
+    )];
+    if let Some(listener) = grpc {
+        tasks.push((
+            "grpc",
+            serve(listener, Protocol::Grpc(crate::grpc::router(state.clone()))),
+        ));
+    }
+    if let Some(listener) = thrift {
+        tasks.push(("thrift", serve(listener, Protocol::Thrift)));
+    }
     shutdown.await;
     tracing::info!(grace_ms = grace.as_millis() as u64, "shutting down");
     source.drain();
     let _ = stop_tx.send(true);
     let drained = tokio::time::timeout(grace, async {
-        let http = http_task.await;
-        let grpc = match grpc_task {
-            Some(task) => Some(task.await),
-            None => None,
-        };
-        (http, grpc)
+        let mut ended = Vec::with_capacity(tasks.len());
+        for (port, task) in tasks {
+            ended.push((port, task.await));
+        }
+        ended
     })
     .await;
     match drained {
-        Ok((http, grpc)) => {
-            if let Err(e) = http {
-                tracing::warn!(error = %Chain(&e), "http server ended with an error");
-            }
-            if let Some(Err(e)) = grpc {
-                tracing::warn!(error = %Chain(&e), "grpc server ended with an error");
+        Ok(ended) => {
+            for (port, result) in ended {
+                if let Err(e) = result {
+                    tracing::warn!(error = %Chain(&e), port, "server ended with an error");
+                }
             }
         }
         Err(_) => {

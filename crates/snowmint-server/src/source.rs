@@ -266,24 +266,19 @@ impl IdSource {
     /// # Errors
     ///
     /// Shutting down, no worker id held, the lease not confirmed for now, the clock
-    /// outside the layout's range, or the clock behind the high-water mark (a wall clock:
-    /// behind the newest id by more than the rollback policy waits).
+    /// outside the layout's range, or the clock behind the high-water mark (or, for the
+    /// wall clock, behind the newest id by more than the rollback policy allows).
     pub fn readiness(&self) -> Result<Arc<Issuer>, String> {
-        let issuer = self.issuable()?;
-        if issuer.generator.mode() == ClockMode::Wall {
-            // A wall clock may step back at any time: it is ready while the rollback policy
-            // would issue (at once, ahead of the clock, or after a wait within its bound).
-            if let Some(err) = issuer.generator.refusal() {
-                return Err(Chain(&err).to_string());
-            }
-        }
-        Ok(issuer)
+        self.check(true)
     }
 
-    /// [`IdSource::readiness`] short of the rollback policy's answer to a wall clock set back:
-    /// a request that would be refused for it goes on to the generator, which refuses it
-    /// in the same words and counts the refusal (`rollback_refusals_total`).
-    fn issuable(&self) -> Result<Arc<Issuer>, String> {
+    /// [`IdSource::readiness`] for a request about to issue. A wall clock set back is left
+    /// to the generator, whose rollback policy answers the request (and counts what it did).
+    fn ready_to_issue(&self) -> Result<Arc<Issuer>, ApiError> {
+        self.check(false).map_err(ApiError::Unavailable)
+    }
+
+    fn check(&self, probe: bool) -> Result<Arc<Issuer>, String> {
         if self.draining.load(Ordering::Acquire) {
             return Err("shutting down".into());
         }
@@ -323,8 +318,12 @@ impl IdSource {
             ));
         }
         if mode == ClockMode::Wall {
-            // Behind or not, the rollback policy says: `readiness` asks it, issuing meets it.
-            return Ok(issuer);
+            // A wall clock may step back at any time: it is ready while the rollback policy
+            // would issue (at once, ahead of the clock, or after a wait within its bound).
+            return match issuer.generator.refusal() {
+                Some(err) if probe => Err(Chain(&err).to_string()),
+                _ => Ok(issuer),
+            };
         }
         let lag = issuer.generator.clock_lag_ms();
         // A lag of one tick is a spent sequence, not a clock behind its mark.
@@ -365,7 +364,7 @@ impl IdSource {
     ///
     /// Not ready, or the generator refused (see [`ApiError`]).
     pub fn next_id(&self) -> Result<Id, ApiError> {
-        let issuer = self.issuable().map_err(ApiError::Unavailable)?;
+        let issuer = self.ready_to_issue()?;
         Ok(issuer.generator.next_id()?)
     }
 
@@ -376,7 +375,7 @@ impl IdSource {
     ///
     /// Not ready, or the generator refused; ids already taken are dropped, never reissued.
     pub fn fill(&self, n: u64, out: &mut Vec<Id>) -> Result<(), ApiError> {
-        let issuer = self.issuable().map_err(ApiError::Unavailable)?;
+        let issuer = self.ready_to_issue()?;
         let mut left = n;
         while left > 0 {
             let batch = issuer.generator.next_batch(left)?;

@@ -8,7 +8,7 @@ use snowmint_server::grpc::proto::{
     DecodeRequest, DecodeSerialRequest, NextBatchRequest, NextRequest, NextSerialsRequest,
     SerialFormat, StreamRequest,
 };
-use snowmint_server::{AppState, Config, IdSource, Settings, run};
+use snowmint_server::{AppState, Config, IdSource, Listeners, Settings, run};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tonic::transport::Channel;
@@ -51,7 +51,12 @@ async fn start(extra: &str) -> Running {
     let http_addr = http.local_addr().unwrap();
     let (tx, rx) = oneshot::channel();
     let task = tokio::spawn(async move {
-        run(http, Some(grpc), state, Duration::from_secs(5), async {
+        let listeners = Listeners {
+            http,
+            grpc: Some(grpc),
+            thrift: None,
+        };
+        run(listeners, state, Duration::from_secs(5), async {
             let _ = rx.await;
         })
         .await

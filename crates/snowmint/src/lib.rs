@@ -66,7 +66,7 @@ pub use policy::{
 };
 pub use serial::{BizCode, ParsedSerial, SerialError};
 pub use store::{MemoryStore, Store, StoreError};
-pub use time::{EpochError, TimeError, UnixMs, whole_ms};
+pub use time::{TimeError, UnixMs, whole_ms};
 
 /// The README's Rust examples, run as doctests so they cannot rot.
 #[cfg(doctest)]

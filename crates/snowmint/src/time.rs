@@ -73,8 +73,8 @@ impl UnixMs {
     ///
     /// # Errors
     ///
-    /// [`EpochError`]: text that is neither form, a count past 64 bits, a time before 1970,
-    /// or an epoch after `now`.
+    /// [`TimeError`] naming the epoch: text that is neither form, a count past 64 bits, a
+    /// time before 1970, or an epoch after `now`.
     ///
     /// # Examples
     ///
@@ -89,18 +89,15 @@ impl UnixMs {
     ///     err.to_string(),
     ///     "epoch \"2999-01-01T00:00:00Z\" is in the future (now is 2025-11-22T02:55:12.345Z): ids would have no time to count"
     /// );
-    /// # Ok::<(), snowmint::EpochError>(())
+    /// # Ok::<(), snowmint::TimeError>(())
     /// ```
-    pub fn parse_epoch(text: &str, now: UnixMs) -> Result<UnixMs, EpochError> {
-        let epoch = UnixMs::parse_time(text).map_err(|err| match err {
-            TimeError::NotATime { text, reason } => EpochError::NotATime { text, reason },
-            TimeError::TooLarge { text } => EpochError::TooLarge { text },
-            TimeError::BeforeUnixEpoch { text } => EpochError::BeforeUnixEpoch { text },
-        })?;
+    pub fn parse_epoch(text: &str, now: UnixMs) -> Result<UnixMs, TimeError> {
+        let epoch = UnixMs::parse_instant(text, "epoch")?;
         if epoch > now {
-            return Err(EpochError::InTheFuture {
+            return Err(TimeError::InTheFuture {
+                what: "epoch",
                 text: text.to_string(),
-                epoch,
+                instant: epoch,
                 now,
             });
         }
@@ -131,24 +128,33 @@ impl UnixMs {
     /// # Ok::<(), snowmint::TimeError>(())
     /// ```
     pub fn parse_time(text: &str) -> Result<UnixMs, TimeError> {
+        UnixMs::parse_instant(text, "time")
+    }
+
+    /// [`UnixMs::parse_time`], with errors that call the instant `what`.
+    fn parse_instant(text: &str, what: &'static str) -> Result<UnixMs, TimeError> {
         if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
             return text.parse().map(UnixMs).map_err(|_| TimeError::TooLarge {
+                what,
                 text: text.to_string(),
             });
         }
         let time: jiff::Timestamp = text.parse().map_err(|reason| TimeError::NotATime {
+            what,
             text: text.to_string(),
             reason,
         })?;
         u64::try_from(time.as_millisecond())
             .map(UnixMs)
             .map_err(|_| TimeError::BeforeUnixEpoch {
+                what,
                 text: text.to_string(),
             })
     }
 }
 
-/// An instant that [`UnixMs::parse_time`] refused. Each message names the text as given.
+/// An instant that [`UnixMs::parse_time`] or [`UnixMs::parse_epoch`] refused. Each message
+/// names the instant as the caller does (`time`, `epoch`) and the text as given.
 ///
 /// # Examples
 ///
@@ -161,64 +167,7 @@ impl UnixMs {
 ///     err.to_string(),
 ///     "time \"1969-12-31T23:59:59Z\" is before the Unix epoch (1970-01-01T00:00:00Z)"
 /// );
-/// ```
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum TimeError {
-    /// Neither digits nor an RFC 3339 time; the time parser's reason is the
-    /// [`source`](std::error::Error::source).
-    NotATime {
-        /// The text given.
-        text: String,
-        /// Why it is no RFC 3339 time.
-        reason: jiff::Error,
-    },
-    /// Digits that do not fit in 64 bits.
-    TooLarge {
-        /// The text given.
-        text: String,
-    },
-    /// An RFC 3339 time before 1970-01-01T00:00:00Z.
-    BeforeUnixEpoch {
-        /// The text given.
-        text: String,
-    },
-}
-
-impl fmt::Display for TimeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TimeError::NotATime { text, .. } => write!(
-                f,
-                "time {text:?} is neither milliseconds since the Unix epoch nor an RFC 3339 time"
-            ),
-            TimeError::TooLarge { text } => write!(f, "time {text:?} ms does not fit in 64 bits"),
-            TimeError::BeforeUnixEpoch { text } => write!(
-                f,
-                "time {text:?} is before the Unix epoch (1970-01-01T00:00:00Z)"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for TimeError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            TimeError::NotATime { reason, .. } => Some(reason),
-            _ => None,
-        }
-    }
-}
-
-/// An epoch that [`UnixMs::parse_epoch`] refused. Each message names the text as given.
-///
-/// # Examples
-///
-/// ```
-/// use snowmint::{EpochError, UnixMs};
-///
 /// let err = UnixMs::parse_epoch("soon", UnixMs(0)).unwrap_err();
-/// assert!(matches!(err, EpochError::NotATime { .. }));
 /// assert_eq!(
 ///     err.to_string(),
 ///     "epoch \"soon\" is neither milliseconds since the Unix epoch nor an RFC 3339 time"
@@ -226,10 +175,12 @@ impl std::error::Error for TimeError {
 /// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-pub enum EpochError {
+pub enum TimeError {
     /// Neither digits nor an RFC 3339 time; the time parser's reason is the
     /// [`source`](std::error::Error::source).
     NotATime {
+        /// What the instant is: `time`, `epoch`.
+        what: &'static str,
         /// The text given.
         text: String,
         /// Why it is no RFC 3339 time.
@@ -237,44 +188,55 @@ pub enum EpochError {
     },
     /// Digits that do not fit in 64 bits.
     TooLarge {
+        /// What the instant is.
+        what: &'static str,
         /// The text given.
         text: String,
     },
     /// An RFC 3339 time before 1970-01-01T00:00:00Z.
     BeforeUnixEpoch {
+        /// What the instant is.
+        what: &'static str,
         /// The text given.
         text: String,
     },
-    /// An epoch after the present.
+    /// An instant after the present where only the past makes sense (an epoch).
     InTheFuture {
+        /// What the instant is.
+        what: &'static str,
         /// The text given.
         text: String,
         /// The instant it names.
-        epoch: UnixMs,
+        instant: UnixMs,
         /// The present it was compared with.
         now: UnixMs,
     },
 }
 
-impl fmt::Display for EpochError {
+impl fmt::Display for TimeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            EpochError::NotATime { text, .. } => write!(
+            TimeError::NotATime { what, text, .. } => write!(
                 f,
-                "epoch {text:?} is neither milliseconds since the Unix epoch nor an RFC 3339 time"
+                "{what} {text:?} is neither milliseconds since the Unix epoch nor an RFC 3339 time"
             ),
-            EpochError::TooLarge { text } => {
-                write!(f, "epoch {text:?} ms does not fit in 64 bits")
+            TimeError::TooLarge { what, text } => {
+                write!(f, "{what} {text:?} ms does not fit in 64 bits")
             }
-            EpochError::BeforeUnixEpoch { text } => write!(
+            TimeError::BeforeUnixEpoch { what, text } => write!(
                 f,
-                "epoch {text:?} is before the Unix epoch (1970-01-01T00:00:00Z)"
+                "{what} {text:?} is before the Unix epoch (1970-01-01T00:00:00Z)"
             ),
-            EpochError::InTheFuture { text, epoch, now } => {
-                write!(f, "epoch {text:?} ")?;
+            TimeError::InTheFuture {
+                what,
+                text,
+                instant,
+                now,
+            } => {
+                write!(f, "{what} {text:?} ")?;
                 // A count of ms says little to a reader; the date it stands for says more.
                 if text.bytes().all(|b| b.is_ascii_digit()) {
-                    write!(f, "({epoch}) ")?;
+                    write!(f, "({instant}) ")?;
                 }
                 write!(
                     f,
@@ -285,10 +247,10 @@ impl fmt::Display for EpochError {
     }
 }
 
-impl std::error::Error for EpochError {
+impl std::error::Error for TimeError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            EpochError::NotATime { reason, .. } => Some(reason),
+            TimeError::NotATime { reason, .. } => Some(reason),
             _ => None,
         }
     }

@@ -2,7 +2,7 @@
 //! move with what else the machine runs, unlike wall-clock time.
 //!
 //! ```text
-//! instructions next_id|next_batch|now_ms N
+//! instructions next_id|next_batch|next_id_wall|next_id_counter|now_ms N
 //! ```
 //!
 //! Issues `N` ids from one generator on one thread, inside [`issue`], which the script
@@ -12,11 +12,30 @@
 //! the same path: the fast path of `next_id`, or batches of up to 4,096 from `next_batch`.
 //! The counts are deterministic, so two builds compare to the instruction. `now_ms` reads
 //! the [`SystemClock`] `N` times instead: what the fast path pays for the time, which the
-//! frozen clock above leaves out.
+//! frozen clock above leaves out. `next_id_wall` issues as `--clock wall` does, from a
+//! clock that says it may step (its lease fence is checked on steady time, off the fast
+//! path), without the wall clock's own reading; `next_id_counter` as `--clock counter` does.
 
 use std::hint::black_box;
 
-use snowmint::{Bits, Clock, Generator, Layout, ManualClock, SystemClock};
+use snowmint::{Bits, Clock, ClockMode, Generator, Layout, ManualClock, SystemClock};
+
+/// The frozen clock, saying that it may step as a wall clock does.
+struct Stepping<'a>(&'a ManualClock);
+
+impl Clock for Stepping<'_> {
+    fn now_ms(&self) -> u64 {
+        self.0.now_ms()
+    }
+
+    fn sleep_until_ms(&self, unix_ms: u64) {
+        self.0.sleep_until_ms(unix_ms);
+    }
+
+    fn steps(&self) -> bool {
+        true
+    }
+}
 
 /// Ids per `next_batch` call: one default tick's worth.
 const BATCH: u64 = 4_096;
@@ -43,28 +62,40 @@ fn main() {
     )
     .expect("41 + 22 bits fit in 63");
     let clock = ManualClock::new(Layout::TWITTER.epoch_ms() + 1_000_000);
-    let generator = Generator::builder(layout)
-        .clock(&clock)
-        .build()
-        .expect("a valid generator");
-    // The first id starts the tick; what is counted is the steady state after it.
-    black_box(generator.next_id().expect("an id"));
     let system = SystemClock::new();
     black_box(system.now_ms());
     // Let the clock's ticker thread start and publish: callgrind runs one thread at a time,
     // and a loop that never blocks would otherwise keep it from ever running.
     std::thread::sleep(std::time::Duration::from_millis(20));
-    let last = if what == "now_ms" {
-        read_clock(&system, n)
-    } else {
-        issue(&generator, &what, n)
+    let builder = Generator::builder(layout);
+    let last = match what.as_str() {
+        "now_ms" => read_clock(&system, n),
+        "next_id_wall" => {
+            let generator = builder.clock(Stepping(&clock)).mode(ClockMode::Wall);
+            warm_then_issue(&generator.build().expect("a valid generator"), "next_id", n)
+        }
+        "next_id_counter" => {
+            let generator = builder.clock(&clock).mode(ClockMode::Counter);
+            warm_then_issue(&generator.build().expect("a valid generator"), "next_id", n)
+        }
+        _ => warm_then_issue(
+            &builder.clock(&clock).build().expect("a valid generator"),
+            &what,
+            n,
+        ),
     };
     println!("{what}: {n} ids, the last {last}");
 }
 
+/// The first id starts the tick, uncounted; then [`issue`].
+fn warm_then_issue<C: Clock>(generator: &Generator<C>, what: &str, n: u64) -> u64 {
+    black_box(generator.next_id().expect("an id"));
+    issue(generator, what, n)
+}
+
 /// Issues `n` ids; the only function callgrind counts.
 #[inline(never)]
-fn issue(generator: &Generator<&ManualClock>, what: &str, n: u64) -> u64 {
+fn issue<C: Clock>(generator: &Generator<C>, what: &str, n: u64) -> u64 {
     let mut last = 0;
     match what {
         "next_id" => {

@@ -68,6 +68,15 @@ pub fn wall_clock_offset(cmd: &mut Command, offset: &str) {
         .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
 }
 
+/// As [`wall_clock_offset`], with the offset read from `file` at every reading of the
+/// clock: writing another offset to it (`"-30s"`) steps the running process's wall clock.
+pub fn wall_clock_from_file(cmd: &mut Command, file: &Path) {
+    cmd.env("LD_PRELOAD", libfaketime("libfaketime.so.1"))
+        .env("FAKETIME_TIMESTAMP_FILE", file)
+        .env("FAKETIME_NO_CACHE", "1")
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+}
+
 /// A wall clock the test steps while the process runs, as NTP or an operator would step
 /// it: libfaketime, loaded with `LD_PRELOAD`, reads the offset from a file on every
 /// reading of the wall clock (`FAKETIME_NO_CACHE`), and leaves monotonic time alone. The
@@ -123,6 +132,8 @@ pub struct Serve {
     pub http: SocketAddr,
     /// The gRPC address, when the server logs one.
     pub grpc: Option<SocketAddr>,
+    /// The Thrift address, when the server logs one.
+    pub thrift: Option<SocketAddr>,
     log: mpsc::Receiver<String>,
     /// What it logged up to its address.
     early: Vec<String>,
@@ -145,6 +156,7 @@ pub fn spawn_logged(mut cmd: Command) -> Serve {
         child,
         http: SocketAddr::from(([127, 0, 0, 1], 0)),
         grpc: None,
+        thrift: None,
         log: rx,
         early: Vec::new(),
     };
@@ -164,10 +176,13 @@ pub fn spawn_logged(mut cmd: Command) -> Serve {
         serve.early.push(line.clone());
         if let Some(rest) = line.split("http=").nth(1) {
             serve.http = rest.split_whitespace().next().unwrap().parse().unwrap();
-            serve.grpc = line
-                .split("grpc=")
-                .nth(1)
-                .and_then(|rest| rest.split_whitespace().next()?.parse().ok());
+            let logged = |key: &str| {
+                line.split(&format!(" {key}="))
+                    .nth(1)
+                    .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+            };
+            serve.grpc = logged("grpc");
+            serve.thrift = logged("thrift");
             return serve;
         }
     }

@@ -42,7 +42,14 @@ pub struct Settings {
     #[arg(long, env = "SNOWMINT_GRPC_ADDR", value_name = "ADDR")]
     pub grpc_addr: Option<String>,
 
-    /// Bearer token required on every endpoint but the page, /healthz and /readyz (default: none)
+    /// Thrift listen address, or `off`: Twitter's Snowflake service (framed transport, binary
+    /// protocol). It takes no bearer token, so bind it to a trusted interface only
+    /// (default: off)
+    #[arg(long, env = "SNOWMINT_THRIFT_ADDR", value_name = "ADDR")]
+    pub thrift_addr: Option<String>,
+
+    /// Bearer token required on every HTTP and gRPC endpoint but the page, /healthz and
+    /// /readyz; the Thrift service has no place for one (default: none)
     #[arg(
         long,
         env = "SNOWMINT_AUTH_TOKEN",
@@ -122,7 +129,7 @@ pub struct Settings {
     pub lease: Option<String>,
 
     /// This instance's name in the registry; it gets its old worker id back when free
-    /// (default: the host name)
+    /// (default: from --identity-from)
     #[arg(
         long,
         env = "SNOWMINT_IDENTITY",
@@ -130,6 +137,17 @@ pub struct Settings {
         help_heading = "Worker id lease"
     )]
     pub identity: Option<String>,
+
+    /// Where the identity comes from when --identity is not given: hostname, ip (the
+    /// address of the interface with the default route, else of the first that is not
+    /// loopback) or ip:IFACE (default: hostname)
+    #[arg(
+        long,
+        env = "SNOWMINT_IDENTITY_FROM",
+        value_name = "SOURCE",
+        help_heading = "Worker id lease"
+    )]
+    pub identity_from: Option<String>,
 
     /// Lease TTL in ms (default: 10000)
     #[arg(
@@ -241,7 +259,7 @@ pub struct Settings {
     )]
     pub max_response_bytes: Option<u64>,
 
-    /// Open connections over both ports; beyond it new ones are refused (default: 10000)
+    /// Open connections over every port; beyond it new ones are refused (default: 10000)
     #[arg(
         long,
         env = "SNOWMINT_MAX_CONNECTIONS",
@@ -250,7 +268,7 @@ pub struct Settings {
     )]
     pub max_connections: Option<u64>,
 
-    /// Longest time to receive a request head, in ms (default: 10000)
+    /// Longest time to receive a request head or a Thrift frame, in ms (default: 10000)
     #[arg(
         long,
         env = "SNOWMINT_HEADER_READ_TIMEOUT_MS",

@@ -52,6 +52,24 @@ fn defaults_serve_on_loopback() {
         config("grpc_addr = \"127.0.0.1:50051\"").unwrap().grpc_addr
     );
     assert_eq!(config("grpc_addr = \"off\"").unwrap().grpc_addr, None);
+    // Thrift is off unless asked for, and its help says where it may be bound.
+    assert_eq!(c.thrift_addr, None);
+    let help = command()
+        .get_arguments()
+        .find(|arg| arg.get_id() == "thrift_addr")
+        .and_then(|arg| arg.get_help().map(ToString::to_string))
+        .unwrap();
+    assert!(
+        help.contains("It takes no bearer token, so bind it to a trusted interface only"),
+        "{help}"
+    );
+    assert_eq!(config("thrift_addr = \"off\"").unwrap().thrift_addr, None);
+    assert_eq!(
+        config("thrift_addr = \"127.0.0.1:9090\"")
+            .unwrap()
+            .thrift_addr,
+        Some("127.0.0.1:9090".parse().unwrap())
+    );
 }
 
 /// Each key is one name in three spellings: `lease_ttl_ms`, `--lease-ttl-ms`,
@@ -123,6 +141,11 @@ fn each_bad_value_is_blamed_on_its_key() {
             "config key `grpc_addr`: \"nowhere\" is not an address like 127.0.0.1:8080 or [::1]:0",
         ),
         (
+            "thrift_addr",
+            "\"on\"",
+            "config key `thrift_addr`: \"on\" is not an address like 127.0.0.1:8080 or [::1]:0",
+        ),
+        (
             "auth_token",
             "\" \"",
             "config key `auth_token`: \"\" must not be empty",
@@ -171,6 +194,11 @@ fn each_bad_value_is_blamed_on_its_key() {
             "identity",
             "\"\"",
             "config key `identity`: \"\" must be 1 to 200 characters",
+        ),
+        (
+            "identity_from",
+            "\"ip:\"",
+            "config key `identity_from`: \"ip:\" is not an identity source: expected hostname, ip or ip:IFACE",
         ),
         (
             "lease_ttl_ms",
@@ -600,4 +628,27 @@ fn the_clock_mode_is_chosen_once_with_its_policies() {
             )
         );
     }
+}
+
+#[test]
+fn the_identity_comes_from_one_place() {
+    assert_eq!(
+        config("identity_from = \"hostname\"").unwrap().identity,
+        snowmint_lease::hostname()
+    );
+    let err = config("identity = \"web-1\"\nidentity_from = \"ip\"").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "config key `identity_from`: \"ip\" conflicts with identity \"web-1\": give one of them"
+    );
+    let err = config("identity_from = \"mac\"").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "config key `identity_from`: \"mac\" is not an identity source: expected hostname, ip or ip:IFACE"
+    );
+    let err = config("identity_from = \"ip:lo\"").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "config key `identity_from`: \"ip:lo\" names no address: interface lo has no address but loopback or link-local ones"
+    );
 }

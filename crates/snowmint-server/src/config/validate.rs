@@ -9,7 +9,7 @@ use snowmint::{
     Builder, Clock, ClockMode, Layout, LayoutError, OverflowPolicy, RollbackPolicy, SequenceStart,
     UnixMs, WallClock,
 };
-use snowmint_lease::LeaseSettings;
+use snowmint_lease::{IdentitySource, LeaseSettings};
 
 use super::{
     ClockSetting, ConfigError, RestartBehind, RollbackSetting, SequenceStartSetting, Settings,
@@ -24,6 +24,8 @@ pub struct Config {
     pub http_addr: SocketAddr,
     /// gRPC listen address, or `None` when disabled.
     pub grpc_addr: Option<SocketAddr>,
+    /// Thrift listen address, or `None` when disabled (the default).
+    pub thrift_addr: Option<SocketAddr>,
     /// Directory of the high-water-mark files.
     pub state_dir: PathBuf,
     /// The layout, with its epoch.
@@ -61,8 +63,8 @@ pub struct Config {
 
 const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8080";
 const DEFAULT_GRPC_ADDR: &str = "127.0.0.1:50051";
-/// The setting of `grpc_addr` that serves no gRPC.
-const GRPC_OFF: &str = "off";
+/// The setting of `grpc_addr` and `thrift_addr` that serves no gRPC, no Thrift.
+const OFF: &str = "off";
 const DEFAULT_LAYOUT: &str = "twitter";
 
 /// The default largest batch: 100,000 ids are about 2 MB of JSON.
@@ -114,8 +116,12 @@ impl TryFrom<Settings> for Config {
     fn try_from(s: Settings) -> Result<Config, ConfigError> {
         let http_addr = addr("http_addr", s.http_addr.as_deref(), DEFAULT_HTTP_ADDR)?;
         let grpc_addr = match s.grpc_addr.as_deref() {
-            Some(GRPC_OFF) => None,
+            Some(OFF) => None,
             given => Some(addr("grpc_addr", given, DEFAULT_GRPC_ADDR)?),
+        };
+        let thrift_addr = match s.thrift_addr.as_deref() {
+            None | Some(OFF) => None,
+            given => Some(addr("thrift_addr", given, OFF)?),
         };
         let layout = layout(&s)?;
         let datacenter = s.datacenter.unwrap_or(0);
@@ -151,7 +157,7 @@ impl TryFrom<Settings> for Config {
         )?;
         let (reserve_ahead, overflow) = reservation(&s, &layout)?;
         let lease_settings = lease_settings(&s)?;
-        let identity = s.identity.clone().unwrap_or_else(snowmint_lease::hostname);
+        let identity = identity(&s)?;
         if identity.is_empty() || identity.len() > IDENTITY_MAX_BYTES {
             return Err(invalid(
                 "identity",
@@ -173,6 +179,7 @@ impl TryFrom<Settings> for Config {
         Ok(Config {
             http_addr,
             grpc_addr,
+            thrift_addr,
             state_dir: s
                 .state_dir
                 .unwrap_or_else(snowmint_lease::default_state_dir),
@@ -288,6 +295,26 @@ fn lease_and_worker(s: &Settings) -> Result<(String, u64), ConfigError> {
         _ => 0,
     };
     Ok((lease, worker))
+}
+
+/// `identity`, or the identity `identity_from` names (the host name by default).
+fn identity(s: &Settings) -> Result<String, ConfigError> {
+    let Some(from) = s.identity_from.as_deref() else {
+        return Ok(s.identity.clone().unwrap_or_else(snowmint_lease::hostname));
+    };
+    let source: IdentitySource = from
+        .parse()
+        .map_err(|rule| invalid("identity_from", from, rule))?;
+    if let Some(identity) = &s.identity {
+        return Err(invalid(
+            "identity_from",
+            from,
+            format!("conflicts with identity {identity:?}: give one of them"),
+        ));
+    }
+    source
+        .identity()
+        .map_err(|why| invalid("identity_from", from, format!("names no address: {why}")))
 }
 
 /// The clock mode and what the generator does when the clock misbehaves, checked: what

@@ -7,14 +7,18 @@
 //! code, the template, the zone and the layout, each with its one error text. It calls the
 //! operation ([`one`], [`ids`], [`serials`], [`decode`], [`decode_serial`], [`compose`],
 //! [`ids_at`]) and writes the
-//! answer in its own wire format. The bearer token is checked here too ([`authorize`]).
+//! answer in its own wire format. The bearer token is checked here too ([`authorize`]), and
+//! so are what Twitter's Thrift service checked: the user agent ([`user_agent`]) and the
+//! worker ids it issues as ([`worker`]).
 //!
-//! So HTTP and gRPC refuse the same request for the same reason, in the same words, and a
+//! So HTTP, gRPC and Thrift refuse the same request for the same reason, in the same words, and a
 //! new protocol needs only its adapter. Ids come through the [`budget`] of ids in flight.
 
+mod agent;
 mod budget;
 mod request;
 
+pub use agent::{user_agent, worker};
 pub use budget::{Budget, ConnShare, Held};
 pub use request::{
     AtRequest, Batch, ComposeRequest, Count, DecodeRequest, DecodeSerialRequest, DecodedSerial,

@@ -84,7 +84,8 @@ impl Conn {
         self.pending.load(SeqCst) == 0 && self.sending.load(SeqCst) == 0
     }
 
-    /// HTTP/1 bytes were read: between requests they begin a head, and its clock starts.
+    /// HTTP/1 bytes (or a Thrift frame's) were read: between requests they begin a head,
+    /// and its clock starts.
     pub fn head_bytes(&self) {
         if self.between_requests() && self.head_since.load(SeqCst) == 0 {
             self.head_since.store(self.now_ms() + 1, SeqCst);
@@ -104,8 +105,8 @@ impl Conn {
         }
     }
 
-    /// A request reached the router.
-    fn request(self: &Arc<Conn>) -> Pending {
+    /// A request reached the router (a Thrift call, its processor).
+    pub fn request(self: &Arc<Conn>) -> Pending {
         self.pending.fetch_add(1, SeqCst);
         self.progress();
         self.head_done();
@@ -157,10 +158,11 @@ fn duration_ms(d: Duration) -> u64 {
 }
 
 /// A request in the router; dropped when its response comes back or it is cancelled.
-struct Pending(Arc<Conn>);
+pub struct Pending(Arc<Conn>);
 
 impl Pending {
-    fn into_sending(self) -> Sending {
+    /// Its response is being sent: until the returned guard is dropped.
+    pub fn into_sending(self) -> Sending {
         // Counted as sending before it stops pending, so it is never between requests.
         self.0.sending.fetch_add(1, SeqCst);
         Sending(Arc::clone(&self.0))
@@ -174,7 +176,7 @@ impl Drop for Pending {
 }
 
 /// A response body the transport is taking.
-struct Sending(Arc<Conn>);
+pub struct Sending(Arc<Conn>);
 
 impl Drop for Sending {
     fn drop(&mut self) {

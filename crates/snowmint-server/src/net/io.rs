@@ -270,7 +270,7 @@ impl Drop for Tracked {
 /// Finishes an error answer, then reads and drops what the client still sends, for a
 /// moment, before closing: closing with unread bytes would send a reset that can destroy
 /// the answer before the client reads it.
-async fn linger(mut stream: TcpStream, rest: Option<Vec<u8>>, _place: Option<Place>) {
+pub async fn linger(mut stream: TcpStream, rest: Option<Vec<u8>>, _place: Option<Place>) {
     let _ = tokio::time::timeout(LINGER_TIME, async {
         if let Some(rest) = rest {
             stream.write_all(&rest).await?;

@@ -1,15 +1,19 @@
-//! The accept loop both ports share: HTTP/1.1 and HTTP/2 (h2c) on the HTTP port, HTTP/2
-//! for gRPC, each connection under the server's [`Limits`].
+//! The accept loop every port shares: HTTP/1.1 and HTTP/2 (h2c) on the HTTP port, HTTP/2
+//! for gRPC, framed Thrift calls on the Thrift port, each connection under the server's
+//! [`Limits`].
 //!
 //! A connection takes one of `max_connections` places or is refused (and counted); its
-//! request heads are bounded in bytes (`max_header_bytes`) and in time
+//! request heads (a Thrift call's frame) are bounded in bytes (`max_header_bytes`; a frame
+//! by [`MAX_FRAME_BYTES`](crate::thrift::MAX_FRAME_BYTES)) and in time
 //! (`header_read_timeout_ms`); it is closed after `idle_timeout_ms` without progress, at
 //! once if a response was waiting for a reader that stopped taking it; HTTP/2 advertises
 //! `max_concurrent_streams` and buffers at most `stream_buffer_bytes` per stream.
 
 mod conn;
+mod framed;
 mod io;
 
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -40,20 +44,23 @@ const STOP_POLL: Duration = Duration::from_millis(50);
 /// otherwise fail again at once.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
-/// Which port a connection came in on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Port {
+/// What a port speaks, with what answers it.
+#[derive(Debug, Clone)]
+pub enum Protocol {
     /// The HTTP/JSON API: HTTP/1.1, or HTTP/2 with prior knowledge.
-    Http,
+    Http(axum::Router),
     /// The gRPC API: HTTP/2 only.
-    Grpc,
+    Grpc(axum::Router),
+    /// Twitter's Snowflake Thrift service: framed transport, binary protocol.
+    Thrift,
 }
 
-impl Port {
-    fn label(self) -> &'static str {
+impl Protocol {
+    fn label(&self) -> &'static str {
         match self {
-            Port::Http => "http",
-            Port::Grpc => "grpc",
+            Protocol::Http(_) => "http",
+            Protocol::Grpc(_) => "grpc",
+            Protocol::Thrift => "thrift",
         }
     }
 }
@@ -107,16 +114,16 @@ impl Net {
         })
     }
 
-    /// Serves `router` on `listener` until `stop` turns true, then stops accepting, lets
+    /// Serves `protocol` on `listener` until `stop` turns true, then stops accepting, lets
     /// each connection finish what it is doing, and returns when all have closed. Accept
     /// errors are logged and retried.
     pub async fn serve(
         self: Arc<Net>,
         listener: TcpListener,
-        port: Port,
-        router: axum::Router,
+        protocol: Protocol,
         mut stop: watch::Receiver<bool>,
     ) {
+        let label = protocol.label();
         // Every connection task holds a sender; when all are gone, so are the connections.
         let (open_tx, mut open_rx) = mpsc::channel::<()>(1);
         loop {
@@ -132,22 +139,20 @@ impl Net {
                         e.kind(),
                         std::io::ErrorKind::ConnectionAborted | std::io::ErrorKind::ConnectionReset
                     ) {
-                        tracing::warn!(error = %e, port = port.label(), "accept failed");
+                        tracing::warn!(error = %e, port = label, "accept failed");
                         tokio::time::sleep(ACCEPT_BACKOFF).await;
                     }
                     continue;
                 }
             };
-            let labels = ConnectionLabels {
-                protocol: port.label(),
-            };
+            let labels = ConnectionLabels { protocol: label };
             let Ok(permit) = Arc::clone(&self.places).try_acquire_owned() else {
                 self.state
                     .metrics
                     .connections_refused
                     .get_or_create(&labels)
                     .inc();
-                self.refuse(&stream, port);
+                self.refuse(&stream, &protocol);
                 continue;
             };
             let open = self
@@ -161,8 +166,7 @@ impl Net {
             tokio::spawn(Arc::clone(&self).connection(
                 stream,
                 place,
-                port,
-                router.clone(),
+                protocol.clone(),
                 stop.clone(),
                 open_tx.clone(),
             ));
@@ -173,9 +177,10 @@ impl Net {
     }
 
     /// Answers a connection beyond `max_connections` and closes it: HTTP clients get a
-    /// JSON 503 if it fits in the socket's buffer at once; gRPC clients see it close.
-    fn refuse(&self, stream: &TcpStream, port: Port) {
-        if port == Port::Http {
+    /// JSON 503 if it fits in the socket's buffer at once; gRPC and Thrift clients see it
+    /// close.
+    fn refuse(&self, stream: &TcpStream, protocol: &Protocol) {
+        if let Protocol::Http(_) = protocol {
             let body = serde_json::json!({
                 "error": format!(
                     "too many connections: all {} that max_connections allows are open; try again later",
@@ -196,12 +201,27 @@ impl Net {
         self: Arc<Net>,
         stream: TcpStream,
         place: Place,
-        port: Port,
-        router: axum::Router,
-        mut stop: watch::Receiver<bool>,
+        protocol: Protocol,
+        stop: watch::Receiver<bool>,
         _open: mpsc::Sender<()>,
     ) {
         let conn = Arc::new(Conn::new(&self.limits));
+        let label = protocol.label();
+        let (router, builder) = match protocol {
+            Protocol::Http(router) => (router, &self.http),
+            Protocol::Grpc(router) => (router, &self.grpc),
+            Protocol::Thrift => {
+                let (closing, closed) = watch::channel(false);
+                let serving = framed::serve(stream, Arc::clone(&conn), self.state.clone(), closed);
+                let graceful = move |_: Pin<&mut _>| {
+                    let _ = closing.send(true);
+                };
+                self.watch(serving, graceful, &conn, label, stop).await;
+                // The socket is closed: its place is free.
+                drop(place);
+                return;
+            }
+        };
         let io = Tracked::new(
             stream,
             Arc::clone(&conn),
@@ -214,11 +234,25 @@ impl Net {
             share: self.state.budget.share(),
             piece: self.limits.stream_buffer_bytes as usize,
         };
-        let builder = match port {
-            Port::Http => &self.http,
-            Port::Grpc => &self.grpc,
-        };
         let serving = builder.serve_connection(TokioIo::new(io), service);
+        self.watch(serving, |s| s.graceful_shutdown(), &conn, label, stop)
+            .await;
+    }
+
+    /// Drives `serving` until it ends, or until the watchdog closes it: a head too slow, a
+    /// connection idle or stalled too long, the server stopping. `graceful` asks it to
+    /// finish what it is doing and close; dropping it closes at once.
+    async fn watch<F, E>(
+        &self,
+        serving: F,
+        mut graceful: impl FnMut(Pin<&mut F>),
+        conn: &Conn,
+        label: &'static str,
+        mut stop: watch::Receiver<bool>,
+    ) where
+        F: Future<Output = Result<(), E>>,
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
         tokio::pin!(serving);
         let (mut stopping, mut closing) = (false, None);
         loop {
@@ -229,13 +263,14 @@ impl Net {
             tokio::select! {
                 result = serving.as_mut() => {
                     if let Err(e) = result {
-                        tracing::debug!(error = %Chain(&*e), port = port.label(), "connection ended");
+                        let e: Box<dyn std::error::Error + Send + Sync> = e.into();
+                        tracing::debug!(error = %Chain(&*e), port = label, "connection ended");
                     }
                     return;
                 }
                 _ = stop.wait_for(|stop| *stop), if !stopping => {
                     stopping = true;
-                    serving.as_mut().graceful_shutdown();
+                    graceful(serving.as_mut());
                 }
                 () = conn.changed.notified() => {}
                 () = tokio::time::sleep_until(deadline) => {
@@ -257,12 +292,12 @@ impl Net {
                     self.state
                         .metrics
                         .connections_timed_out
-                        .get_or_create(&TimeoutLabels { protocol: port.label(), timeout })
+                        .get_or_create(&TimeoutLabels { protocol: label, timeout })
                         .inc();
                     if timeout != "idle" {
                         return;
                     }
-                    serving.as_mut().graceful_shutdown();
+                    graceful(serving.as_mut());
                     closing = Some(Instant::now() + CLOSE_WAIT);
                 }
             }

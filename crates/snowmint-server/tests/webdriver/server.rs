@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use snowmint_server::{AppState, Config, IdSource, Settings, run};
+use snowmint_server::{AppState, Config, IdSource, Listeners, Settings, run};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
@@ -33,7 +33,12 @@ impl Server {
         let url = format!("http://{}/", http.local_addr().unwrap());
         let (tx, rx) = oneshot::channel();
         let task = tokio::spawn(async move {
-            run(http, None, state, Duration::from_secs(5), async {
+            let listeners = Listeners {
+                http,
+                grpc: None,
+                thrift: None,
+            };
+            run(listeners, state, Duration::from_secs(5), async {
                 let _ = rx.await;
             })
             .await

@@ -1,0 +1,34 @@
+// Twitter's Snowflake service, as Twitter published it: src/main/thrift/Snowflake.thrift
+// of github.com/twitter-archive/snowflake (the Scala server, last released in 2012; the
+// file's own copyright line follows). Only this comment is added: the contract is the
+// published one, unchanged.
+//
+// snowmint serves the service Snowflake over the framed transport with the binary protocol
+// (`snowmint serve --thrift-addr ADDR`). get_id declares no `throws`, so a refusal (a user
+// agent that does not match [a-zA-Z][a-zA-Z0-9-]*, a clock that went back) reaches the
+// client as a TApplicationException whose message names the problem. AuditLogEntry is the
+// record Twitter's server wrote to its audit log; it is not sent over the service.
+
+/* Copyright 2010-2012 Twitter, Inc. */
+namespace java com.twitter.service.snowflake.gen
+
+exception InvalidSystemClock {
+  1: string message,
+}
+
+exception InvalidUserAgentError {
+  1: string message,
+}
+
+service Snowflake {
+  i64 get_worker_id()
+  i64 get_timestamp()
+  i64 get_id(1:string useragent)
+  i64 get_datacenter_id()
+}
+
+struct AuditLogEntry {
+  1: i64 id,
+  2: string useragent,
+  3: i64 tag
+}
