@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use snowmint::{Id, Layout};
-use support::{Serve, now_ms, serve_command, spawn_logged, wall_clock_from_file};
+use support::{Serve, SteppedClock, now_ms, serve_command, spawn_logged};
 
 const RULE: &str =
     "does not match [a-zA-Z][a-zA-Z0-9-]*: a letter, then letters, digits and dashes";
@@ -173,8 +173,7 @@ fn a_python_client_built_from_twitters_idl_gets_ids_of_this_worker() {
 #[test]
 fn a_clock_that_went_back_is_refused_by_name_and_serving_resumes() {
     let state = tempfile::tempdir().unwrap();
-    let clock = state.path().join("faketime");
-    std::fs::write(&clock, "+0s").unwrap();
+    let clock = SteppedClock::new();
     let mut cmd = serve_command(
         state.path(),
         &[
@@ -188,13 +187,13 @@ fn a_clock_that_went_back_is_refused_by_name_and_serving_resumes() {
             "refuse",
         ],
     );
-    wall_clock_from_file(&mut cmd, &clock);
+    clock.apply(&mut cmd);
     let serve = spawn_logged(cmd);
     let thrift = serve.thrift.unwrap();
     let first = outcome(&python_client(thrift, &["before"])["calls"][0]).unwrap();
 
     // An NTP step of 30 s back, while it runs.
-    std::fs::write(&clock, "-30s").unwrap();
+    clock.step("-30s");
     let answers = python_client(thrift, &["behind"]);
     let (kind, message) = outcome(&answers["calls"][0]).unwrap_err();
     assert_eq!(kind, INTERNAL_ERROR);
@@ -209,7 +208,7 @@ fn a_clock_that_went_back_is_refused_by_name_and_serving_resumes() {
     ));
 
     // The clock set right again: ids go on above the first.
-    std::fs::write(&clock, "+0s").unwrap();
+    clock.step("+0s");
     let answers = python_client(thrift, &["after"]);
     assert!(outcome(&answers["calls"][0]).unwrap() > first);
 }

@@ -68,15 +68,6 @@ pub fn wall_clock_offset(cmd: &mut Command, offset: &str) {
         .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
 }
 
-/// As [`wall_clock_offset`], with the offset read from `file` at every reading of the
-/// clock: writing another offset to it (`"-30s"`) steps the running process's wall clock.
-pub fn wall_clock_from_file(cmd: &mut Command, file: &Path) {
-    cmd.env("LD_PRELOAD", libfaketime("libfaketime.so.1"))
-        .env("FAKETIME_TIMESTAMP_FILE", file)
-        .env("FAKETIME_NO_CACHE", "1")
-        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
-}
-
 /// A wall clock the test steps while the process runs, as NTP or an operator would step
 /// it: libfaketime, loaded with `LD_PRELOAD`, reads the offset from a file on every
 /// reading of the wall clock (`FAKETIME_NO_CACHE`), and leaves monotonic time alone. The
