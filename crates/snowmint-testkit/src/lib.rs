@@ -1,10 +1,11 @@
 //! Real registry servers for snowmint's integration tests: [`Redis`], [`Etcd`],
-//! [`Postgres`] and [`ZooKeeper`], each a process of its own on a free 127.0.0.1 port with its data in a
-//! fresh temporary directory, owned by a guard that stops it and removes the directory
-//! when dropped.
+//! [`Postgres`] and [`ZooKeeper`], each a process of its own on a free 127.0.0.1 port with
+//! its data in a fresh temporary directory, owned by a guard that stops it and removes the
+//! directory when dropped.
 //!
 //! - `start()` returns once the server really answers: Redis `PING`s back, etcd reports
-//!   itself healthy, PostgreSQL accepts a session, ZooKeeper answers `srvr`. The wait is bounded (30 seconds).
+//!   itself healthy, PostgreSQL accepts a session, ZooKeeper answers `srvr` as a
+//!   standalone server. The wait is bounded (30 seconds).
 //! - `stop()` shuts it down cleanly (SIGKILL after five seconds), `kill()` sends SIGKILL
 //!   as a crash would, and `restart()` brings it back on the same port with the same data,
 //!   for tests in which the registry goes away and comes back.
@@ -12,14 +13,15 @@
 //!   dies without unwinding takes them with it (they get SIGKILL when it dies).
 //!
 //! The servers are the Debian packages `redis-server`, `etcd-server`, `postgresql` and
-//! `zookeeper` (with a Java runtime), which `scripts/setup` installs. A missing server is a panic naming its package, never
-//! a skip: in CI a registry test that cannot run must fail. When the tests run as root,
-//! as CI does, PostgreSQL runs as the `postgres` user, since it refuses to run as root.
+//! `zookeeper` (a Java server, run with `default-jre-headless`), which `scripts/setup`
+//! installs. A missing server is a panic naming its package, never a skip: in CI a
+//! registry test that cannot run must fail. When the tests run as root, as CI does,
+//! PostgreSQL runs as the `postgres` user, since it refuses to run as root.
 //!
 //! The API blocks; from an async test, start servers before the first `.await` or in
 //! `spawn_blocking`. On an idle machine a start takes about 25 ms for Redis, 0.1 s for
-//! etcd, 1.5 s for PostgreSQL (`initdb` makes a cluster) and ZOOKEEPER_START for ZooKeeper (the
-//! JVM starting); a restart, 0.1 to 0.2 s, and ZooKeeper's as long as its start.
+//! etcd, 0.4 s for ZooKeeper (the JVM starting) and 1.5 s for PostgreSQL (`initdb` makes a
+//! cluster); a restart, 0.1 to 0.2 s, or ZooKeeper's 0.4 s again.
 //!
 //! ```
 //! use std::io::{BufRead, BufReader, Write};

@@ -126,6 +126,14 @@ impl ZooKeeperRegistry {
         LeaseError::unavailable("zookeeper", format!("{}: {problem}", self.target.shown()))
     }
 
+    /// Unavailable while `session`'s client reconnects.
+    fn disconnected(&self, session: &Session) -> LeaseError {
+        self.unavailable(&format!(
+            "zookeeper session {:#x} is disconnected; its client is reconnecting",
+            session.id()
+        ))
+    }
+
     /// Unavailable because of `err`, which says what the client met.
     fn failed(&self, what: &str, err: zk::Error) -> LeaseError {
         LeaseError::unavailable_because(
@@ -198,6 +206,7 @@ impl ZooKeeperRegistry {
                     session.id()
                 )))
             }
+            Err(Written::Disconnected) => Err(self.disconnected(&session)),
             Err(Written::Corrupt(problem)) => Err(self.unavailable(&problem)),
             Err(Written::Failed(err)) => Err(self.failed(&format!("cannot renew {worker}"), err)),
         }
@@ -227,6 +236,7 @@ impl ZooKeeperRegistry {
                 session::close(&self.sessions, session.id());
                 Ok(())
             }
+            Err(Written::Disconnected) => Err(self.disconnected(&session)),
             Err(Written::Corrupt(problem)) => Err(self.unavailable(&problem)),
             Err(Written::Failed(err)) => Err(self.failed(
                 &format!("cannot release {}", nodes.worker(lease.worker)),
@@ -246,6 +256,13 @@ impl ZooKeeperRegistry {
         write: Write,
     ) -> Result<bool, Written> {
         let (client, worker, node) = (&session.client, nodes.worker(worker), nodes.mark(worker));
+        match client.state() {
+            // A request would wait for the client to reconnect, past the fence perhaps: say
+            // so now, and let the keeper try again while the client reconnects.
+            zk::SessionState::Disconnected => return Err(Written::Disconnected),
+            state if state.is_terminated() => return Err(Written::Expired),
+            _ => {}
+        }
         let mut mark = session.mark.lock().await;
         for _ in 0..RAISE_TRIES {
             let ms = match write {
@@ -307,6 +324,8 @@ enum Write {
 enum Written {
     /// The session has ended: its worker is free, or soon will be.
     Expired,
+    /// The session's client is away from the ensemble, and reconnecting.
+    Disconnected,
     /// The mark node holds something else than a mark, or keeps changing.
     Corrupt(String),
     /// The client or the ensemble failed; the lease may still be held.

@@ -120,6 +120,7 @@ impl ZooKeeperRegistry {
                 Ok(mark) => mark,
                 Err(Written::Corrupt(problem)) => return Err(self.unavailable(&problem)),
                 Err(Written::Expired) => return Err(cannot(zk::Error::SessionExpired)),
+                Err(Written::Disconnected) => return Err(cannot(zk::Error::ConnectionLoss)),
                 Err(Written::Failed(err)) => return Err(cannot(err)),
             };
             match self.take_once(client, claim, nodes, worker, mark).await {
