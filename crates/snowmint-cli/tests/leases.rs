@@ -1,13 +1,13 @@
-//! `snowmint serve --lease` against real Redis, etcd and PostgreSQL servers: the registry
-//! going away under a running server, a SIGKILLed holder's worker id waiting out its TTL, a
-//! successor on a new machine with its clock behind, and a fleet surviving a crashed member
-//! and a registry restart. The same tests run against each. The `file` registry takes the
+//! `snowmint serve --lease` against real Redis, etcd, PostgreSQL and ZooKeeper servers: the
+//! registry going away under a running server, a SIGKILLed holder's worker id waiting out its
+//! TTL, a successor on a new machine with its clock behind, and a fleet surviving a crashed
+//! member and a registry restart. The same tests run against each. The `file` registry takes the
 //! take-over test in `lease_file.rs`.
 
 mod fleet;
 mod support;
 
-use snowmint_testkit::{Etcd, Postgres, Redis};
+use snowmint_testkit::{Etcd, Postgres, Redis, ZooKeeper};
 
 macro_rules! registry_tests {
     ($module:ident, $server:ident) => {
@@ -42,3 +42,4 @@ macro_rules! registry_tests {
 registry_tests!(redis, Redis);
 registry_tests!(etcd, Etcd);
 registry_tests!(postgres, Postgres);
+registry_tests!(zookeeper, ZooKeeper);
