@@ -17,7 +17,7 @@ use snowmint_testkit::{Server, ZooKeeper};
 use tokio::task::block_in_place;
 use zookeeper_client as zk;
 
-use conformance::{PROMPT, SETTINGS, TTL, claim};
+use conformance::{SETTINGS, TTL, claim};
 
 fn registry(zookeeper: &ZooKeeper) -> Arc<dyn Registry> {
     Arc::new(ZooKeeperRegistry::from_url(&zookeeper.url()).expect("the testkit's URL is valid"))

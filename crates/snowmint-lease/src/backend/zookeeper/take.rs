@@ -6,9 +6,10 @@ use std::hash::{BuildHasher, RandomState};
 
 use zookeeper_client as zk;
 
+use super::mark::{Written, read_mark};
 use super::nodes::{self, Nodes};
 use super::session::{self, Mark, Session};
-use super::{RAISE_TRIES, Written, ZooKeeperRegistry, read_mark};
+use super::{RAISE_TRIES, ZooKeeperRegistry};
 use crate::registry::{Claim, Lease, LeaseError};
 
 /// Free workers tried per batch, in an order of their own per acquirer so concurrent
