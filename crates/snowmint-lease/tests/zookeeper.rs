@@ -92,6 +92,11 @@ async fn the_lease_lasts_the_session_timeout_the_server_grants() {
     })
     .await;
     let gap = renewed.valid_until_ms - held.valid_until_ms;
+    eprintln!(
+        "asked for 10000 ms, granted {} ms; fence {} ms before the mark; renewed {gap} ms later",
+        held.ttl_ms,
+        held.confirmed_high_water_ms - held.valid_until_ms
+    );
     // Every 800 ms (2 s of 10 scaled to 4), not every 2 s.
     assert!((800..1_600).contains(&gap), "renewed {gap} ms later");
     keeper.release(clock.now_ms()).await.unwrap();
