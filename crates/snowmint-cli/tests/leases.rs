@@ -1,13 +1,13 @@
-//! `snowmint serve --lease` against real Redis, etcd and PostgreSQL servers: the registry
-//! going away under a running server, a SIGKILLed holder's worker id waiting out its TTL, a
-//! successor on a new machine with its clock behind, and a fleet surviving a crashed member
-//! and a registry restart. The same tests run against each. The `file` registry takes the
+//! `snowmint serve --lease` against real Redis, etcd, PostgreSQL and ZooKeeper servers: the
+//! registry going away under a running server, a SIGKILLed holder's worker id waiting out its
+//! TTL, a successor on a new machine with its clock behind, and a fleet surviving a crashed
+//! member and a registry restart. The same tests run against each. The `file` registry takes the
 //! take-over test in `lease_file.rs`.
 
 mod fleet;
 mod support;
 
-use snowmint_testkit::{Etcd, Postgres, Redis};
+use snowmint_testkit::{Etcd, Postgres, Redis, ZooKeeper};
 
 macro_rules! registry_tests {
     ($module:ident, $server:ident) => {
@@ -42,3 +42,72 @@ macro_rules! registry_tests {
 registry_tests!(redis, Redis);
 registry_tests!(etcd, Etcd);
 registry_tests!(postgres, Postgres);
+registry_tests!(zookeeper, ZooKeeper);
+
+/// `snowmint serve --lease zookeeper://...` with the default 10 s TTL, which the test server
+/// clamps to its longest session, 4 s: the server gets a worker id, warns of the clamp once,
+/// shows the lease and the TTL it was granted in `/v1/layout` and `/metrics`, and on SIGTERM
+/// gives the worker id back at once, its mark at the last id issued.
+#[test]
+fn a_zookeeper_lease_lasts_the_session_granted_and_sigterm_gives_it_back() {
+    use std::time::Duration;
+
+    let zookeeper = ZooKeeper::start();
+    let url = zookeeper.url();
+    let state = tempfile::tempdir().unwrap();
+    let args = ["--grpc-addr", "off", "--lease", &url, "--identity", "solo"];
+    let mut serve = support::spawn_logged(support::serve_command(state.path(), &args));
+    serve.wait_ready(Duration::from_secs(20));
+
+    let (_, layout) = serve.get("/v1/layout");
+    let layout: serde_json::Value = serde_json::from_str(&layout).unwrap();
+    let lease = &layout["lease"];
+    assert_eq!(
+        (&lease["backend"], &lease["state"], &lease["ttl_ms"]),
+        (&"zookeeper".into(), &"held".into(), &4_000.into()),
+        "{layout}"
+    );
+    let worker = layout["worker"].as_u64().expect("a worker id");
+    let (_, metrics) = serve.get("/metrics");
+    for line in [
+        "snowmint_lease_info{backend=\"zookeeper\",state=\"held\"} 1",
+        "snowmint_lease_ttl_seconds 4.0",
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "no {line}:\n{metrics}");
+    }
+    let issued = fleet::pull(&serve, 1_000).expect("ids under the lease");
+    let last_ms = support::twitter_ms(*issued.last().unwrap());
+
+    let status = serve.terminate();
+    let logged = serve.logged();
+    assert!(status.success(), "exit status {status}\n{logged}");
+    let warnings: Vec<&str> = logged
+        .lines()
+        .filter(|l| l.contains("granted another lease TTL"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{logged}");
+    for field in [
+        "asked_ms=10000",
+        "granted_ms=4000",
+        "renew_ms=1333",
+        "margin_ms=400",
+    ] {
+        assert!(warnings[0].contains(field), "{}", warnings[0]);
+    }
+
+    // Released: the same identity gets the same worker at once, its mark at the last id.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let registry = snowmint_lease::registry_from_url(&url).unwrap();
+    let namespace = format!("twitter-{}", snowmint::Layout::TWITTER.epoch_ms());
+    let claim = snowmint_lease::Claim::new(&namespace, 0, 32, "solo", Duration::from_secs(4));
+    let lease = runtime.block_on(registry.acquire(&claim)).unwrap();
+    assert_eq!(lease.worker, worker, "the worker id was not given back");
+    let mark = lease.high_water_ms.expect("a mark");
+    assert!(
+        (last_ms..last_ms + 1_000).contains(&mark),
+        "mark {mark}, last id at {last_ms}"
+    );
+    runtime
+        .block_on(registry.release(&claim, &lease, mark))
+        .unwrap();
+}

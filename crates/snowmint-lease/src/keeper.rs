@@ -83,6 +83,39 @@ impl LeaseSettings {
         }
         Ok(())
     }
+
+    /// The same settings for a registry that grants `ttl` rather than the TTL asked (a
+    /// ZooKeeper session timeout, clamped to the ensemble's bounds): the renewal interval
+    /// and the safety margin keep their share of the TTL. The margin covers a registry
+    /// clock that runs faster than ours, an error that grows with the time measured; and
+    /// renewing every third of the TTL still lets two renewals fail before the fence.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use snowmint_lease::LeaseSettings;
+    ///
+    /// let granted = LeaseSettings::default().scaled_to(Duration::from_secs(4));
+    /// assert_eq!(granted.ttl, Duration::from_secs(4));
+    /// assert_eq!(granted.renew_every, Duration::from_millis(1_333));
+    /// assert_eq!(granted.safety_margin, Duration::from_millis(400));
+    /// ```
+    #[must_use]
+    pub fn scaled_to(&self, ttl: Duration) -> LeaseSettings {
+        let asked = self.ttl.as_millis().max(1);
+        let granted = ttl.as_millis();
+        let scale = |d: Duration| {
+            let ms = d.as_millis() * granted / asked;
+            Duration::from_millis(u64::try_from(ms).unwrap_or(u64::MAX))
+        };
+        LeaseSettings {
+            ttl,
+            // Never 0: a renewal must wait for something.
+            renew_every: scale(self.renew_every).max(Duration::from_millis(1)),
+            safety_margin: scale(self.safety_margin),
+        }
+    }
 }
 
 /// A lease this process holds, and how far it is confirmed.
@@ -92,6 +125,10 @@ pub struct Held {
     pub lease: Lease,
     /// Counts acquisitions: a new number means a new lease (perhaps another worker id).
     pub acquisition: u64,
+    /// How long the lease lasts without renewal, in ms: the TTL asked for, or the one the
+    /// registry granted instead (see [`Registry::granted_ttl`]); 0 for backends whose
+    /// leases do not expire.
+    pub ttl_ms: u64,
     /// Ids may be issued while the clock reads before this (ms since the Unix epoch);
     /// `u64::MAX` for backends whose leases do not expire.
     pub valid_until_ms: u64,
@@ -259,10 +296,10 @@ async fn keep(
     mut stop: StopRequest,
     counters: Arc<LeaseCounters>,
 ) {
-    let ttl = snowmint::whole_ms(settings.ttl);
-    let margin = snowmint::whole_ms(settings.safety_margin);
     let expires = registry.expires();
     let mut acquisition = 0;
+    // The last TTL granted other than the one asked, once warned about.
+    let mut warned = None;
     // Grows while leases are lost or refused, and resets once a renewal is confirmed, so a
     // registry that keeps taking leases back is not hammered.
     let mut backoff = FIRST_BACKOFF;
@@ -307,9 +344,13 @@ async fn keep(
             identity = %claim.identity,
             "acquired worker id"
         );
+        let timing = timing(&*registry, &lease, &settings, &mut warned);
+        let ttl = snowmint::whole_ms(timing.ttl);
+        let margin = snowmint::whole_ms(timing.safety_margin);
         let mut held = Held {
             lease: lease.clone(),
             acquisition,
+            ttl_ms: if expires { ttl } else { 0 },
             valid_until_ms: 0,
             confirmed_high_water_ms: 0,
             last_error: None,
@@ -348,7 +389,7 @@ async fn keep(
                     held.confirmed_high_water_ms = if expires { sent + ttl } else { u64::MAX };
                     held.last_error = None;
                     status.send_replace(LeaseStatus::Held(held.clone()));
-                    wait = settings.renew_every;
+                    wait = timing.renew_every;
                     backoff = FIRST_BACKOFF;
                 }
                 Err(err @ (LeaseError::Lost { .. } | LeaseError::Invalid(_))) if expires => {
@@ -367,11 +408,38 @@ async fn keep(
                     // The fence stays where the last confirmed renewal put it.
                     held.last_error = Some(err);
                     status.send_replace(LeaseStatus::Held(held.clone()));
-                    wait = RETRY_RENEW.min(settings.renew_every);
+                    wait = RETRY_RENEW.min(timing.renew_every);
                 }
             }
         }
     }
+}
+
+/// The settings `lease` is kept with: `settings`, or, when the registry grants another
+/// TTL, the same scaled to it, with a warning the first time that TTL is seen.
+fn timing(
+    registry: &dyn Registry,
+    lease: &Lease,
+    settings: &LeaseSettings,
+    warned: &mut Option<Duration>,
+) -> LeaseSettings {
+    let granted = match registry.granted_ttl(lease) {
+        Some(granted) if granted != settings.ttl => granted,
+        _ => return *settings,
+    };
+    let timing = settings.scaled_to(granted);
+    if *warned != Some(granted) {
+        *warned = Some(granted);
+        tracing::warn!(
+            backend = registry.backend(),
+            asked_ms = snowmint::whole_ms(settings.ttl),
+            granted_ms = snowmint::whole_ms(granted),
+            renew_ms = snowmint::whole_ms(timing.renew_every),
+            margin_ms = snowmint::whole_ms(timing.safety_margin),
+            "the registry granted another lease TTL than the one asked for; the lease lasts as granted, and the renewal interval and safety margin keep their share of it"
+        );
+    }
+    timing
 }
 
 #[cfg(test)]
@@ -389,6 +457,10 @@ mod tests {
         renew: Mutex<Option<LeaseError>>,
         next_worker: AtomicU64,
         released: Mutex<Vec<(u64, u64)>>,
+        /// The TTL it grants, if it grants its own.
+        granted: Option<Duration>,
+        /// The marks renewals asked for.
+        marks: Mutex<Vec<u64>>,
     }
 
     #[async_trait::async_trait]
@@ -406,7 +478,12 @@ mod tests {
             })
         }
 
-        async fn renew(&self, _: &Claim, _: &Lease, _: u64) -> Result<(), LeaseError> {
+        fn granted_ttl(&self, _: &Lease) -> Option<Duration> {
+            self.granted
+        }
+
+        async fn renew(&self, _: &Claim, _: &Lease, mark: u64) -> Result<(), LeaseError> {
+            self.marks.lock().unwrap().push(mark);
             let mut next = self.renew.lock().unwrap();
             match next.clone() {
                 // A loss happens once; the next lease renews.
@@ -497,5 +574,51 @@ mod tests {
 
         keeper.release(1_234).await.unwrap();
         assert_eq!(*registry.released.lock().unwrap(), [(1, 1_234)]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_granted_ttl_sets_the_fence_the_marks_and_the_renewal_interval() {
+        let registry = Arc::new(Scripted {
+            granted: Some(Duration::from_secs(4)),
+            ..Scripted::default()
+        });
+        let clock = Arc::new(ManualClock::new(1_000_000));
+        let claim = Claim::new("ns", 0, 32, "host", Duration::from_secs(10));
+        let keeper = Keeper::start(
+            registry.clone(),
+            claim,
+            LeaseSettings::default(),
+            clock.clone(),
+        );
+        let mut status = keeper.status();
+
+        let held = next_held(&mut status).await;
+        assert_eq!(held.ttl_ms, 4_000);
+        // The margin keeps its tenth of the TTL: 400 ms of 4 s.
+        assert_eq!(held.valid_until_ms, 1_000_000 + 4_000 - 400);
+        assert_eq!(held.confirmed_high_water_ms, 1_004_000);
+
+        // Renewed every third of the granted TTL, not of the 10 s asked for.
+        let renewed = tokio::time::Instant::now();
+        clock.advance(1_333);
+        let held = next_held(&mut status).await;
+        assert_eq!(renewed.elapsed(), Duration::from_millis(1_333));
+        assert_eq!(held.valid_until_ms, 1_001_333 + 3_600);
+        assert_eq!(*registry.marks.lock().unwrap(), [1_004_000, 1_005_333]);
+        keeper.release(1_001_400).await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_ttl_granted_as_asked_changes_nothing() {
+        let registry = Arc::new(Scripted {
+            granted: Some(Duration::from_secs(10)),
+            ..Scripted::default()
+        });
+        let clock = Arc::new(ManualClock::new(1_000_000));
+        let claim = Claim::new("ns", 0, 32, "host", Duration::from_secs(10));
+        let keeper = Keeper::start(registry, claim, LeaseSettings::default(), clock);
+        let held = next_held(&mut keeper.status()).await;
+        assert_eq!(held.ttl_ms, 10_000);
+        assert_eq!(held.valid_until_ms, 1_000_000 + 9_000);
     }
 }

@@ -7,7 +7,8 @@
 //!
 //! - a registry that records marks on the issuing thread ([`Registry::reserve_now`], the
 //!   `file` registry) records each reservation before the generator may issue up to it;
-//! - a registry that records marks only when a lease is renewed (Redis, etcd, PostgreSQL)
+//! - a registry that records marks only when a lease is renewed (Redis, etcd, PostgreSQL,
+//!   ZooKeeper)
 //!   confirms `renewal + TTL` each time, and reservations are cut to the last confirmation
 //!   ([`LeasedStore::confirm`]).
 //!

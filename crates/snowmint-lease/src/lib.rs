@@ -38,7 +38,8 @@ mod leased;
 mod registry;
 
 pub use backend::{
-    EtcdRegistry, FileRegistry, FixedRegistry, PostgresRegistry, RedisRegistry, registry_from_url,
+    EtcdRegistry, FileRegistry, FixedRegistry, PostgresRegistry, RedisRegistry, ZooKeeperRegistry,
+    registry_from_url,
 };
 pub use dir::{STATE_DIR_ENV, default_state_dir, ensure_state_dir};
 pub use error::Error;

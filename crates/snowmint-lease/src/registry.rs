@@ -166,13 +166,25 @@ impl fmt::Display for Detail<'_> {
 /// backend: no read-then-write outside a transaction or script.
 #[async_trait::async_trait]
 pub trait Registry: Send + Sync + fmt::Debug {
-    /// The backend's name: `static`, `hostname`, `file`, `redis`, `etcd` or `postgres`.
+    /// The backend's name: `static`, `hostname`, `file`, `redis`, `etcd`, `postgres` or
+    /// `zookeeper`.
     fn backend(&self) -> &'static str;
 
     /// Whether leases expire unless renewed. Backends that hold a worker id for the life of
     /// the process (static, hostname, file) say `false`, and are never fenced.
     fn expires(&self) -> bool {
         true
+    }
+
+    /// How long `lease` lasts without renewal, when the registry decides it rather than
+    /// the claim: ZooKeeper grants a session timeout within bounds of its own, and a lease
+    /// lasts as long as its session. The keeper then counts marks and the fence from it,
+    /// and scales the renewal interval and the safety margin to it.
+    ///
+    /// `None` (the default): the claim's TTL, as asked.
+    fn granted_ttl(&self, lease: &Lease) -> Option<Duration> {
+        let _ = lease;
+        None
     }
 
     /// Records the pair's high-water mark at once, before the generator issues ids up to

@@ -280,10 +280,10 @@ impl Collector for GeneratorCollector {
             waited.metric_type(),
         )?)?;
         let status = source.lease_status();
-        let (state, valid_until_ms) = match &status {
-            snowmint_lease::LeaseStatus::Held(h) => ("held", Some(h.valid_until_ms)),
-            snowmint_lease::LeaseStatus::Acquiring { .. } => ("acquiring", None),
-            snowmint_lease::LeaseStatus::Released => ("released", None),
+        let (state, valid_until_ms, ttl_ms) = match &status {
+            snowmint_lease::LeaseStatus::Held(h) => ("held", Some(h.valid_until_ms), h.ttl_ms),
+            snowmint_lease::LeaseStatus::Acquiring { .. } => ("acquiring", None, 0),
+            snowmint_lease::LeaseStatus::Released => ("released", None, 0),
         };
         let info = ConstGauge::new(1i64);
         let mut family = encoder.encode_descriptor(
@@ -341,6 +341,13 @@ impl Collector for GeneratorCollector {
                 "lease_valid_seconds",
                 "Seconds the worker-id lease is certainly valid for (negative: expired)",
                 (until as f64 - now_ms as f64) / 1000.0,
+            ));
+        }
+        if ttl_ms > 0 {
+            gauges.push((
+                "lease_ttl_seconds",
+                "How long the worker-id lease lasts without renewal: the TTL asked for, or the one the registry granted",
+                ttl_ms as f64 / 1000.0,
             ));
         }
         for (name, help, value) in gauges {

@@ -1,24 +1,27 @@
-//! Real registry servers for snowmint's integration tests: [`Redis`], [`Etcd`] and
-//! [`Postgres`], each a process of its own on a free 127.0.0.1 port with its data in a
-//! fresh temporary directory, owned by a guard that stops it and removes the directory
-//! when dropped.
+//! Real registry servers for snowmint's integration tests: [`Redis`], [`Etcd`],
+//! [`Postgres`] and [`ZooKeeper`], each a process of its own on a free 127.0.0.1 port with
+//! its data in a fresh temporary directory, owned by a guard that stops it and removes the
+//! directory when dropped.
 //!
 //! - `start()` returns once the server really answers: Redis `PING`s back, etcd reports
-//!   itself healthy, PostgreSQL accepts a session. The wait is bounded (30 seconds).
+//!   itself healthy, PostgreSQL accepts a session, ZooKeeper answers `srvr` as a
+//!   standalone server. The wait is bounded (30 seconds).
 //! - `stop()` shuts it down cleanly (SIGKILL after five seconds), `kill()` sends SIGKILL
 //!   as a crash would, and `restart()` brings it back on the same port with the same data,
 //!   for tests in which the registry goes away and comes back.
 //! - A test that panics drops its guards, which stop their servers; a test process that
 //!   dies without unwinding takes them with it (they get SIGKILL when it dies).
 //!
-//! The servers are the Debian packages `redis-server`, `etcd-server` and `postgresql`,
-//! which `scripts/setup` installs. A missing server is a panic naming its package, never
-//! a skip: in CI a registry test that cannot run must fail. When the tests run as root,
-//! as CI does, PostgreSQL runs as the `postgres` user, since it refuses to run as root.
+//! The servers are the Debian packages `redis-server`, `etcd-server`, `postgresql` and
+//! `zookeeper` (a Java server, run with `default-jre-headless`), which `scripts/setup`
+//! installs. A missing server is a panic naming its package, never a skip: in CI a
+//! registry test that cannot run must fail. When the tests run as root, as CI does,
+//! PostgreSQL runs as the `postgres` user, since it refuses to run as root.
 //!
 //! The API blocks; from an async test, start servers before the first `.await` or in
 //! `spawn_blocking`. On an idle machine a start takes about 25 ms for Redis, 0.1 s for
-//! etcd and 1.5 s for PostgreSQL (`initdb` makes a cluster); a restart, 0.1 to 0.2 s.
+//! etcd, 0.4 s for ZooKeeper (the JVM starting) and 1.5 s for PostgreSQL (`initdb` makes a
+//! cluster); a restart, 0.1 to 0.2 s, or ZooKeeper's 0.4 s again.
 //!
 //! ```
 //! use std::io::{BufRead, BufReader, Write};
@@ -46,11 +49,13 @@ mod postgres;
 mod process;
 mod program;
 mod redis;
+mod zookeeper;
 
 pub use etcd::Etcd;
 pub use net::free_port;
 pub use postgres::Postgres;
 pub use redis::Redis;
+pub use zookeeper::ZooKeeper;
 
 /// What every server guard does, whichever server it runs: for tests written once and
 /// run against each registry.

@@ -10,7 +10,7 @@ use std::thread;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use snowmint_testkit::Server;
-use snowmint_testkit::{Etcd, Postgres, Redis};
+use snowmint_testkit::{Etcd, Postgres, Redis, ZooKeeper};
 
 #[test]
 fn redis_keeps_its_keys_across_restarts_and_a_kill() {
@@ -96,6 +96,34 @@ fn postgres_keeps_its_rows_across_restarts_and_a_kill() {
 }
 
 #[test]
+fn zookeeper_keeps_its_nodes_across_restarts_and_a_kill() {
+    let mut server = ZooKeeper::start();
+    let port = server.port();
+    assert_eq!(
+        server.url(),
+        format!("zookeeper://127.0.0.1:{port}/snowmint")
+    );
+    zk_create(port, "/w7", "holder-a");
+
+    server.restart();
+    assert_eq!(server.port(), port);
+    assert_eq!(zk_get(port, "/w7"), "holder-a");
+
+    zk_create(port, "/w7.mark", "42");
+    server.kill();
+    assert_refused(port);
+    server.restart();
+    assert_eq!(
+        zk_get(port, "/w7.mark"),
+        "42",
+        "the transaction log is synced before an answer"
+    );
+    let dir = server.dir().to_owned();
+    drop(server);
+    assert_gone(port, &dir);
+}
+
+#[test]
 fn a_test_that_panics_leaves_no_server_behind() {
     let (port, pid) = thread::spawn(|| {
         let server = Redis::start();
@@ -121,6 +149,7 @@ fn guards_can_move_between_threads() {
     is_send::<Redis>();
     is_send::<Etcd>();
     is_send::<Postgres>();
+    is_send::<ZooKeeper>();
 }
 
 fn assert_refused(port: u16) {
@@ -224,4 +253,39 @@ fn psql(server: &Postgres, sql: &str) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8(output.stdout).unwrap().trim().to_owned()
+}
+
+/// Creates the node `path` holding `value` with ZooKeeper's own command-line client.
+fn zk_create(port: u16, path: &str, value: &str) {
+    let (_, stderr) = zk_cli(port, &["create", path, value]);
+    assert_eq!(last_line(&stderr), format!("Created {path}"), "{stderr}");
+}
+
+/// The value of the node `path`, read with ZooKeeper's own command-line client.
+fn zk_get(port: u16, path: &str) -> String {
+    let (stdout, _) = zk_cli(port, &["get", path]);
+    last_line(&stdout).to_owned()
+}
+
+/// Runs one command of ZooKeeper's command-line client against the server on `port`; it
+/// prints what it read on stdout, and what it did (and its logging's complaints) on stderr.
+fn zk_cli(port: u16, command: &[&str]) -> (String, String) {
+    let output = Command::new("java")
+        .args(["-cp", "/usr/share/java/zookeeper.jar"])
+        .arg("org.apache.zookeeper.ZooKeeperMain")
+        .args(["-server", &format!("127.0.0.1:{port}")])
+        .args(command)
+        .output()
+        .expect("java runs (Debian's default-jre-headless)");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "zookeeper {command:?}: {stderr}");
+    (String::from_utf8(output.stdout).unwrap(), stderr)
+}
+
+fn last_line(text: &str) -> &str {
+    text.lines()
+        .rev()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or_default()
+        .trim()
 }

@@ -5,6 +5,7 @@ mod file;
 mod fixed;
 mod postgres;
 mod redis;
+mod zookeeper;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ pub use file::FileRegistry;
 pub use fixed::FixedRegistry;
 pub use postgres::PostgresRegistry;
 pub use redis::RedisRegistry;
+pub use zookeeper::ZooKeeperRegistry;
 
 use crate::registry::{LeaseError, Registry};
 
@@ -37,7 +39,7 @@ async fn within<T>(
 }
 
 /// Picks a registry from a lease URL: `static:W`, `hostname`, `file:DIR`, `redis://...`,
-/// `etcd://host:port` or `postgres://...`.
+/// `etcd://host:port`, `postgres://...` or `zookeeper://host:port,.../path`.
 ///
 /// # Errors
 ///
@@ -49,8 +51,8 @@ async fn within<T>(
 /// ```
 /// let registry = snowmint_lease::registry_from_url("static:7")?;
 /// assert_eq!(registry.backend(), "static");
-/// let err = snowmint_lease::registry_from_url("zookeeper://h:2181").unwrap_err();
-/// assert!(err.to_string().starts_with("unknown lease URL \"zookeeper://h:2181\""));
+/// let err = snowmint_lease::registry_from_url("consul://h:8500").unwrap_err();
+/// assert!(err.to_string().starts_with("unknown lease URL \"consul://h:8500\""));
 /// # Ok::<(), snowmint_lease::LeaseError>(())
 /// ```
 pub fn registry_from_url(url: &str) -> Result<Arc<dyn Registry>, LeaseError> {
@@ -82,7 +84,10 @@ pub fn registry_from_url(url: &str) -> Result<Arc<dyn Registry>, LeaseError> {
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         return Ok(Arc::new(PostgresRegistry::from_url(url)?));
     }
+    if url.starts_with("zookeeper://") {
+        return Ok(Arc::new(ZooKeeperRegistry::from_url(url)?));
+    }
     Err(LeaseError::Invalid(format!(
-        "unknown lease URL {url:?}: expected static:W, hostname, file:DIR, redis://HOST:PORT, etcd://HOST:PORT or postgres://..."
+        "unknown lease URL {url:?}: expected static:W, hostname, file:DIR, redis://HOST:PORT, etcd://HOST:PORT, postgres://... or zookeeper://HOST:PORT[,HOST:PORT...]/PATH"
     )))
 }

@@ -119,7 +119,8 @@ pub struct Settings {
     pub state_dir: Option<PathBuf>,
 
     /// Where the worker id comes from: static:W, hostname, file:DIR, redis://HOST:PORT,
-    /// etcd://HOST:PORT or postgres://USER@HOST:PORT/DB (default: static: the --worker value)
+    /// etcd://HOST:PORT, postgres://USER@HOST:PORT/DB or
+    /// zookeeper://HOST:PORT[,HOST:PORT...]/PATH (default: static: the --worker value)
     #[arg(
         long,
         env = "SNOWMINT_LEASE",

@@ -187,8 +187,13 @@ fn each_bad_value_is_blamed_on_its_key() {
         ),
         (
             "lease",
+            "\"consul://h:8500\"",
+            "config key `lease`: \"consul://h:8500\" expected static:W, hostname, file:DIR, redis://HOST:PORT, etcd://HOST:PORT, postgres://... or zookeeper://HOST:PORT[,HOST:PORT...]/PATH",
+        ),
+        (
+            "lease",
             "\"zookeeper://h:2181\"",
-            "config key `lease`: \"zookeeper://h:2181\" expected static:W, hostname, file:DIR, redis://HOST:PORT, etcd://HOST:PORT or postgres://...",
+            "config key `lease`: \"zookeeper://h:2181\" expected zookeeper://HOST:PORT[,HOST:PORT...]/PATH (no path: name the registry's root, such as /snowmint)",
         ),
         (
             "identity",

@@ -92,12 +92,16 @@ pub struct LayoutInfo {
 /// The worker-id lease, as JSON.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct LeaseInfo {
-    /// `static`, `hostname`, `file`, `redis`, `etcd` or `postgres`.
+    /// `static`, `hostname`, `file`, `redis`, `etcd`, `postgres` or `zookeeper`.
     pub backend: &'static str,
     /// `held`, `acquiring` or `released`.
     pub state: &'static str,
     /// Ids may be issued until then (RFC 3339), null for leases that do not expire.
     pub valid_until: Option<String>,
+    /// How long the held lease lasts without renewal, in ms: the TTL asked for, or the one
+    /// the registry granted (ZooKeeper's session timeout); null for leases that do not
+    /// expire, and while none is held.
+    pub ttl_ms: Option<u64>,
     /// Renewals confirmed.
     pub renewals: u64,
     /// Renewals and acquisitions that failed.
@@ -208,19 +212,21 @@ fn lease_info(source: &crate::IdSource) -> LeaseInfo {
             )
         })
         .unwrap_or((0, 0));
-    let (state, valid_until, error) = match source.lease_status() {
+    let (state, valid_until, ttl_ms, error) = match source.lease_status() {
         LeaseStatus::Held(held) => (
             "held",
             (held.valid_until_ms != u64::MAX).then(|| UnixMs(held.valid_until_ms).to_string()),
+            (held.ttl_ms > 0).then_some(held.ttl_ms),
             held.last_error,
         ),
-        LeaseStatus::Acquiring { last_error, .. } => ("acquiring", None, last_error),
-        LeaseStatus::Released => ("released", None, None),
+        LeaseStatus::Acquiring { last_error, .. } => ("acquiring", None, None, last_error),
+        LeaseStatus::Released => ("released", None, None, None),
     };
     LeaseInfo {
         backend: source.backend(),
         state,
         valid_until,
+        ttl_ms,
         renewals,
         failures,
         error: error.map(|err| Chain(&err).to_string()),

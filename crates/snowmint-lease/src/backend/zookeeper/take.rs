@@ -1,0 +1,182 @@
+//! Taking a worker for a new lease: the sticky one first, then free ones, each with one
+//! `multi` on the lease's own session.
+
+use std::collections::HashSet;
+use std::hash::{BuildHasher, RandomState};
+
+use zookeeper_client as zk;
+
+use super::mark::{Written, read_mark};
+use super::nodes::{self, Nodes};
+use super::session::{self, Mark, Session};
+use super::{RAISE_TRIES, ZooKeeperRegistry};
+use crate::registry::{Claim, Lease, LeaseError};
+
+/// Free workers tried per batch, in an order of their own per acquirer so concurrent
+/// acquirers rarely race for the same one.
+const BATCH: usize = 16;
+/// Take `multi`s per acquisition beyond the sticky one; losing more means a storm of
+/// acquirers, and the keeper retries after a backoff.
+const MAX_TAKES: u32 = 16;
+
+/// Nodes this registry makes: open to anyone, as the other backends need no credentials.
+const PERSISTENT: zk::CreateOptions<'static> =
+    zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+/// The worker nodes, which end with the session that made them.
+const EPHEMERAL: zk::CreateOptions<'static> =
+    zk::CreateMode::Ephemeral.with_acls(zk::Acls::anyone_all());
+
+/// How one attempt to take a worker ended.
+enum Take {
+    Taken(Mark),
+    /// Another session holds it.
+    Held,
+}
+
+impl ZooKeeperRegistry {
+    pub(super) async fn acquire_within(&self, claim: &Claim) -> Result<Lease, LeaseError> {
+        if claim.workers == 0 {
+            return Err(LeaseError::Exhausted {
+                datacenter: claim.datacenter,
+                workers: 0,
+            });
+        }
+        // A session of its own: if anything below fails, dropping it closes it, and the
+        // ensemble deletes whatever it took, even by a `multi` whose answer was lost.
+        let client = self.connect(claim.ttl).await?;
+        let nodes = Nodes::new(&self.target.root, claim);
+        let failed = |what: &str, err| self.failed(what, err);
+        client
+            .mkdir(&nodes.sticky_dir, &PERSISTENT)
+            .await
+            .map_err(|err| failed(&format!("cannot make {}", nodes.sticky_dir), err))?;
+        let sticky = match client.get_data(&nodes.sticky).await {
+            Ok((data, _)) => std::str::from_utf8(&data)
+                .ok()
+                .and_then(|w| w.parse::<u64>().ok())
+                .filter(|w| *w < claim.workers),
+            Err(zk::Error::NoNode) => {
+                // Made empty now, so that every take can set it.
+                match client.create(&nodes.sticky, b"", &PERSISTENT).await {
+                    Ok(_) | Err(zk::Error::NodeExists) => None,
+                    Err(err) => return Err(failed(&format!("cannot make {}", nodes.sticky), err)),
+                }
+            }
+            Err(err) => return Err(failed(&format!("cannot read {}", nodes.sticky), err)),
+        };
+        let children = client
+            .list_children(&nodes.datacenter)
+            .await
+            .map_err(|err| failed(&format!("cannot list {}", nodes.datacenter), err))?;
+        let held: HashSet<u64> = children
+            .iter()
+            .filter_map(|c| nodes::worker_of(c))
+            .collect();
+
+        if let Some(worker) = sticky.filter(|w| !held.contains(w))
+            && let Some(lease) = self.take(&client, claim, &nodes, worker).await?
+        {
+            return Ok(lease);
+        }
+        let mut free = (0..claim.workers).filter(|w| !held.contains(w) && Some(*w) != sticky);
+        let mut takes = 0;
+        loop {
+            let mut batch: Vec<u64> = free.by_ref().take(BATCH).collect();
+            if batch.is_empty() {
+                return Err(LeaseError::Exhausted {
+                    datacenter: claim.datacenter,
+                    workers: claim.workers,
+                });
+            }
+            let start = RandomState::new().hash_one(&claim.holder) as usize % batch.len();
+            batch.rotate_left(start);
+            for worker in batch {
+                if takes == MAX_TAKES {
+                    return Err(self.unavailable(&format!(
+                        "{MAX_TAKES} free worker ids of datacenter {} were taken by other processes first",
+                        claim.datacenter
+                    )));
+                }
+                takes += 1;
+                if let Some(lease) = self.take(&client, claim, &nodes, worker).await? {
+                    return Ok(lease);
+                }
+            }
+        }
+    }
+
+    /// Tries to take `worker` for the session of `client`; `None` if another holds it.
+    /// On success the session is kept for the lease.
+    async fn take(
+        &self,
+        client: &zk::Client,
+        claim: &Claim,
+        nodes: &Nodes,
+        worker: u64,
+    ) -> Result<Option<Lease>, LeaseError> {
+        let (node, mark_node) = (nodes.worker(worker), nodes.mark(worker));
+        let cannot = |err| self.failed(&format!("cannot take {node}"), err);
+        for _ in 0..RAISE_TRIES {
+            let mark = match read_mark(client, &mark_node).await {
+                Ok(mark) => mark,
+                Err(Written::Corrupt(problem)) => return Err(self.unavailable(&problem)),
+                Err(Written::Expired) => return Err(cannot(zk::Error::SessionExpired)),
+                Err(Written::Disconnected) => return Err(cannot(zk::Error::ConnectionLoss)),
+                Err(Written::Failed(err)) => return Err(cannot(err)),
+            };
+            match self.take_once(client, claim, nodes, worker, mark).await {
+                Ok(Some(Take::Taken(mark))) => {
+                    let session = session::keep(
+                        &self.sessions,
+                        Session::new(client.clone(), claim.ttl, mark),
+                    );
+                    return Ok(Some(Lease {
+                        datacenter: claim.datacenter,
+                        worker,
+                        high_water_ms: mark.value,
+                        token: session.id(),
+                    }));
+                }
+                Ok(Some(Take::Held)) => return Ok(None),
+                // The mark changed between the read and the take: read it again.
+                Ok(None) => {}
+                Err(err) => return Err(cannot(err)),
+            }
+        }
+        Err(self.unavailable(&format!(
+            "{mark_node} changed under each of {RAISE_TRIES} attempts to take {node}"
+        )))
+    }
+
+    /// One `multi`: the worker node, the mark as read (or a new empty one), the sticky
+    /// node. `Ok(None)` when the mark changed since it was read.
+    async fn take_once(
+        &self,
+        client: &zk::Client,
+        claim: &Claim,
+        nodes: &Nodes,
+        worker: u64,
+        mark: Option<Mark>,
+    ) -> Result<Option<Take>, zk::Error> {
+        let (node, mark_node) = (nodes.worker(worker), nodes.mark(worker));
+        let mut multi = client.new_multi_writer();
+        multi.add_create(&node, claim.holder.as_bytes(), &EPHEMERAL)?;
+        match mark {
+            Some(mark) => multi.add_check_version(&mark_node, mark.version)?,
+            None => multi.add_create(&mark_node, b"", &PERSISTENT)?,
+        }
+        multi.add_set_data(&nodes.sticky, worker.to_string().as_bytes(), None)?;
+        match multi.commit().await {
+            Ok(_) => Ok(Some(Take::Taken(mark.unwrap_or(Mark::NONE)))),
+            Err(zk::MultiWriteError::OperationFailed {
+                index: 0,
+                source: zk::Error::NodeExists,
+            }) => Ok(Some(Take::Held)),
+            Err(zk::MultiWriteError::OperationFailed {
+                index: 1,
+                source: zk::Error::BadVersion | zk::Error::NodeExists | zk::Error::NoNode,
+            }) => Ok(None),
+            Err(err) => Err(err.into()),
+        }
+    }
+}

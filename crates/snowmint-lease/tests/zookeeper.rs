@@ -1,0 +1,368 @@
+//! The ZooKeeper registry against a real ZooKeeper server: the conformance suite, then what
+//! only a real ensemble shows: the session timeout it grants, a holder whose process dies
+//! without a word, the server going away and coming back, and a stale holder fenced out.
+//!
+//! Leases here are sessions: they expire on the server's clock, so these tests wait real
+//! seconds (the conformance TTL, 2 s, which the test server grants as asked).
+
+mod conformance;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use snowmint::{Clock, SystemClock};
+use snowmint_lease::{Claim, Keeper, LeaseError, LeaseSettings, Registry, ZooKeeperRegistry};
+use snowmint_testkit::{Server, ZooKeeper};
+use tokio::task::block_in_place;
+use zookeeper_client as zk;
+
+use conformance::{SETTINGS, TTL, claim};
+
+fn registry(zookeeper: &ZooKeeper) -> Arc<dyn Registry> {
+    Arc::new(ZooKeeperRegistry::from_url(&zookeeper.url()).expect("the testkit's URL is valid"))
+}
+
+fn now_ms() -> u64 {
+    snowmint::WallClock.now_ms()
+}
+
+/// A plain client of the server, for looking at the nodes and touching them by hand.
+async fn client(zookeeper: &ZooKeeper) -> zk::Client {
+    zk::Client::connect(&format!("127.0.0.1:{}", zookeeper.port()))
+        .await
+        .expect("a session with the test server")
+}
+
+conformance::suite!({
+    let zookeeper = ZooKeeper::start();
+    let url = zookeeper.url();
+    (zookeeper, url)
+});
+
+/// The lease lasts as long as the session timeout the server grants, which it clamps to
+/// 2-20 ticks; the keeper counts the fence and the marks from it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lease_lasts_the_session_timeout_the_server_grants() {
+    let zookeeper = ZooKeeper::start();
+    let registry = registry(&zookeeper);
+    let tick = zookeeper.tick();
+    for (asked, granted) in [
+        (Duration::from_secs(120), tick * 20),
+        (Duration::from_millis(100), tick * 2),
+        (TTL, TTL),
+    ] {
+        let claim = Claim::new("granted", 1, 8, "pod", asked);
+        let lease = registry.acquire(&claim).await.unwrap();
+        assert_eq!(
+            registry.granted_ttl(&lease),
+            Some(granted),
+            "asked for {asked:?}"
+        );
+        registry.release(&claim, &lease, 0).await.unwrap();
+        assert_eq!(registry.granted_ttl(&lease), None, "released");
+    }
+
+    // A keeper asking for 10 s gets 4 s, and keeps the lease with a share of it.
+    let asked = LeaseSettings {
+        ttl: Duration::from_secs(10),
+        renew_every: Duration::from_millis(2_000),
+        safety_margin: Duration::from_millis(1_000),
+    };
+    let clock = Arc::new(SystemClock::new());
+    let keeper = Keeper::start(
+        Arc::clone(&registry),
+        Claim::new("granted", 1, 8, "keeper", asked.ttl),
+        asked,
+        clock.clone(),
+    );
+    let mut status = keeper.status();
+    let before = clock.now_ms();
+    let held = conformance::held_when(&mut status, "a lease", |_| true).await;
+    let after = clock.now_ms();
+    assert_eq!(held.ttl_ms, 4_000);
+    // Sent between `before` and `after`: the mark 4 s on, the fence 400 ms short of it.
+    assert!(
+        (before + 4_000..=after + 4_000).contains(&held.confirmed_high_water_ms),
+        "{held:?}"
+    );
+    assert_eq!(held.confirmed_high_water_ms - held.valid_until_ms, 400);
+    let renewed = conformance::held_when(&mut status, "a second renewal", |h| {
+        h.valid_until_ms > held.valid_until_ms
+    })
+    .await;
+    let gap = renewed.valid_until_ms - held.valid_until_ms;
+    eprintln!(
+        "asked for 10000 ms, granted {} ms; fence {} ms before the mark; renewed {gap} ms later",
+        held.ttl_ms,
+        held.confirmed_high_water_ms - held.valid_until_ms
+    );
+    // Every 800 ms (2 s of 10 scaled to 4), not every 2 s.
+    assert!((800..1_600).contains(&gap), "renewed {gap} ms later");
+    keeper.release(clock.now_ms()).await.unwrap();
+}
+
+/// A holder whose process dies (its runtime gone: no release, no closed session) keeps its
+/// worker until the server expires the session, a TTL after the last heartbeat it heard,
+/// which was no earlier than the last renewal; the successor starts past its mark.
+#[test]
+fn a_dead_holders_worker_waits_for_its_session_to_expire() {
+    let zookeeper = ZooKeeper::start();
+    let url = zookeeper.url();
+    let ttl = snowmint::whole_ms(SETTINGS.ttl);
+    let margin = snowmint::whole_ms(SETTINGS.safety_margin);
+    let clock = SystemClock::new();
+
+    // The holder lives on a runtime of its own, which dies as its process would.
+    let doomed = tokio::runtime::Runtime::new().unwrap();
+    let last = doomed.block_on(async {
+        let registry = snowmint_lease::registry_from_url(&url).unwrap();
+        let keeper = Keeper::start(
+            registry,
+            claim("dead", "doomed", 1),
+            SETTINGS,
+            Arc::new(clock),
+        );
+        let mut status = keeper.status();
+        let first = conformance::held_when(&mut status, "a first renewal", |_| true).await;
+        let last = conformance::held_when(&mut status, "a second renewal", |h| {
+            h.valid_until_ms > first.valid_until_ms
+        })
+        .await;
+        // Leaked with the runtime: a keeper dropped here would end, not die.
+        std::mem::forget(keeper);
+        last
+    });
+    doomed.shutdown_background();
+    // The last renewal we know of was sent then; one in flight would only move it later.
+    let last_sent = last.valid_until_ms + margin - ttl;
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let registry = snowmint_lease::registry_from_url(&url).unwrap();
+        let successor = claim("dead", "successor", 1);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let taken = loop {
+            match registry.acquire(&successor).await {
+                Ok(lease) => break lease,
+                Err(LeaseError::Exhausted { .. }) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(err) => panic!("the successor could not take over: {err}"),
+            }
+        };
+        let taken_by = clock.now_ms();
+        eprintln!(
+            "taken over {} ms after the last renewal was sent",
+            taken_by - last_sent
+        );
+        assert_eq!(taken.worker, last.lease.worker);
+        assert!(
+            taken_by >= last_sent + ttl,
+            "taken over {} ms after the last renewal, before the {ttl} ms session timeout",
+            taken_by - last_sent
+        );
+        assert!(
+            taken.high_water_ms >= Some(last.confirmed_high_water_ms),
+            "{taken:?} starts before the dead holder's mark {}",
+            last.confirmed_high_water_ms
+        );
+        assert_ne!(taken.token, last.lease.token, "a session of its own");
+        registry
+            .release(&successor, &taken, now_ms())
+            .await
+            .unwrap();
+    });
+}
+
+/// With the server stopped every call fails fast as unavailable; back within the session
+/// timeout, the session goes on and so does the lease. Frozen (SIGSTOP), calls fail as
+/// fast; thawed, the lease is renewed or found lost, never held twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_server_is_unavailable_promptly_and_the_session_survives_a_restart() {
+    let mut zookeeper = ZooKeeper::start();
+    let registry = registry(&zookeeper);
+    let prefix = format!(
+        "zookeeper registry is unavailable: zookeeper://127.0.0.1:{}/snowmint: ",
+        zookeeper.port()
+    );
+    // The longest session the server grants, so a restart fits in it.
+    let holder = Claim::new("down", 1, 8, "pod", zookeeper.tick() * 20);
+    let lease = registry.acquire(&holder).await.unwrap();
+    registry
+        .renew(&holder, &lease, now_ms() + 1_000)
+        .await
+        .unwrap();
+
+    block_in_place(|| zookeeper.stop());
+    let other = Claim::new("down", 1, 8, "other", TTL);
+    conformance::unavailable_promptly("zookeeper", "acquire", &prefix, registry.acquire(&other))
+        .await;
+    conformance::unavailable_promptly(
+        "zookeeper",
+        "renew",
+        &prefix,
+        registry.renew(&holder, &lease, now_ms()),
+    )
+    .await;
+    block_in_place(|| zookeeper.restart());
+    let back = Instant::now();
+    renew_once_reconnected(&*registry, &holder, &lease)
+        .await
+        .expect("the session outlives the restart");
+    eprintln!(
+        "renewed {:?} after the restart, on the same session",
+        back.elapsed()
+    );
+
+    // Frozen: connections are accepted but never answered; the call timeout ends them.
+    let pid = zookeeper.pid().expect("the server runs") as libc::pid_t;
+    // SAFETY: signals a process this test started and owns.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let frozen = |what| format!("{what} while frozen");
+    conformance::unavailable_promptly(
+        "zookeeper",
+        &frozen("acquire"),
+        &prefix,
+        registry.acquire(&other),
+    )
+    .await;
+    let renew = registry.renew(&holder, &lease, now_ms());
+    conformance::unavailable_promptly("zookeeper", &frozen("renew"), &prefix, renew).await;
+    let release = registry.release(&holder, &lease, now_ms());
+    conformance::unavailable_promptly("zookeeper", &frozen("release"), &prefix, release).await;
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    // The release may have gone through once the server thawed, or the session expired.
+    match renew_once_reconnected(&*registry, &holder, &lease).await {
+        Ok(()) | Err(LeaseError::Lost { .. }) => {}
+        Err(err) => panic!("renewal after the server thawed: {err}"),
+    }
+}
+
+/// Renews `lease` once its session's client has reconnected, which it does by itself;
+/// until then renewals say so at once. Gives up after the lease's TTL.
+async fn renew_once_reconnected(
+    registry: &dyn Registry,
+    claim: &Claim,
+    lease: &snowmint_lease::Lease,
+) -> Result<(), LeaseError> {
+    let started = Instant::now();
+    loop {
+        match registry.renew(claim, lease, now_ms() + 1_000).await {
+            Err(err @ LeaseError::Unavailable { .. }) if started.elapsed() < claim.ttl => {
+                let said = err.to_string();
+                assert!(
+                    said.ends_with("is disconnected; its client is reconnecting"),
+                    "{said}"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            result => return result,
+        }
+    }
+}
+
+/// A stale holder, whose worker node was deleted by hand and taken by another, is fenced
+/// out by the mark's version once the new holder has renewed; the mark never goes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_holder_is_fenced_out_by_the_marks_version() {
+    let zookeeper = ZooKeeper::start();
+    let registry = registry(&zookeeper);
+    let stale = claim("stale", "stale", 1);
+    let lease = registry.acquire(&stale).await.unwrap();
+    let first = now_ms() + 1_000;
+    registry.renew(&stale, &lease, first).await.unwrap();
+
+    let by_hand = client(&zookeeper).await;
+    let worker = format!("/snowmint/stale/dc1/w{}", lease.worker);
+    by_hand.delete(&worker, None).await.unwrap();
+    let fresh = claim("stale", "fresh", 1);
+    let taken = registry.acquire(&fresh).await.unwrap();
+    assert_eq!(
+        (taken.worker, taken.high_water_ms),
+        (lease.worker, Some(first))
+    );
+    let second = first + 1_000;
+    registry.renew(&fresh, &taken, second).await.unwrap();
+
+    let err = registry
+        .renew(&stale, &lease, second + 5_000)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "lease on datacenter 1 worker 0 is lost: {worker} is not held by zookeeper session {:#x}",
+            lease.token
+        )
+    );
+    let (mark, _) = by_hand.get_data(&format!("{worker}.mark")).await.unwrap();
+    assert_eq!(String::from_utf8(mark).unwrap(), second.to_string());
+    // The new holder goes on, and the stale one's release changes nothing.
+    registry.release(&stale, &lease, 0).await.unwrap();
+    registry.renew(&fresh, &taken, second).await.unwrap();
+    registry.release(&fresh, &taken, second).await.unwrap();
+}
+
+/// Free workers are found among many, exhaustion is exact, and a huge worker field costs
+/// no more than a small one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_workers_are_found_and_a_huge_field_is_as_quick() {
+    let zookeeper = ZooKeeper::start();
+    let registry = registry(&zookeeper);
+    let workers = 100;
+    let claim = |i: u64| {
+        Claim::new(
+            "many",
+            1,
+            workers,
+            &format!("pod-{i}"),
+            Duration::from_secs(60),
+        )
+    };
+    let mut held = Vec::new();
+    let start = Instant::now();
+    for i in 0..workers {
+        let c = claim(i);
+        let lease = registry.acquire(&c).await.unwrap();
+        held.push((c, lease));
+    }
+    eprintln!("{workers} acquisitions took {:?}", start.elapsed());
+    let distinct: HashSet<u64> = held.iter().map(|(_, l)| l.worker).collect();
+    assert_eq!(distinct, (0..workers).collect());
+    let err = registry.acquire(&claim(workers)).await.unwrap_err();
+    assert!(
+        matches!(err, LeaseError::Exhausted { datacenter: 1, workers: w } if w == workers),
+        "{err:?}"
+    );
+    let (c, l) = held.iter().find(|(_, l)| l.worker == 99).unwrap();
+    registry.release(c, l, 1_234).await.unwrap();
+    let again = registry.acquire(&claim(workers + 1)).await.unwrap();
+    assert_eq!((again.worker, again.high_water_ms), (99, Some(1_234)));
+
+    let huge = 1 << 22; // Baidu's uid-generator: 22 worker bits
+    let mut seen = HashSet::new();
+    for i in 0..3 {
+        let c = Claim::new("huge", 0, huge, &format!("pod-{i}"), TTL);
+        let started = Instant::now();
+        let lease = registry.acquire(&c).await.unwrap();
+        assert!(started.elapsed() < Duration::from_secs(1));
+        assert!(
+            lease.worker < huge && seen.insert(lease.worker),
+            "{lease:?}"
+        );
+    }
+}
+
+/// The keeper's fence freezes while the server is down; once it is back the keeper holds
+/// a lease again (a new session, if the old one expired while the server was away).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keeper_fence_freezes_while_zookeeper_is_down_and_moves_once_it_is_back() {
+    let mut zookeeper = ZooKeeper::start();
+    conformance::keeper_fence_freezes_while_the_registry_is_down(
+        &mut zookeeper,
+        "zookeeper registry is unavailable: ",
+    )
+    .await;
+}
