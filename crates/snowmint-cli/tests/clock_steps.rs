@@ -727,3 +727,57 @@ fn a_wall_server_reads_the_stepped_clock_and_a_monotonic_one_does_not() {
         );
     }
 }
+
+/// A request waiting out a 3 s step meets a further step of 60 s: it waits no longer than
+/// its 3 s (on real time), then the policy, asked again with the clock as it now reads,
+/// refuses it at once. Without the bound it slept until the clock came back, 60 s.
+#[test]
+fn a_wait_that_meets_a_further_step_back_keeps_its_bound() {
+    let state = tempfile::tempdir().unwrap();
+    let clock = SteppedClock::new();
+    let mut cmd = serve_command(
+        state.path(),
+        &[
+            "--grpc-addr",
+            "off",
+            "--clock",
+            "wall",
+            "--rollback",
+            "wait",
+            "--rollback-wait-ms",
+            "5000",
+        ],
+    );
+    clock.apply(&mut cmd);
+    let serve = spawn_logged(cmd);
+    serve.wait_ready(Duration::from_secs(10));
+    assert_eq!(serve.get("/v1/id").0, 200);
+    let before = metric(&serve, "snowmint_tick_waits_total");
+    clock.step("-3s");
+    let addr = serve.http;
+    let waiting = std::thread::spawn(move || {
+        let start = Instant::now();
+        let conn = support::send_get(addr, "/v1/id");
+        conn.set_read_timeout(Some(Duration::from_secs(90)))
+            .unwrap();
+        (support::read_response(conn), start.elapsed())
+    });
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while metric(&serve, "snowmint_tick_waits_total") <= before {
+        assert!(Instant::now() < deadline, "no wait began");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    clock.step("-60s");
+    let ((status, body), took) = waiting.join().unwrap();
+    assert!(
+        took < Duration::from_secs(7),
+        "the request took {took:?}: {status} {body}"
+    );
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        body.contains("ms behind the newest id issued, more than the 5000 ms this generator waits"),
+        "{body}"
+    );
+    clock.step("+0");
+    assert_eq!(serve.get("/v1/id").0, 200);
+}

@@ -26,6 +26,17 @@ pub trait Clock: Send + Sync {
     /// Blocks the calling thread until [`Clock::now_ms`] reaches `unix_ms`, without spinning.
     fn sleep_until_ms(&self, unix_ms: u64);
 
+    /// [`Clock::sleep_until_ms`], giving up once `within` has passed on the steady clock:
+    /// returns whether `unix_ms` was reached. A clock stepped back during the wait would
+    /// otherwise keep its waiter as long as the step. The default waits without a bound,
+    /// which is right for a clock that never steps, where the wait is what the caller
+    /// planned; a clock whose [`Clock::steps`] is true must bound it.
+    fn sleep_until_ms_within(&self, unix_ms: u64, within: Duration) -> bool {
+        let _ = within;
+        self.sleep_until_ms(unix_ms);
+        true
+    }
+
     /// Whether [`Clock::now_ms`] follows steps of the wall clock, and so may go back. A
     /// generator then measures what must hold in real time (a lease's validity) on
     /// [`Clock::steady_ms`] instead. The default: no.
@@ -50,6 +61,10 @@ impl<C: Clock + ?Sized> Clock for Arc<C> {
         (**self).sleep_until_ms(unix_ms);
     }
 
+    fn sleep_until_ms_within(&self, unix_ms: u64, within: Duration) -> bool {
+        (**self).sleep_until_ms_within(unix_ms, within)
+    }
+
     fn steps(&self) -> bool {
         (**self).steps()
     }
@@ -66,6 +81,10 @@ impl<C: Clock + ?Sized> Clock for &C {
 
     fn sleep_until_ms(&self, unix_ms: u64) {
         (**self).sleep_until_ms(unix_ms);
+    }
+
+    fn sleep_until_ms_within(&self, unix_ms: u64, within: Duration) -> bool {
+        (**self).sleep_until_ms_within(unix_ms, within)
     }
 
     fn steps(&self) -> bool {
@@ -369,6 +388,22 @@ impl Clock for WallClock {
         }
     }
 
+    fn sleep_until_ms_within(&self, unix_ms: u64, within: Duration) -> bool {
+        let deadline = self.steady_ms().saturating_add(crate::whole_ms(within));
+        loop {
+            let now = self.now_ms();
+            if now >= unix_ms {
+                return true;
+            }
+            let steady = self.steady_ms();
+            if steady >= deadline {
+                return false;
+            }
+            let pause = (unix_ms - now).min(deadline - steady);
+            std::thread::sleep(Duration::from_millis(pause));
+        }
+    }
+
     fn steps(&self) -> bool {
         true
     }
@@ -425,6 +460,13 @@ impl Clock for ModeClock {
         match self {
             ModeClock::System(c) => c.sleep_until_ms(unix_ms),
             ModeClock::Wall(c) => c.sleep_until_ms(unix_ms),
+        }
+    }
+
+    fn sleep_until_ms_within(&self, unix_ms: u64, within: Duration) -> bool {
+        match self {
+            ModeClock::System(c) => c.sleep_until_ms_within(unix_ms, within),
+            ModeClock::Wall(c) => c.sleep_until_ms_within(unix_ms, within),
         }
     }
 

@@ -23,6 +23,8 @@ fn tick_of(id: Id) -> u64 {
 struct SteppingClock {
     wall: AtomicU64,
     steady: AtomicU64,
+    /// A step back the next wait meets, when it has waited as long as it planned.
+    step_during_wait: AtomicU64,
 }
 
 impl SteppingClock {
@@ -30,6 +32,7 @@ impl SteppingClock {
         SteppingClock {
             wall: AtomicU64::new(unix_ms),
             steady: AtomicU64::new(unix_ms),
+            step_during_wait: AtomicU64::new(0),
         }
     }
 
@@ -55,6 +58,19 @@ impl Clock for SteppingClock {
         if unix_ms > now {
             self.pass(unix_ms - now);
         }
+    }
+
+    fn sleep_until_ms_within(&self, unix_ms: u64, within: Duration) -> bool {
+        let step = self.step_during_wait.swap(0, SeqCst);
+        if step == 0 {
+            self.sleep_until_ms(unix_ms);
+            return true;
+        }
+        // The whole bound passes; just before the clock would reach the instant, it is
+        // set back again.
+        self.pass(snowmint::whole_ms(within));
+        self.step_back(step);
+        self.now_ms() >= unix_ms
     }
 
     fn steps(&self) -> bool {
@@ -290,4 +306,39 @@ fn a_counter_still_fences_on_real_time_and_outlives_its_layouts_clock() {
         .unwrap();
     let a = g.next_id().unwrap();
     assert!(a < g.next_id().unwrap());
+}
+
+/// A wait for a clock 3 s behind meets a second step of 60 s: it gives up when its 3 s are
+/// over on the steady clock, and the policy, asked again, refuses; it does not sleep 60 s
+/// more for a clock that may never come back.
+#[test]
+fn a_wait_that_meets_another_step_back_is_bounded_on_real_time() {
+    let clock = Arc::new(SteppingClock::new(T));
+    let g = Generator::builder(Layout::TWITTER)
+        .clock(Arc::clone(&clock))
+        .mode(ClockMode::Wall)
+        .rollback(RollbackPolicy::WaitUpTo(Duration::from_secs(5)))
+        .build()
+        .unwrap();
+    let first = g.next_id().unwrap();
+    clock.step_back(3_000);
+    clock.step_during_wait.store(60_000, SeqCst);
+    let started = clock.steady_ms();
+    let err = g.next_id().unwrap_err();
+    assert!(
+        matches!(err, IssueError::BehindTooFar { max_wait_ms: 5_000, behind_ms } if behind_ms > 55_000),
+        "{err}"
+    );
+    let waited = clock.steady_ms() - started;
+    assert!((3_000..3_100).contains(&waited), "waited {waited} ms");
+    let stats = g.stats();
+    assert_eq!(
+        (stats.rollback_waits, stats.rollback_refusals),
+        (1, 1),
+        "{stats:?}"
+    );
+    // Set right, it issues after the first id; the slot it gave back is not lost.
+    clock.pass(60_000);
+    let next = g.next_id().unwrap();
+    assert!(next > first);
 }

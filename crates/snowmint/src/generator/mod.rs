@@ -169,6 +169,11 @@ impl std::fmt::Debug for dyn Store {
     }
 }
 
+/// How much longer than planned a wait may take on the steady clock before the clock is
+/// taken to have gone back during it: a clock's milliseconds and the steady clock's are read
+/// apart, and a sleeping thread wakes late.
+const WAIT_SLACK_MS: u64 = 5;
+
 /// splitmix64's finalizer: spreads the bits of a tick into a random-looking start.
 const fn mix(mut x: u64) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -238,13 +243,13 @@ impl<C: Clock> Generator<C> {
                     self.counters.spare_ids.fetch_add(1, SeqCst);
                     self.issue(slot)
                 }
-                Verdict::WaitUntil(until) => {
-                    self.wait_for(until);
-                    self.issue(slot)
-                }
-                Verdict::WaitBehind(until) => {
-                    self.wait_behind(until);
-                    self.issue(slot)
+                Verdict::WaitUntil(until) if self.wait_for(until) => self.issue(slot),
+                Verdict::WaitBehind(until) if self.wait_behind(until) => self.issue(slot),
+                Verdict::WaitUntil(_) | Verdict::WaitBehind(_) => {
+                    // The clock went back during the wait: what the policy says of the
+                    // slot, with the clock as it reads now, decides again.
+                    now = self.now_tick();
+                    continue;
                 }
                 Verdict::Fail(err) => {
                     // Hand the slot back if nobody took one since; burning it is safe too.
@@ -453,20 +458,29 @@ impl<C: Clock> Generator<C> {
         }
     }
 
-    fn wait_for(&self, tick: u64) {
+    /// Waits for `tick` to start, for as long as that is from now on the steady clock (and
+    /// a little more); returns whether it started, false if the clock went back meanwhile.
+    fn wait_for(&self, tick: u64) -> bool {
         self.counters.tick_waits.fetch_add(1, SeqCst);
-        self.clock.sleep_until_ms(self.layout.unix_ms_at(tick));
-        self.saw(tick);
+        let target = self.layout.unix_ms_at(tick);
+        let planned = target.saturating_sub(self.clock.now_ms());
+        let within = Duration::from_millis(planned.saturating_add(WAIT_SLACK_MS));
+        let reached = self.clock.sleep_until_ms_within(target, within);
+        if reached {
+            self.saw(tick);
+        }
+        reached
     }
 
     /// Waits for a clock that is behind, and counts the wait and its length.
-    fn wait_behind(&self, tick: u64) {
+    fn wait_behind(&self, tick: u64) -> bool {
         let start = self.clock.steady_ms();
-        self.wait_for(tick);
+        let reached = self.wait_for(tick);
         let c = &self.counters;
         c.rollback_waits.fetch_add(1, SeqCst);
         c.rollback_wait_ms
             .fetch_add(self.clock.steady_ms().saturating_sub(start), SeqCst);
+        reached
     }
 
     /// The refusal the next id would meet now, if the rollback policy would refuse it: the
