@@ -1,15 +1,6 @@
 //! Worker-id leases on Redis (5 or later, standalone): one Lua script per operation, so
-//! every acquisition, renewal and release is a single atomic step on the server.
-//!
-//! Keys, for a claim's namespace `NS` and datacenter `D`:
-//!
-//! ```text
-//! snowmint:NS:dcD:wW      string  the holder of worker W, with a PX TTL: it expires by itself
-//! snowmint:NS:dcD:hwm     hash    W -> high-water mark (ms since the Unix epoch); never expires
-//! snowmint:NS:dcD:sticky  hash    identity -> the worker it last acquired
-//! snowmint:NS:dcD:expiry  zset    W -> when its lease ends (Redis time, ms); 0 once released
-//! snowmint:NS:dcD:cursor  string  where the next sweep for a free worker starts
-//! ```
+//! every acquisition, renewal and release is a single atomic step on the server. The keys
+//! are listed on [`RedisRegistry`].
 //!
 //! The `wW` key alone says whether a worker is held; `expiry` and `cursor` only make
 //! finding a free one fast. Acquiring tries, in order: the identity's old worker, if nobody
@@ -123,7 +114,17 @@ return 1
 static SCRIPTS: LazyLock<[Script; 3]> =
     LazyLock::new(|| [ACQUIRE, RENEW, RELEASE].map(Script::new));
 
-/// Leases worker ids through Redis; see the [module](self) for the keys and scripts.
+/// Leases worker ids through Redis, one Lua script per operation.
+///
+/// Keys, for a claim's namespace `NS` and datacenter `D`:
+///
+/// ```text
+/// snowmint:NS:dcD:wW      string  the holder of worker W, with a PX TTL: it expires by itself
+/// snowmint:NS:dcD:hwm     hash    W -> high-water mark (ms since the Unix epoch); never expires
+/// snowmint:NS:dcD:sticky  hash    identity -> the worker it last acquired
+/// snowmint:NS:dcD:expiry  zset    W -> when its lease ends (Redis time, ms); 0 once released
+/// snowmint:NS:dcD:cursor  string  where the next sweep for a free worker starts
+/// ```
 pub struct RedisRegistry {
     client: Client,
     /// The URL without credentials, for messages.
