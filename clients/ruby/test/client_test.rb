@@ -60,6 +60,23 @@ class ClientTest < Minitest::Test
     assert_ours(first + rest)
   end
 
+  def test_a_failed_refill_leaves_the_ids_and_the_error_comes_when_the_buffer_is_short
+    body = JSON.generate(ids: %w[1 2 3])
+    answer = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n" \
+             "content-length: #{body.bytesize}\r\nconnection: close\r\n\r\n#{body}"
+    c = nil
+    # The listener answers one request with three ids and then stops listening: the
+    # refill that follows fails.
+    TestHelper.one_request_server(answer) do |url|
+      c = Snowmint::Client.new(url, batch_size: 3, refill_below: 3, timeout: 1)
+      assert_equal 1, c.next_id
+    end
+    c.close
+    assert_equal [2, 2], [c.requests, c.buffered], "the refill failed, the ids stay"
+    assert_equal [2, 3], c.next_ids(2)
+    Timeout.timeout(HANG_GUARD_S) { assert_raises(Snowmint::ConnectionError) { c.next_id } }
+  end
+
   def test_threads_sharing_a_client_get_distinct_increasing_ids
     c = client(batch_size: 50, refill_below: 20)
     per_thread = Array.new(4) { Thread.new { Array.new(300) { c.next_id } } }.map(&:value)
