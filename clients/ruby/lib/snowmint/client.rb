@@ -115,10 +115,10 @@ module Snowmint
       @refill = Thread.new do
         ids = fetch(batch_size)
       rescue Error
-        ids = []
+        ids = nil
       ensure
         @lock.synchronize do
-          @buffer.concat(ids)
+          @buffer.concat(ids || [])
           @refill = nil
           @refilled.broadcast
         end
