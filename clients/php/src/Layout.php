@@ -1,0 +1,243 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Snowmint;
+
+/**
+ * How a 64-bit id is cut into fields: the timestamp on top, then datacenter, worker and
+ * sequence in the layout's order, a tick length and an epoch. A preset is data, not code:
+ * the numbers below are the ones testdata/vectors.json lists for each preset. Ids are
+ * unsigned 64-bit values, past PHP's int, so the arithmetic is GMP's.
+ */
+final class Layout
+{
+    /** Twitter's epoch, 2010-11-04T01:42:54.657Z: the default epoch of a custom layout. */
+    public const TWITTER_EPOCH_MS = 1288834974657;
+
+    /** The digits of the largest unsigned 64-bit value, the longest id text. */
+    public const MAX_DIGITS = 20;
+
+    public const PRESETS = [
+        'twitter' => [
+            'bits' => ['timestamp' => 41, 'datacenter' => 5, 'worker' => 5, 'sequence' => 12],
+            'order' => ['datacenter', 'worker', 'sequence'], 'tickMs' => 1, 'epochMs' => self::TWITTER_EPOCH_MS,
+        ],
+        'discord' => [
+            'bits' => ['timestamp' => 42, 'datacenter' => 5, 'worker' => 5, 'sequence' => 12],
+            'order' => ['worker', 'datacenter', 'sequence'], 'tickMs' => 1, 'epochMs' => 1420070400000,
+        ],
+        'instagram' => [
+            'bits' => ['timestamp' => 41, 'datacenter' => 0, 'worker' => 13, 'sequence' => 10],
+            'order' => ['datacenter', 'worker', 'sequence'], 'tickMs' => 1, 'epochMs' => 1314220021721,
+        ],
+        'sonyflake' => [
+            'bits' => ['timestamp' => 39, 'datacenter' => 0, 'worker' => 16, 'sequence' => 8],
+            'order' => ['sequence', 'datacenter', 'worker'], 'tickMs' => 10, 'epochMs' => 1409529600000,
+        ],
+        'baidu' => [
+            'bits' => ['timestamp' => 28, 'datacenter' => 0, 'worker' => 22, 'sequence' => 13],
+            'order' => ['datacenter', 'worker', 'sequence'], 'tickMs' => 1000, 'epochMs' => 1463702400000,
+        ],
+        'tsid' => [
+            'bits' => ['timestamp' => 42, 'datacenter' => 0, 'worker' => 10, 'sequence' => 12],
+            'order' => ['datacenter', 'worker', 'sequence'], 'tickMs' => 1, 'epochMs' => 1577836800000,
+        ],
+        'mastodon' => [
+            'bits' => ['timestamp' => 48, 'datacenter' => 0, 'worker' => 0, 'sequence' => 16],
+            'order' => ['datacenter', 'worker', 'sequence'], 'tickMs' => 1, 'epochMs' => 0,
+        ],
+    ];
+
+    private const CUSTOM_PREFIX = 'custom:';
+    private const CUSTOM_FIELDS = ['timestamp', 'datacenter', 'worker', 'sequence'];
+
+    /** The largest id, as a decimal string. */
+    public readonly string $maxId;
+
+    /**
+     * @param array{timestamp: int, datacenter: int, worker: int, sequence: int} $bits
+     * @param list<string> $order the three fields below the timestamp, high to low
+     */
+    private function __construct(
+        public readonly string $name,
+        public readonly array $bits,
+        public readonly array $order,
+        public readonly int $tickMs,
+        public readonly int $epochMs,
+    ) {
+        if ($tickMs < 1) {
+            throw new LayoutException("tick length must be at least 1 ms, got {$tickMs}");
+        }
+        if ($epochMs < 0) {
+            throw new LayoutException("epoch {$epochMs} ms is not a millisecond count 0..=" . PHP_INT_MAX);
+        }
+        $this->maxId = gmp_strval(gmp_sub(gmp_pow(2, array_sum($bits)), 1));
+        // unixMs is a PHP int: the layout's last millisecond must be one.
+        $lastMs = gmp_sub(gmp_add($epochMs, gmp_mul(gmp_pow(2, $bits['timestamp']), $tickMs)), 1);
+        if (gmp_cmp($lastMs, PHP_INT_MAX) > 0) {
+            throw new LayoutException(
+                "epoch {$epochMs} ms and tick {$tickMs} ms put the layout's last tick past the largest millisecond count "
+                . PHP_INT_MAX
+            );
+        }
+    }
+
+    /**
+     * The preset with this name (in any case), or a custom layout written custom:T/D/W/S:
+     * timestamp, datacenter, worker and sequence widths, high to low, adding up to 63 or 64.
+     * $tickMs and $epochMs replace the preset's own; a custom layout has 1 ms ticks and
+     * Twitter's epoch unless told otherwise.
+     *
+     *     Layout::named('custom:39/0/10/14', tickMs: 10)->maxId; // "9223372036854775807"
+     *
+     * @throws LayoutException naming the problem
+     */
+    public static function named(string $name, ?int $tickMs = null, ?int $epochMs = null): self
+    {
+        if (strcasecmp(substr($name, 0, strlen(self::CUSTOM_PREFIX)), self::CUSTOM_PREFIX) === 0) {
+            $spec = self::custom($name);
+        } else {
+            $spec = self::PRESETS[strtolower($name)] ?? throw new LayoutException(sprintf(
+                'unknown layout %s: expected one of %s or custom:T/D/W/S',
+                json_encode($name, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE),
+                implode(', ', array_keys(self::PRESETS)),
+            ));
+            $name = strtolower($name);
+        }
+        return new self($name, $spec['bits'], $spec['order'], $tickMs ?? $spec['tickMs'], $epochMs ?? $spec['epochMs']);
+    }
+
+    /**
+     * The widths of custom:T/D/W/S, checked as the core checks them.
+     *
+     * @return array{bits: array{timestamp: int, datacenter: int, worker: int, sequence: int}, order: list<string>, tickMs: int, epochMs: int}
+     */
+    private static function custom(string $text): array
+    {
+        $quoted = json_encode($text, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE);
+        $parts = explode('/', substr($text, strlen(self::CUSTOM_PREFIX)));
+        if (count($parts) !== 4) {
+            throw new LayoutException(
+                "custom layout {$quoted} must be custom:T/D/W/S, four bit widths "
+                . '(timestamp/datacenter/worker/sequence) such as custom:41/5/5/12'
+            );
+        }
+        $bits = [];
+        foreach (self::CUSTOM_FIELDS as $i => $field) {
+            $width = trim($parts[$i]);
+            if (preg_match('/\A\+?[0-9]+\z/', $width) !== 1 || (int) $width > 64) {
+                $shown = json_encode($parts[$i], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE);
+                throw new LayoutException("custom layout {$field} width {$shown} is not a number of bits 0..=64");
+            }
+            $bits[$field] = (int) $width;
+        }
+        $total = array_sum($bits);
+        if ($total !== 63 && $total !== 64) {
+            throw new LayoutException(
+                "custom layout widths add up to {$total} bits: they must add up to 63 (bit 63 stays 0) or 64"
+            );
+        }
+        if ($bits['timestamp'] === 0) {
+            throw new LayoutException('layout needs at least 1 timestamp bit, got 0');
+        }
+        if ($bits['sequence'] === 0) {
+            throw new LayoutException('custom layout needs at least 1 sequence bit, got 0');
+        }
+        return [
+            'bits' => $bits,
+            'order' => ['datacenter', 'worker', 'sequence'],
+            'tickMs' => 1,
+            'epochMs' => self::TWITTER_EPOCH_MS,
+        ];
+    }
+
+    /**
+     * Takes $id apart: its decimal text, an int or a GMP number.
+     *
+     *     Layout::named('discord')->decode('175928847299117063')->worker; // 1
+     *
+     * @throws DecodeException for text that is no decimal id, and for an id past the
+     *     layout's largest (bits the layout never sets)
+     */
+    public function decode(string|int|\GMP $id): Decoded
+    {
+        $value = self::idValue($id);
+        if (gmp_cmp($value, $this->maxId) > 0) {
+            throw new DecodeException(sprintf(
+                'id %s is out of range for layout %s: its largest id is %s',
+                gmp_strval($value),
+                $this->name,
+                $this->maxId,
+            ));
+        }
+        $shift = 0;
+        $fields = [];
+        foreach (array_reverse($this->order) as $field) {
+            $width = $this->bits[$field];
+            $fields[$field] = gmp_intval(($value >> $shift) & gmp_sub(gmp_pow(2, $width), 1));
+            $shift += $width;
+        }
+        $timestamp = gmp_intval($value >> $shift);
+        return new Decoded(
+            id: gmp_strval($value),
+            timestamp: $timestamp,
+            // The constructor checked that the layout's last millisecond is an int.
+            unixMs: $this->epochMs + $timestamp * $this->tickMs,
+            datacenter: $fields['datacenter'],
+            worker: $fields['worker'],
+            sequence: $fields['sequence'],
+        );
+    }
+
+    /**
+     * The unsigned 64-bit value of an id, with the core's messages.
+     *
+     * @throws DecodeException
+     */
+    public static function idValue(string|int|\GMP $id): \GMP
+    {
+        if (is_string($id)) {
+            return self::parseDecimal($id);
+        }
+        $value = $id instanceof \GMP ? $id : gmp_init($id);
+        if (gmp_sign($value) < 0) {
+            throw new DecodeException(sprintf('id %s is negative', gmp_strval($value)));
+        }
+        if (gmp_cmp($value, gmp_sub(gmp_pow(2, 64), 1)) > 0) {
+            throw new DecodeException(sprintf('id %s does not fit in 64 bits', gmp_strval($value)));
+        }
+        return $value;
+    }
+
+    private static function parseDecimal(string $text): \GMP
+    {
+        if ($text === '') {
+            throw new DecodeException('empty input: expected an id');
+        }
+        // Positions count characters, as the core's do; text that is no UTF-8 counts bytes.
+        $chars = preg_split('//u', $text, -1, PREG_SPLIT_NO_EMPTY) ?: str_split($text);
+        foreach ($chars as $position => $ch) {
+            if (strlen($ch) !== 1 || !ctype_digit($ch)) {
+                $shown = match (true) {
+                    strlen($ch) > 1 || ctype_print($ch) => $ch,
+                    ord($ch) < 0x80 => trim((string) json_encode($ch), '"'),
+                    default => sprintf('\\x%02x', ord($ch)),
+                };
+                throw new DecodeException("invalid character '{$shown}' at position {$position} in decimal id");
+            }
+        }
+        if (count($chars) > self::MAX_DIGITS) {
+            throw new DecodeException(sprintf(
+                'decimal id has %d characters, more than the %d a 64-bit id takes',
+                count($chars),
+                self::MAX_DIGITS,
+            ));
+        }
+        $value = gmp_init($text, 10);
+        if (gmp_cmp($value, gmp_sub(gmp_pow(2, 64), 1)) > 0) {
+            throw new DecodeException('decimal id does not fit in 64 bits');
+        }
+        return $value;
+    }
+}

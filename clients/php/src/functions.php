@@ -1,0 +1,19 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Snowmint;
+
+/**
+ * Takes $id (its decimal text, an int or a GMP number) apart with $layout: a preset name or
+ * custom:T/D/W/S, with $tickMs and $epochMs replacing the layout's own.
+ *
+ *     $d = \Snowmint\decode('175928847299117063', 'discord');
+ *     [$d->unixMs, $d->datacenter, $d->worker, $d->sequence]; // [1462015105796, 0, 1, 7]
+ *
+ * @throws DecodeException|LayoutException naming the problem
+ */
+function decode(string|int|\GMP $id, string $layout = 'twitter', ?int $tickMs = null, ?int $epochMs = null): Decoded
+{
+    return Layout::named($layout, $tickMs, $epochMs)->decode($id);
+}

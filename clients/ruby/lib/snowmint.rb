@@ -1,0 +1,19 @@
+# frozen_string_literal: true
+
+require_relative "snowmint/version"
+require_relative "snowmint/errors"
+require_relative "snowmint/decoded"
+require_relative "snowmint/layout"
+require_relative "snowmint/client"
+
+# Ids from a snowmint server, and the decoding of any id with a preset or custom layout.
+module Snowmint
+  # Takes +id+ (an Integer or its decimal text) apart with +layout+: a preset name or
+  # custom:T/D/W/S, with +tick_ms+ and +epoch_ms+ replacing the layout's own.
+  #
+  #   d = Snowmint.decode("175928847299117063", "discord")
+  #   [d.unix_ms, d.datacenter, d.worker, d.sequence] # => [1462015105796, 0, 1, 7]
+  def self.decode(id, layout = "twitter", tick_ms: nil, epoch_ms: nil)
+    Layout.named(layout, tick_ms: tick_ms, epoch_ms: epoch_ms).decode(id)
+  end
+end

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs the Ruby client's whole test suite against SNOWMINT_URL, a running
+# `snowmint serve --datacenter 1 --worker 7` with the twitter layout, and decodes the ids
+# of SNOWMINT_VECTORS (default: the repository's testdata/vectors.json).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+: "${SNOWMINT_URL:?set SNOWMINT_URL to a running snowmint serve, such as http://127.0.0.1:8080}"
+export SNOWMINT_URL
+export SNOWMINT_VECTORS="${SNOWMINT_VECTORS:-$(cd ../.. && pwd)/testdata/vectors.json}"
+
+ruby --version
+# Minitest prints "N runs, N assertions, N failures, N errors, N skips" and exits non-zero
+# on any failure or error.
+ruby -w -Ilib -Itest -e 'Dir.glob("test/*_test.rb").sort.each { |f| require File.expand_path(f) }'
