@@ -6,6 +6,7 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParseException;
 import com.google.gson.JsonParser;
 import java.io.IOException;
+import java.net.ConnectException;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.http.HttpClient;
@@ -200,8 +201,17 @@ public final class SnowmintClient {
             return new IOException(
                     "GET " + uri + " timed out after " + timeout.toMillis() + " ms", cause);
         }
-        String why = cause.getMessage() != null ? cause.getMessage() : cause.getClass().getName();
-        return new IOException("GET " + uri + " failed: " + why, cause);
+        return new IOException("GET " + uri + " failed: " + why(cause), cause);
+    }
+
+    /** The first message down a chain of causes: the JDK's own exceptions often have none. */
+    private static String why(Throwable err) {
+        for (Throwable t = err; t != null; t = t.getCause()) {
+            if (t.getMessage() != null && !t.getMessage().isEmpty()) {
+                return t.getMessage();
+            }
+        }
+        return err instanceof ConnectException ? "connection refused" : err.getClass().getName();
     }
 
     private static long[] ids(URI uri, HttpResponse<String> resp, int count) throws IOException {

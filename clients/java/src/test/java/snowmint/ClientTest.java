@@ -2,7 +2,6 @@ package snowmint;
 
 import static snowmint.TestRunner.check;
 import static snowmint.TestRunner.equal;
-import static snowmint.TestRunner.fails;
 import static snowmint.TestRunner.failsWith;
 
 import java.io.IOException;
@@ -190,12 +189,11 @@ final class ClientTest {
     private static void unreachable() throws Exception {
         String url = "http://127.0.0.1:" + closedPort();
         SnowmintClient client = SnowmintClient.builder(url).timeout(Duration.ofSeconds(2)).build();
-        IOException e = fails(IOException.class, client::nextId);
-        check(e.getMessage().startsWith("GET " + url + "/v1/ids?count=100 failed: "),
-                e.getMessage());
-        e = fails(IOException.class, () -> client.nextIds(5));
-        check(e.getMessage().startsWith("GET " + url + "/v1/ids?count=5 failed: "),
-                e.getMessage());
+        failsWith(IOException.class,
+                "GET " + url + "/v1/ids?count=100 failed: connection refused", client::nextId);
+        failsWith(IOException.class,
+                "GET " + url + "/v1/ids?count=5 failed: connection refused",
+                () -> client.nextIds(5));
     }
 
     /** A socket that listens and never answers: the connection opens, no reply comes. */
