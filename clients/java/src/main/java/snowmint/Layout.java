@@ -197,13 +197,14 @@ public final class Layout {
                 tickMs, epochMs).checkedLastMs();
     }
 
-    /** Refuses a layout whose last tick ends past 2^64 - 1 ms, so decoding never overflows. */
+    /**
+     * Refuses a layout whose last tick ends past 2^64 - 1 ms, as the core does: the end of
+     * the last tick must be a millisecond count itself. Decoding then never overflows.
+     */
     private Layout checkedLastMs() {
         BigInteger ticks = BigInteger.ONE.shiftLeft(timestampBits);
-        BigInteger last = BigInteger.valueOf(epochMs)
-                .add(ticks.multiply(BigInteger.valueOf(tickMs)))
-                .subtract(BigInteger.ONE);
-        if (last.compareTo(U64_MAX) > 0) {
+        BigInteger end = BigInteger.valueOf(epochMs).add(ticks.multiply(BigInteger.valueOf(tickMs)));
+        if (end.compareTo(U64_MAX) > 0) {
             throw new IllegalArgumentException("epoch " + epochMs
                     + " ms puts the layout's last tick past the largest millisecond count");
         }

@@ -117,6 +117,11 @@ final class DecodeTest {
     private static void caseInsensitive() {
         equal(Layout.DISCORD, Layout.named("Discord"), "Discord");
         equal(39, Layout.named("CUSTOM:39/0/10/14").timestampBits(), "CUSTOM:");
+        Layout spaced = Layout.named("custom: 41/+5/5 /12");
+        equal(List.of(41, 5, 5, 12), List.of(spaced.timestampBits(),
+                spaced.bitsOf(Layout.Field.DATACENTER), spaced.bitsOf(Layout.Field.WORKER),
+                spaced.bitsOf(Layout.Field.SEQUENCE)),
+                "widths with spaces and a plus sign, as the core reads them");
         equal(Layout.TWITTER.decode(1L << 22), Decoder.decode(1L << 22), "twitter is the default");
     }
 
@@ -188,5 +193,11 @@ final class DecodeTest {
         failsWith(IllegalArgumentException.class,
                 "epoch 1288834974657 ms puts the layout's last tick past the largest millisecond count",
                 () -> Decoder.decode(1L, "custom:63/0/0/1", 2L, null));
+        // 2^62 ticks of 3 ms from 2^62 ms end at 2^64 ms exactly: past the largest count.
+        Layout wide = Layout.named("custom:62/0/0/2").withTickMs(3);
+        equal((1L << 62) - 1, wide.withEpochMs((1L << 62) - 1).epochMs(), "the last epoch that fits");
+        failsWith(IllegalArgumentException.class,
+                "epoch 4611686018427387904 ms puts the layout's last tick past the largest millisecond count",
+                () -> wide.withEpochMs(1L << 62));
     }
 }
