@@ -26,6 +26,11 @@ cat "$log"
 echo "$(grep -c -- '^--- PASS' "$log" || true) passed, $(grep -c -- '^--- FAIL' "$log" || true) failed"
 [ "$status" -eq 0 ] || exit "$status"
 
+# The page swaps the layout's one "twitter" literal for the layout it shows.
+if [ "$(grep -o '"twitter"' snippet.go | wc -l)" -ne 1 ]; then
+  echo 'test.sh: snippet.go must write the layout as the literal "twitter" exactly once' >&2
+  exit 1
+fi
 # The snippet the page shows, run against the same server.
 out=$(go run snippet.go)
 echo "snippet: $out"

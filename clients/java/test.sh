@@ -18,6 +18,11 @@ javac --release 17 -Xlint:all -Werror -d build/test-classes -cp "build/classes:$
   $(find src/test/java -name '*.java')
 java -cp "build/test-classes:build/classes:$gson" snowmint.TestRunner
 
+# The page swaps the layout's one "twitter" literal for the layout it shows.
+if [ "$(grep -o '"twitter"' snippet.java | wc -l)" -ne 1 ]; then
+  echo 'test.sh: snippet.java must write the layout as the literal "twitter" exactly once' >&2
+  exit 1
+fi
 # The snippet the page shows, run as a single-file program against the same server.
 out=$(java -cp "build/snowmint-client.jar:$gson" snippet.java)
 echo "snippet: $out"
