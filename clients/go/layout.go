@@ -242,9 +242,21 @@ func ParseID(text string) (uint64, error) {
 	return 0, fmt.Errorf("cannot parse %s: %s", strconv.Quote(text), why)
 }
 
-// quoteRune quotes a character as the core does: 'a'.
+// quoteRune quotes a character as the core does, escaping a newline, tab, quote mark or
+// backslash with a backslash.
 func quoteRune(c rune) string {
-	if c == '\'' {
+	switch c {
+	case '\n':
+		return `'\n'`
+	case '\r':
+		return `'\r'`
+	case '\t':
+		return `'\t'`
+	case 0:
+		return `'\0'`
+	case '\\':
+		return `'\\'`
+	case '\'':
 		return `'\''`
 	}
 	return "'" + string(c) + "'"

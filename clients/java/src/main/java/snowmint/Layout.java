@@ -256,12 +256,15 @@ public final class Layout {
         if (text.isEmpty()) {
             why = "empty input: expected an id";
         } else {
-            for (int i = 0; i < text.length(); i++) {
-                char c = text.charAt(i);
+            int position = 0; // in characters (code points), as the core counts
+            for (int i = 0; i < text.length(); i += Character.charCount(text.codePointAt(i))) {
+                int c = text.codePointAt(i);
                 if (c < '0' || c > '9') {
-                    why = "invalid character '" + c + "' at position " + i + " in decimal id";
+                    why = "invalid character '" + escape(c, '\'') + "' at position " + position
+                            + " in decimal id";
                     break;
                 }
+                position++;
             }
         }
         if (why == null && text.length() > MAX_DIGITS) {
@@ -360,8 +363,31 @@ public final class Layout {
                 + sequenceBits + ", tick " + tickMs + " ms, epoch " + epochMs + " ms)";
     }
 
-    /** Text in double quotes, as the core's messages quote what they were given. */
+    /** Text in double quotes, escaped as the core's messages quote what they were given. */
     static String quote(String text) {
-        return '"' + text.replace("\\", "\\\\").replace("\"", "\\\"") + '"';
+        StringBuilder b = new StringBuilder("\"");
+        text.codePoints().forEach(c -> b.append(escape(c, '"')));
+        return b.append('"').toString();
+    }
+
+    /**
+     * A character as the core writes it between {@code quote} marks, a newline, tab, quote
+     * mark or backslash escaped with a backslash.
+     */
+    private static String escape(int c, char quote) {
+        switch (c) {
+            case '\n':
+                return "\\n";
+            case '\r':
+                return "\\r";
+            case '\t':
+                return "\\t";
+            case 0:
+                return "\\0";
+            case '\\':
+                return "\\\\";
+            default:
+                return c == quote ? "\\" + quote : Character.toString(c);
+        }
     }
 }

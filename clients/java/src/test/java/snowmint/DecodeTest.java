@@ -142,6 +142,18 @@ final class DecodeTest {
                 "cannot parse \"-1\": invalid character '-' at position 0 in decimal id",
                 () -> Decoder.decode("-1", "twitter"));
         failsWith(IllegalArgumentException.class,
+                "cannot parse \"1\\t\": invalid character '\\t' at position 1 in decimal id",
+                () -> Decoder.decode("1\t", "twitter"));
+        failsWith(IllegalArgumentException.class,
+                "cannot parse \"1'\": invalid character '\\'' at position 1 in decimal id",
+                () -> Decoder.decode("1'", "twitter"));
+        failsWith(IllegalArgumentException.class,
+                "cannot parse \"1\\\\\": invalid character '\\\\' at position 1 in decimal id",
+                () -> Decoder.decode("1\\", "twitter"));
+        failsWith(IllegalArgumentException.class,
+                "cannot parse \"1\uD83D\uDE002\": invalid character '\uD83D\uDE00' at position 1 in decimal id",
+                () -> Decoder.decode("1\uD83D\uDE002", "twitter"));
+        failsWith(IllegalArgumentException.class,
                 "cannot parse \"\": empty input: expected an id",
                 () -> Decoder.decode("", "twitter"));
         failsWith(IllegalArgumentException.class,
