@@ -162,7 +162,9 @@ func (c *Client) NextIDs(ctx context.Context, count int) ([]uint64, error) {
 			return nil, ctx.Err()
 		}
 	}
-	ids := make([]uint64, 0, count)
+	// Room for what one request brings; a count too large to hold fails on the network or
+	// on memory as the ids arrive, not on the first allocation.
+	ids := make([]uint64, 0, minInt(count, len(c.buffer)+MaxCount))
 	n := count
 	if n > len(c.buffer) {
 		n = len(c.buffer)
@@ -181,6 +183,13 @@ func (c *Client) NextIDs(ctx context.Context, count int) ([]uint64, error) {
 		ids = append(ids, fresh...)
 	}
 	return ids, nil
+}
+
+func minInt(a, b int) int {
+	if a < b {
+		return a
+	}
+	return b
 }
 
 // Buffered is the number of ids in the local buffer now.

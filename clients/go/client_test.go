@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -308,6 +309,11 @@ func TestAnUnreachableServerIsAnErrorNotAHang(t *testing.T) {
 	errorIs(t, err, fmt.Sprintf("GET %s/v1/ids?count=100 failed: dial tcp 127.0.0.1:%s: connect: connection refused", u, u[len("http://127.0.0.1:"):]))
 	_, err = c.NextIDs(context.Background(), 5)
 	if err == nil || !strings.HasPrefix(err.Error(), "GET "+u+"/v1/ids?count=5 failed: ") {
+		t.Errorf("error %v", err)
+	}
+	// A count no memory holds is asked for, one request at a time, not allocated up front.
+	_, err = c.NextIDs(context.Background(), math.MaxInt)
+	if err == nil || !strings.HasPrefix(err.Error(), "GET "+u+"/v1/ids?count=100000 failed: ") {
 		t.Errorf("error %v", err)
 	}
 }

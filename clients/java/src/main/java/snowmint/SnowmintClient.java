@@ -15,6 +15,7 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -147,13 +148,18 @@ public final class SnowmintClient {
                 // Fetched afresh below; an error that lasts shows there.
             }
         }
-        long[] ids = new long[count];
+        // Room for what one request brings; a count too large to hold fails on the network
+        // or on memory as the ids arrive, not on the first allocation.
+        long[] ids = new long[(int) Math.min(count, (long) buffer.size() + MAX_COUNT)];
         int n = 0;
         while (n < count && !buffer.isEmpty()) {
             ids[n++] = buffer.removeFirst();
         }
         while (n < count) {
             long[] fresh = await(request(Math.min(count - n, MAX_COUNT)));
+            if (ids.length - n < fresh.length) {
+                ids = Arrays.copyOf(ids, (int) Math.min(count, 2L * ids.length + fresh.length));
+            }
             System.arraycopy(fresh, 0, ids, n, fresh.length);
             n += fresh.length;
         }

@@ -194,6 +194,10 @@ final class ClientTest {
         failsWith(IOException.class,
                 "GET " + url + "/v1/ids?count=5 failed: connection refused",
                 () -> client.nextIds(5));
+        // A count no memory holds is asked for, one request at a time, not allocated up front.
+        failsWith(IOException.class,
+                "GET " + url + "/v1/ids?count=100000 failed: connection refused",
+                () -> client.nextIds(Integer.MAX_VALUE));
     }
 
     /** A socket that listens and never answers: the connection opens, no reply comes. */
