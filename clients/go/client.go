@@ -1,0 +1,338 @@
+package snowmint
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+const (
+	// MaxCount is the most ids one request asks for: the server's default --max-batch.
+	MaxCount = 100000
+	// DefaultBatchSize is the ids a Client fetches at a time when BatchSize is 0.
+	DefaultBatchSize = 100
+	// DefaultTimeout bounds each request, connecting included, when Timeout is 0.
+	DefaultTimeout = 5 * time.Second
+	// maxBody bounds what a response body may take: 100000 ids of 20 digits and quotes.
+	maxBody = 4 << 20
+)
+
+// Client gets ids from a snowmint serve over HTTP. Set its fields before its first use, as
+// with net/http's Client; the zero values are the defaults. A Client is safe to share
+// between goroutines.
+//
+// NextID hands out ids from a local buffer, filled with one GET /v1/ids?count=BatchSize.
+// When a call leaves fewer than RefillBelow ids in it, the next batch is fetched in the
+// background, so the buffer is refilled before it runs dry and a call waits on the network
+// only when the ids run out faster than a batch arrives. NextIDs hands out the buffered ids
+// first and fetches the rest. All the ids one Client hands out increase, since it has at
+// most one request in flight and takes ids in the order the server issued them.
+type Client struct {
+	// BaseURL is the server's address, such as http://127.0.0.1:8080.
+	BaseURL string
+	// Token is the bearer token of a server started with --auth-token; empty sends none.
+	Token string
+	// Timeout bounds each request, connecting included (0: DefaultTimeout).
+	Timeout time.Duration
+	// BatchSize is the ids fetched at a time, 1..=MaxCount (0: DefaultBatchSize); 1
+	// fetches each id with GET /v1/id.
+	BatchSize int
+	// RefillBelow fetches the next batch once fewer ids than this are left, 0..=BatchSize
+	// (0: a quarter of BatchSize).
+	RefillBelow int
+	// HTTPClient sends the requests (nil: http.DefaultClient).
+	HTTPClient *http.Client
+
+	mu     sync.Mutex
+	set    *settings // checked from the fields on first use
+	buffer []uint64  // fetched and not handed out yet, oldest first
+	refill chan batch
+}
+
+type settings struct {
+	base        string // ends with a slash
+	timeout     time.Duration
+	batchSize   int
+	refillBelow int
+}
+
+// batch is what a fetch brings: ids or an error.
+type batch struct {
+	ids []uint64
+	err error
+}
+
+// HTTPError is a server's answer with an error status.
+type HTTPError struct {
+	// URL is the request's address.
+	URL string
+	// Status is the HTTP status, such as 401.
+	Status int
+	// Message is the server's error text, or the start of its body when it sent no JSON
+	// error.
+	Message string
+}
+
+func (e *HTTPError) Error() string {
+	return fmt.Sprintf("GET %s answered %d: %s", e.URL, e.Status, e.Message)
+}
+
+// NextID returns one id, from the local buffer. It fails with an *HTTPError when the server
+// answers with an error status, and with an error naming the request when the server
+// cannot be reached, does not answer within the timeout, or answers something that is not
+// ids.
+func (c *Client) NextID(ctx context.Context) (uint64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, err := c.settings()
+	if err != nil {
+		return 0, err
+	}
+	if c.refill != nil {
+		select {
+		case b := <-c.refill:
+			c.refill = nil
+			// A refill that failed is tried again below; its error reaches the caller
+			// when the ids run out.
+			c.buffer = append(c.buffer, b.ids...)
+		default:
+		}
+	}
+	if len(c.buffer) == 0 {
+		var b batch
+		if c.refill != nil {
+			select {
+			case b = <-c.refill:
+				c.refill = nil
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			}
+		} else {
+			b.ids, b.err = c.fetch(ctx, s, s.batchSize)
+		}
+		if b.err != nil {
+			return 0, b.err
+		}
+		c.buffer = append(c.buffer, b.ids...)
+	}
+	id := c.buffer[0]
+	c.buffer = c.buffer[1:]
+	if len(c.buffer) < s.refillBelow && c.refill == nil {
+		done := make(chan batch, 1)
+		c.refill = done
+		go func() {
+			var b batch
+			b.ids, b.err = c.fetch(context.Background(), s, s.batchSize)
+			done <- b
+		}()
+	}
+	return id, nil
+}
+
+// NextIDs returns count ids in the order the server issued them: the buffered ones first,
+// then fresh ones, in requests of at most MaxCount. It fails as NextID does, and when count
+// is negative.
+func (c *Client) NextIDs(ctx context.Context, count int) ([]uint64, error) {
+	if count < 0 {
+		return nil, fmt.Errorf("count %d is out of range 0..=%d", count, math.MaxInt)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, err := c.settings()
+	if err != nil {
+		return nil, err
+	}
+	if c.refill != nil {
+		// Its ids are older than any fetched now: they go first. If it failed, the ids are
+		// fetched afresh below, where an error that lasts shows.
+		select {
+		case b := <-c.refill:
+			c.refill = nil
+			c.buffer = append(c.buffer, b.ids...)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	// Room for what one request brings; a count too large to hold fails on the network or
+	// on memory as the ids arrive, not on the first allocation.
+	ids := make([]uint64, 0, minInt(count, len(c.buffer)+MaxCount))
+	n := count
+	if n > len(c.buffer) {
+		n = len(c.buffer)
+	}
+	ids = append(ids, c.buffer[:n]...)
+	c.buffer = c.buffer[n:]
+	for len(ids) < count {
+		want := count - len(ids)
+		if want > MaxCount {
+			want = MaxCount
+		}
+		fresh, err := c.fetch(ctx, s, want)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, fresh...)
+	}
+	return ids, nil
+}
+
+func minInt(a, b int) int {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+// Buffered is the number of ids in the local buffer now.
+func (c *Client) Buffered() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.buffer)
+}
+
+// settings checks the fields once, on first use.
+func (c *Client) settings() (*settings, error) {
+	if c.set != nil {
+		return c.set, nil
+	}
+	base, err := url.Parse(c.BaseURL)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("base url %s is not an http or https url such as http://127.0.0.1:8080", strconv.Quote(c.BaseURL))
+	}
+	base.RawQuery, base.Fragment = "", ""
+	if !strings.HasSuffix(base.Path, "/") {
+		base.Path += "/"
+	}
+	s := &settings{base: base.String(), timeout: c.Timeout, batchSize: c.BatchSize, refillBelow: c.RefillBelow}
+	if s.timeout < 0 {
+		return nil, fmt.Errorf("timeout %s must be positive", s.timeout)
+	}
+	if s.timeout == 0 {
+		s.timeout = DefaultTimeout
+	}
+	if s.batchSize == 0 {
+		s.batchSize = DefaultBatchSize
+	}
+	if s.batchSize < 1 || s.batchSize > MaxCount {
+		return nil, fmt.Errorf("batch size %d is out of range 1..=%d", s.batchSize, MaxCount)
+	}
+	if s.refillBelow < 0 || s.refillBelow > s.batchSize {
+		return nil, fmt.Errorf("refill threshold %d is out of range 0..=%d (the batch size)", s.refillBelow, s.batchSize)
+	}
+	if s.refillBelow == 0 {
+		s.refillBelow = s.batchSize / 4
+	}
+	c.set = s
+	return s, nil
+}
+
+// fetch gets count ids: GET /v1/id for one, /v1/ids?count= for more.
+func (c *Client) fetch(ctx context.Context, s *settings, count int) ([]uint64, error) {
+	ref := "v1/ids?count=" + strconv.Itoa(count)
+	if count == 1 {
+		ref = "v1/id"
+	}
+	u := s.base + ref
+	reqCtx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", u, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	httpClient := c.HTTPClient
+	if httpClient == nil {
+		httpClient = http.DefaultClient
+	}
+	resp, err := httpClient.Do(req)
+	if err == nil {
+		defer resp.Body.Close()
+		var body []byte
+		body, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
+		if err == nil {
+			return parseIDs(u, resp.StatusCode, body, count)
+		}
+	}
+	switch {
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("GET %s: %w", u, ctx.Err())
+	case errors.Is(reqCtx.Err(), context.DeadlineExceeded):
+		return nil, fmt.Errorf("GET %s timed out after %d ms: %w", u, s.timeout.Milliseconds(), reqCtx.Err())
+	}
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		err = uerr.Err
+	}
+	return nil, fmt.Errorf("GET %s failed: %w", u, err)
+}
+
+func parseIDs(u string, status int, body []byte, count int) ([]uint64, error) {
+	if status != http.StatusOK {
+		return nil, &HTTPError{URL: u, Status: status, Message: errorText(body)}
+	}
+	var got struct {
+		ID  string   `json:"id"`
+		IDs []string `json:"ids"`
+	}
+	var texts []string
+	if json.Unmarshal(body, &got) == nil {
+		texts = got.IDs
+		if count == 1 && got.ID != "" {
+			texts = []string{got.ID}
+		}
+	}
+	ids := make([]uint64, 0, len(texts))
+	for _, t := range texts {
+		n, err := strconv.ParseUint(t, 10, 64)
+		if err != nil {
+			break
+		}
+		ids = append(ids, n)
+	}
+	if len(texts) == 0 || len(ids) != len(texts) {
+		shape := `{"ids":["<decimal>",...]}`
+		if count == 1 {
+			shape = `{"id":"<decimal>"}`
+		}
+		return nil, fmt.Errorf("GET %s answered 200 with a body that holds no %s: %s", u, shape, start(body))
+	}
+	if len(ids) != count {
+		return nil, fmt.Errorf("GET %s answered %d ids, not the %d it asked for", u, len(ids), count)
+	}
+	return ids, nil
+}
+
+// errorText is the server's {"error": "..."} text, or the start of a body that has none.
+func errorText(body []byte) string {
+	var e struct {
+		Error *string `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Error != nil {
+		return *e.Error
+	}
+	if len(body) == 0 {
+		return "(empty body)"
+	}
+	return start(body)
+}
+
+// start is enough of a body to recognise it in a message.
+func start(body []byte) string {
+	const limit = 200
+	if len(body) <= limit {
+		return string(body)
+	}
+	return string(body[:limit]) + "..."
+}

@@ -1,0 +1,3 @@
+module snowmint
+
+go 1.19

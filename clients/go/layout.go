@@ -1,0 +1,289 @@
+package snowmint
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+)
+
+// Field is one of the three fields below an id's timestamp.
+type Field int
+
+const (
+	// Datacenter is the datacenter id (Discord's process).
+	Datacenter Field = iota
+	// Worker is the worker id (Instagram's shard, Sonyflake's machine, TSID's node).
+	Worker
+	// Sequence is the sequence within a tick (Discord's increment, TSID's counter).
+	Sequence
+)
+
+// String is the field's key, as JSON and the shared vectors write it: "datacenter".
+func (f Field) String() string {
+	switch f {
+	case Datacenter:
+		return "datacenter"
+	case Worker:
+		return "worker"
+	case Sequence:
+		return "sequence"
+	}
+	return "field(" + strconv.Itoa(int(f)) + ")"
+}
+
+// Bits are the widths of an id's fields.
+type Bits struct {
+	Timestamp, Datacenter, Worker, Sequence uint
+}
+
+func (b Bits) of(f Field) uint {
+	switch f {
+	case Datacenter:
+		return b.Datacenter
+	case Worker:
+		return b.Worker
+	}
+	return b.Sequence
+}
+
+func (b Bits) total() uint {
+	return b.Timestamp + b.Datacenter + b.Worker + b.Sequence
+}
+
+// Layout says how a 64-bit id is cut into fields: a timestamp of ticks since an epoch in
+// the top bits, then datacenter, worker and sequence in the layout's Order. Get one with
+// LayoutNamed, or take a preset such as Twitter; WithTickMs and WithEpochMs change a copy.
+type Layout struct {
+	name    string
+	bits    Bits
+	order   [3]Field
+	tickMs  uint64
+	epochMs uint64
+}
+
+// TwitterEpochMs is Twitter's epoch, 2010-11-04T01:42:54.657Z: a custom layout's epoch
+// unless WithEpochMs gives another.
+const TwitterEpochMs uint64 = 1288834974657
+
+var highToLow = [3]Field{Datacenter, Worker, Sequence}
+
+// The presets, as data: bit widths, field order, tick and epoch.
+var (
+	// Twitter: 41 bits of 1 ms, 5 datacenter, 5 worker, 12 sequence; bit 63 stays 0.
+	Twitter = Layout{"twitter", Bits{41, 5, 5, 12}, highToLow, 1, TwitterEpochMs}
+	// Discord: 42 bits of 1 ms since 2015-01-01, 5 worker, 5 process, 12 increment.
+	Discord = Layout{"discord", Bits{42, 5, 5, 12}, [3]Field{Worker, Datacenter, Sequence}, 1, 1420070400000}
+	// Instagram: 41 bits of 1 ms, 13 shard, 10 sequence.
+	Instagram = Layout{"instagram", Bits{41, 0, 13, 10}, highToLow, 1, 1314220021721}
+	// Sonyflake: 39 bits of 10 ms since 2014-09-01, 8 sequence, then 16 machine.
+	Sonyflake = Layout{"sonyflake", Bits{39, 0, 16, 8}, [3]Field{Sequence, Datacenter, Worker}, 10, 1409529600000}
+	// Baidu uid-generator: 28 bits of 1 s since 2016-05-20, 22 worker, 13 sequence.
+	Baidu = Layout{"baidu", Bits{28, 0, 22, 13}, highToLow, 1000, 1463702400000}
+	// TSID: 42 bits of 1 ms since 2020-01-01, 10 node, 12 counter.
+	TSID = Layout{"tsid", Bits{42, 0, 10, 12}, highToLow, 1, 1577836800000}
+	// Mastodon: 48 bits of 1 ms since the Unix epoch, 16 sequence.
+	Mastodon = Layout{"mastodon", Bits{48, 0, 0, 16}, highToLow, 1, 0}
+)
+
+// Presets are every preset, in the order the server and the vectors list them.
+var Presets = []Layout{Twitter, Discord, Instagram, Sonyflake, Baidu, TSID, Mastodon}
+
+// LayoutNamed returns the preset with this name (case-insensitive), or a custom layout
+// written custom:T/D/W/S: the timestamp, datacenter, worker and sequence widths from high to
+// low, adding up to 63 or 64, with 1 ms ticks and Twitter's epoch.
+//
+// It fails when no preset has the name, or when the custom widths are malformed, add up to
+// neither 63 nor 64, or give the timestamp or the sequence no bit.
+func LayoutNamed(spec string) (Layout, error) {
+	const custom = "custom:"
+	if len(spec) >= len(custom) && strings.EqualFold(spec[:len(custom)], custom) {
+		return customLayout(spec, spec[len(custom):])
+	}
+	names := make([]string, len(Presets))
+	for i, p := range Presets {
+		if strings.EqualFold(p.name, spec) {
+			return p, nil
+		}
+		names[i] = p.name
+	}
+	return Layout{}, fmt.Errorf("unknown layout %s: expected one of %s or custom:T/D/W/S",
+		strconv.Quote(spec), strings.Join(names, ", "))
+}
+
+func customLayout(spec, widths string) (Layout, error) {
+	parts := strings.Split(widths, "/")
+	if len(parts) != 4 {
+		return Layout{}, fmt.Errorf("custom layout %s must be custom:T/D/W/S, four bit widths (timestamp/datacenter/worker/sequence) such as custom:41/5/5/12",
+			strconv.Quote(spec))
+	}
+	var w [4]uint
+	for i, field := range []string{"timestamp", "datacenter", "worker", "sequence"} {
+		n, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(parts[i]), "+"), 10, 8)
+		if err != nil || n > 64 {
+			return Layout{}, fmt.Errorf("custom layout %s width %s is not a number of bits 0..=64",
+				field, strconv.Quote(parts[i]))
+		}
+		w[i] = uint(n)
+	}
+	b := Bits{w[0], w[1], w[2], w[3]}
+	if t := b.total(); t != 63 && t != 64 {
+		return Layout{}, fmt.Errorf("custom layout widths add up to %d bits: they must add up to 63 (bit 63 stays 0) or 64", t)
+	}
+	if b.Timestamp == 0 {
+		return Layout{}, errors.New("layout needs at least 1 timestamp bit, got 0")
+	}
+	if b.Sequence == 0 {
+		return Layout{}, errors.New("custom layout needs at least 1 sequence bit, got 0")
+	}
+	return Layout{spec, b, highToLow, 1, TwitterEpochMs}.checkedLastMs()
+}
+
+// WithTickMs returns the layout with another tick length, in milliseconds. It fails when
+// the tick is 0, or the layout's last tick would end past 2^64 - 1 ms.
+func (l Layout) WithTickMs(tickMs uint64) (Layout, error) {
+	if tickMs == 0 {
+		return Layout{}, errors.New("tick length must be at least 1 ms, got 0")
+	}
+	l.tickMs = tickMs
+	return l.checkedLastMs()
+}
+
+// WithEpochMs returns the layout with another epoch, in milliseconds since the Unix
+// epoch. It fails when the layout's last tick would then end past 2^64 - 1 ms.
+func (l Layout) WithEpochMs(epochMs uint64) (Layout, error) {
+	l.epochMs = epochMs
+	return l.checkedLastMs()
+}
+
+// checkedLastMs refuses a layout whose last tick ends past 2^64 - 1 ms, as the core does,
+// so that decoding never overflows.
+func (l Layout) checkedLastMs() (Layout, error) {
+	// The span is 2^timestamp ticks; timestamp is at most 63 bits, as sequence has one.
+	hi, span := bits.Mul64(uint64(1)<<l.bits.Timestamp, l.tickMs)
+	_, carry := bits.Add64(l.epochMs, span, 0)
+	if hi != 0 || carry != 0 {
+		return Layout{}, fmt.Errorf("epoch %d ms puts the layout's last tick past the largest millisecond count", l.epochMs)
+	}
+	return l, nil
+}
+
+// Decode takes an id apart. It fails when the id is larger than the layout's largest id.
+func (l Layout) Decode(id uint64) (Decoded, error) {
+	if largest := l.MaxID(); id > largest {
+		return Decoded{}, fmt.Errorf("id %d is out of range for layout %s: its largest id is %d", id, l.name, largest)
+	}
+	var shift [3]uint
+	at := uint(0)
+	for i := len(l.order) - 1; i >= 0; i-- {
+		shift[l.order[i]] = at
+		at += l.bits.of(l.order[i])
+	}
+	timestamp := field(id, at, l.bits.Timestamp)
+	return Decoded{
+		ID:        id,
+		Timestamp: timestamp,
+		// checkedLastMs keeps this within 64 bits.
+		UnixMs:     l.epochMs + timestamp*l.tickMs,
+		Datacenter: field(id, shift[Datacenter], l.bits.Datacenter),
+		Worker:     field(id, shift[Worker], l.bits.Worker),
+		Sequence:   field(id, shift[Sequence], l.bits.Sequence),
+	}, nil
+}
+
+// DecodeString takes an id written in decimal apart.
+func (l Layout) DecodeString(id string) (Decoded, error) {
+	n, err := ParseID(id)
+	if err != nil {
+		return Decoded{}, err
+	}
+	return l.Decode(n)
+}
+
+func field(id uint64, shift, width uint) uint64 {
+	if width == 0 {
+		return 0
+	}
+	return id >> shift & (math.MaxUint64 >> (64 - width))
+}
+
+// maxDigits is the number of digits of 2^64 - 1.
+const maxDigits = 20
+
+// ParseID reads a decimal id, 0 to 2^64 - 1. It fails on empty text, a character that is
+// no digit, and numbers past 2^64 - 1.
+func ParseID(text string) (uint64, error) {
+	why := ""
+	switch {
+	case text == "":
+		why = "empty input: expected an id"
+	default:
+		position := 0 // in characters, as the core counts
+		for _, c := range text {
+			if c < '0' || c > '9' {
+				why = fmt.Sprintf("invalid character %s at position %d in decimal id", quoteRune(c), position)
+				break
+			}
+			position++
+		}
+	}
+	if why == "" && len(text) > maxDigits {
+		why = fmt.Sprintf("decimal id has %d characters, more than the %d a 64-bit id takes", len(text), maxDigits)
+	}
+	if why == "" {
+		n, err := strconv.ParseUint(text, 10, 64)
+		if err == nil {
+			return n, nil
+		}
+		why = "decimal id does not fit in 64 bits"
+	}
+	return 0, fmt.Errorf("cannot parse %s: %s", strconv.Quote(text), why)
+}
+
+// quoteRune quotes a character as the core does, escaping a newline, tab, quote mark or
+// backslash with a backslash.
+func quoteRune(c rune) string {
+	switch c {
+	case '\n':
+		return `'\n'`
+	case '\r':
+		return `'\r'`
+	case '\t':
+		return `'\t'`
+	case 0:
+		return `'\0'`
+	case '\\':
+		return `'\\'`
+	case '\'':
+		return `'\''`
+	}
+	return "'" + string(c) + "'"
+}
+
+// Name is the layout as written: a preset's name or custom:T/D/W/S.
+func (l Layout) Name() string { return l.name }
+
+// Bits are the layout's field widths.
+func (l Layout) Bits() Bits { return l.bits }
+
+// Order is the fields below the timestamp, most significant first.
+func (l Layout) Order() [3]Field { return l.order }
+
+// TickMs is the length of a tick in milliseconds.
+func (l Layout) TickMs() uint64 { return l.tickMs }
+
+// EpochMs is the epoch, in milliseconds since the Unix epoch.
+func (l Layout) EpochMs() uint64 { return l.epochMs }
+
+// MaxID is the layout's largest id: 2^63 - 1 or 2^64 - 1.
+func (l Layout) MaxID() uint64 {
+	return math.MaxUint64 >> (64 - l.bits.total())
+}
+
+// String describes the layout: "twitter (41/5/5/12, tick 1 ms, epoch 1288834974657 ms)".
+func (l Layout) String() string {
+	b := l.bits
+	return fmt.Sprintf("%s (%d/%d/%d/%d, tick %d ms, epoch %d ms)", l.name, b.Timestamp, b.Datacenter, b.Worker, b.Sequence, l.tickMs, l.epochMs)
+}
