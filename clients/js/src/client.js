@@ -213,16 +213,14 @@ export class Client {
 
   async #get(path) {
     const url = this.#url(path);
+    const signal = AbortSignal.timeout(this.#timeoutMs);
     let response;
     let text;
     try {
-      response = await this.#fetch(url, {
-        headers: this.#headers,
-        signal: AbortSignal.timeout(this.#timeoutMs),
-      });
+      response = await this.#fetch(url, { headers: this.#headers, signal });
       text = await response.text();
     } catch (error) {
-      if (error?.name === "TimeoutError") {
+      if (signal.aborted) {
         throw new RequestError(`no answer from ${url} within ${this.#timeoutMs} ms`, { cause: error });
       }
       const reason = error?.cause?.message ?? error?.message ?? String(error);
