@@ -1,0 +1,13 @@
+// snowmint: ids from a snowmint server, and decoding of any id for the presets and custom
+// layouts, with exact 64-bit arithmetic.
+
+export { Client } from "./client.js";
+export { decode, Layout, parseId, PRESET_NAMES, TWITTER_EPOCH_MS } from "./layout.js";
+export {
+  ConfigError,
+  IdError,
+  LayoutError,
+  RequestError,
+  ServerError,
+  SnowmintError,
+} from "./errors.js";

@@ -1,0 +1,273 @@
+// How the 64 bits of an id are split, and taking an id apart. Every value is a BigInt:
+// ids use all 64 bits, and a Number is exact only up to 2^53.
+
+import { IdError, LayoutError } from "./errors.js";
+
+const U64_MAX = (1n << 64n) - 1n;
+/** Twitter's epoch, 2010-11-04T01:42:54.657Z: a custom layout's epoch unless given. */
+export const TWITTER_EPOCH_MS = 1288834974657n;
+/** The fields below the timestamp, in Twitter's order, most significant first. */
+const FIELDS = Object.freeze(["datacenter", "worker", "sequence"]);
+/** The digits of 2^64 - 1: no decimal id is longer. */
+const DECIMAL_MAX_LEN = 20;
+
+/**
+ * The presets' numbers, from the core (testdata/vectors.json checks them): widths of
+ * timestamp/datacenter/worker/sequence, the order of the low fields, tick and epoch in ms.
+ */
+const PRESETS = {
+  twitter: [[41, 5, 5, 12], FIELDS, 1n, TWITTER_EPOCH_MS],
+  discord: [[42, 5, 5, 12], ["worker", "datacenter", "sequence"], 1n, 1420070400000n],
+  instagram: [[41, 0, 13, 10], FIELDS, 1n, 1314220021721n],
+  sonyflake: [[39, 0, 16, 8], ["sequence", "datacenter", "worker"], 10n, 1409529600000n],
+  baidu: [[28, 0, 22, 13], FIELDS, 1000n, 1463702400000n],
+  tsid: [[42, 0, 10, 12], FIELDS, 1n, 1577836800000n],
+  mastodon: [[48, 0, 0, 16], FIELDS, 1n, 0n],
+};
+
+/** The presets' names, in the core's order. */
+export const PRESET_NAMES = Object.freeze(Object.keys(PRESETS));
+
+/**
+ * @typedef {object} Decoded An id taken apart; every number a BigInt.
+ * @property {bigint} timestamp ticks since the layout's epoch
+ * @property {bigint} unixMs the start of that tick, in ms since the Unix epoch
+ * @property {bigint} datacenter
+ * @property {bigint} worker
+ * @property {bigint} sequence
+ * @property {Date} date unixMs as a Date (an invalid Date past the year 275760)
+ */
+
+/** A validated split of the 64 bits: widths, order of the low fields, tick and epoch. */
+export class Layout {
+  /**
+   * @param {object} spec
+   * @param {string} [spec.name] what errors call it (default "custom")
+   * @param {{timestamp: number, datacenter: number, worker: number, sequence: number}} spec.bits
+   * @param {string[]} [spec.order] datacenter, worker and sequence, most significant first
+   * @param {bigint|number|string} [spec.tickMs] ms per tick (default 1)
+   * @param {bigint|number|string} [spec.epochMs] ms since the Unix epoch (default Twitter's)
+   */
+  constructor({ name = "custom", bits, order = FIELDS, tickMs = 1n, epochMs = TWITTER_EPOCH_MS }) {
+    const widths = {};
+    for (const field of ["timestamp", ...FIELDS]) {
+      const width = bits?.[field];
+      if (!Number.isInteger(width) || width < 0 || width > 64) {
+        throw new LayoutError(`${field} width ${width} is out of range 0..=64`);
+      }
+      widths[field] = width;
+    }
+    const total = widths.timestamp + widths.datacenter + widths.worker + widths.sequence;
+    if (total > 64) {
+      throw new LayoutError(`layout needs ${total} bits but an id has 64`);
+    }
+    if (widths.timestamp === 0) {
+      throw new LayoutError("layout needs at least 1 timestamp bit, got 0");
+    }
+    if (order.length !== 3 || FIELDS.some((field) => !order.includes(field))) {
+      throw new LayoutError(
+        `layout order ${JSON.stringify(order)} must name datacenter, worker and sequence once each`,
+      );
+    }
+    const tick = toUint64(tickMs, "tick length", LayoutError);
+    if (tick === 0n) {
+      throw new LayoutError("tick length must be at least 1 ms, got 0");
+    }
+    const epoch = toUint64(epochMs, "epoch", LayoutError);
+    const span = (1n << BigInt(widths.timestamp)) * tick;
+    if (epoch + span - 1n > U64_MAX) {
+      throw new LayoutError(
+        `epoch ${epoch} ms puts the layout's last tick past the largest millisecond count`,
+      );
+    }
+    this.name = name;
+    this.bits = Object.freeze(widths);
+    this.order = Object.freeze([...order]);
+    this.tickMs = tick;
+    this.epochMs = epoch;
+    this.maxId = (1n << BigInt(total)) - 1n;
+    // Shifts: the last field of the order holds the lowest bits, the timestamp the top ones.
+    this.shifts = {};
+    let shift = 0n;
+    for (const field of [...order].reverse()) {
+      this.shifts[field] = shift;
+      shift += BigInt(widths[field]);
+    }
+    this.shifts.timestamp = shift;
+    Object.freeze(this.shifts);
+    Object.freeze(this);
+  }
+
+  /**
+   * A preset by name (in any case), or `custom:T/D/W/S`: the timestamp, datacenter, worker
+   * and sequence widths, adding up to 63 or 64, in Twitter's field order.
+   *
+   * @param {string} spec
+   * @param {{tickMs?: bigint|number|string, epochMs?: bigint|number|string}} [options]
+   *   another tick or epoch than the preset's (a custom layout's: 1 ms and Twitter's)
+   * @returns {Layout}
+   */
+  static named(spec, { tickMs, epochMs } = {}) {
+    if (typeof spec !== "string") {
+      throw new LayoutError(`layout must be a string such as "twitter", got ${typeof spec}`);
+    }
+    let base;
+    if (spec.slice(0, 7).toLowerCase() === "custom:") {
+      base = customBits(spec);
+    } else {
+      const name = spec.toLowerCase();
+      if (!Object.hasOwn(PRESETS, name)) {
+        throw new LayoutError(
+          `unknown layout ${JSON.stringify(spec)}: expected one of ${PRESET_NAMES.join(", ")} or custom:T/D/W/S`,
+        );
+      }
+      const [[timestamp, datacenter, worker, sequence], order, tick, epoch] = PRESETS[name];
+      const bits = { timestamp, datacenter, worker, sequence };
+      base = { name, bits, order, tickMs: tick, epochMs: epoch };
+    }
+    return new Layout({ ...base, tickMs: tickMs ?? base.tickMs, epochMs: epochMs ?? base.epochMs });
+  }
+
+  /**
+   * Takes an id apart.
+   *
+   * @param {string|bigint} id a decimal string or a BigInt, never a Number
+   * @returns {Decoded}
+   */
+  decode(id) {
+    const value = parseId(id);
+    if (value > this.maxId) {
+      throw new IdError(
+        `id ${value} is out of range for the ${this.name} layout: its largest id is ${this.maxId}`,
+      );
+    }
+    const field = (name) => (value >> this.shifts[name]) & ((1n << BigInt(this.bits[name])) - 1n);
+    const timestamp = field("timestamp");
+    const unixMs = this.epochMs + timestamp * this.tickMs;
+    return Object.freeze({
+      timestamp,
+      unixMs,
+      datacenter: field("datacenter"),
+      worker: field("worker"),
+      sequence: field("sequence"),
+      date: new Date(unixMs <= 8_640_000_000_000_000n ? Number(unixMs) : NaN),
+    });
+  }
+}
+
+/**
+ * Takes an id apart.
+ *
+ * @param {string|bigint} id a decimal string or a BigInt, never a Number
+ * @param {string} [layout] a preset or `custom:T/D/W/S` (default "twitter")
+ * @param {bigint|number|string} [tickMs] another tick than the layout's
+ * @param {bigint|number|string} [epochMs] another epoch than the layout's
+ * @returns {Decoded}
+ */
+export function decode(id, layout = "twitter", tickMs = undefined, epochMs = undefined) {
+  return Layout.named(layout, { tickMs, epochMs }).decode(id);
+}
+
+/**
+ * Reads an id: a decimal string of at most 20 digits, or a BigInt, within 0..=2^64-1.
+ *
+ * @param {string|bigint} id
+ * @returns {bigint}
+ */
+export function parseId(id) {
+  if (typeof id === "bigint") {
+    if (id < 0n || id > U64_MAX) {
+      throw new IdError(`id ${id} is out of range 0..=${U64_MAX}`);
+    }
+    return id;
+  }
+  if (typeof id !== "string") {
+    const hint = typeof id === "number" ? ": numbers lose precision above 2^53" : "";
+    throw new IdError(`id must be a decimal string or a BigInt, got the ${typeof id} ${String(id)}${hint}`);
+  }
+  if (id === "") {
+    throw new IdError("empty input: expected an id");
+  }
+  // Positions count characters, not UTF-16 units, as the core counts them.
+  const chars = Array.from(id);
+  const bad = chars.findIndex((ch) => ch < "0" || ch > "9");
+  if (bad >= 0) {
+    throw new IdError(`invalid character ${quoteChar(chars[bad])} at position ${bad} in decimal id`);
+  }
+  if (chars.length > DECIMAL_MAX_LEN) {
+    throw new IdError(
+      `decimal id has ${chars.length} characters, more than the ${DECIMAL_MAX_LEN} a 64-bit id takes`,
+    );
+  }
+  const value = BigInt(id);
+  if (value > U64_MAX) {
+    throw new IdError("decimal id does not fit in 64 bits");
+  }
+  return value;
+}
+
+/** The widths of `custom:T/D/W/S`, checked as the core checks them. */
+function customBits(spec) {
+  const parts = spec.slice(7).split("/");
+  if (parts.length !== 4) {
+    throw new LayoutError(
+      `custom layout ${JSON.stringify(spec)} must be custom:T/D/W/S, four bit widths (timestamp/datacenter/worker/sequence) such as custom:41/5/5/12`,
+    );
+  }
+  const bits = {};
+  ["timestamp", ...FIELDS].forEach((field, i) => {
+    const text = parts[i].trim();
+    if (!/^[0-9]{1,3}$/.test(text) || Number(text) > 64) {
+      throw new LayoutError(
+        `custom layout ${field} width ${JSON.stringify(parts[i])} is not a number of bits 0..=64`,
+      );
+    }
+    bits[field] = Number(text);
+  });
+  const total = bits.timestamp + bits.datacenter + bits.worker + bits.sequence;
+  if (total !== 63 && total !== 64) {
+    throw new LayoutError(
+      `custom layout widths add up to ${total} bits: they must add up to 63 (bit 63 stays 0) or 64`,
+    );
+  }
+  if (bits.timestamp === 0) {
+    throw new LayoutError("layout needs at least 1 timestamp bit, got 0");
+  }
+  if (bits.sequence === 0) {
+    throw new LayoutError("custom layout needs at least 1 sequence bit, got 0");
+  }
+  return { name: spec, bits, order: FIELDS, tickMs: 1n, epochMs: TWITTER_EPOCH_MS };
+}
+
+/**
+ * A whole number 0..=2^64-1 from a BigInt, a safe-integer Number or a decimal string.
+ *
+ * @param {bigint|number|string} value
+ * @param {string} what what the message calls it
+ * @param {typeof Error} Err the error to throw
+ * @returns {bigint}
+ */
+function toUint64(value, what, Err) {
+  let n;
+  if (typeof value === "bigint") {
+    n = value;
+  } else if (typeof value === "number" && Number.isSafeInteger(value)) {
+    n = BigInt(value);
+  } else if (typeof value === "string" && /^[0-9]{1,20}$/.test(value)) {
+    n = BigInt(value);
+  } else {
+    throw new Err(`${what} ${JSON.stringify(String(value))} is not a whole number 0..=${U64_MAX}`);
+  }
+  if (n < 0n || n > U64_MAX) {
+    throw new Err(`${what} ${n} is out of range 0..=${U64_MAX}`);
+  }
+  return n;
+}
+
+/** A character as the core's messages show one: in single quotes, control characters escaped. */
+function quoteChar(ch) {
+  if (ch === "'") {
+    return "'\\''";
+  }
+  return `'${ch === '"' ? ch : JSON.stringify(ch).slice(1, -1)}'`;
+}

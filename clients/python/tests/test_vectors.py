@@ -1,0 +1,56 @@
+"""Every id of testdata/vectors.json, written by the core, decodes here to the same fields."""
+
+from __future__ import annotations
+
+import json
+import unittest
+
+from snowmint import PRESET_NAMES, Layout, decode
+
+from .support import VECTORS
+
+FILE = json.loads(VECTORS.read_text(encoding="utf-8"))
+
+
+def overrides(spec: str) -> dict:
+    """The tick and epoch a custom layout of the file needs; presets take their own."""
+    if not spec.startswith("custom:"):
+        return {}
+    layout = next(l for l in FILE["layouts"] if l["layout"] == spec)
+    return {"tick_ms": int(layout["tick_ms"]), "epoch_ms": int(layout["epoch_ms"])}
+
+
+class Vectors(unittest.TestCase):
+    def test_the_file_holds_every_preset_and_the_presets_hold_the_cores_numbers(self) -> None:
+        specs = [l["layout"] for l in FILE["layouts"]]
+        self.assertEqual([s for s in specs if not s.startswith("custom:")], list(PRESET_NAMES))
+        for expected in FILE["layouts"]:
+            with self.subTest(layout=expected["layout"]):
+                layout = Layout.named(expected["layout"], **overrides(expected["layout"]))
+                bits = layout.bits
+                self.assertEqual(
+                    {f: getattr(bits, f) for f in expected["bits"]}, expected["bits"]
+                )
+                self.assertEqual(list(layout.order), expected["order"])
+                self.assertEqual(layout.tick_ms, int(expected["tick_ms"]))
+                self.assertEqual(layout.epoch_ms, int(expected["epoch_ms"]))
+                self.assertEqual(layout.max_id, int(expected["max_id"]))
+
+    def test_every_vector_decodes_to_the_cores_fields(self) -> None:
+        decoded = 0
+        for layout in FILE["layouts"]:
+            spec = layout["layout"]
+            mine = [v for v in FILE["vectors"] if v["layout"] == spec]
+            with self.subTest(layout=spec):
+                self.assertTrue(mine, f"no vectors for {spec}")
+                for v in mine:
+                    expected = {
+                        k: int(v[k])
+                        for k in ("timestamp", "unix_ms", "datacenter", "worker", "sequence")
+                    }
+                    for id in (v["id"], int(v["id"])):
+                        parts = decode(id, spec, **overrides(spec))
+                        self.assertEqual(vars(parts), expected, f"{spec} {id!r}")
+                    decoded += 1
+        # Every vector belongs to a layout of the file, so none went unchecked.
+        self.assertEqual(decoded, len(FILE["vectors"]))
