@@ -1,0 +1,89 @@
+//! The clients in other languages (`clients/<language>/`), each run by its own `test.sh`
+//! against a real `snowmint serve` on a free loopback port, with the shared test vectors.
+//!
+//! A toolchain that is missing fails its test here: `scripts/setup` installs them all.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use support::{serve_command, spawn_logged};
+
+/// The repository's root.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs `clients/<language>/test.sh` against a server of datacenter 1, worker 7.
+fn run_suite(language: &str) {
+    let state = tempfile::tempdir().unwrap();
+    let mut serve = spawn_logged(serve_command(
+        state.path(),
+        &["--grpc-addr", "off", "--datacenter", "1", "--worker", "7"],
+    ));
+    serve.wait_ready(Duration::from_secs(15));
+    let script = root().join("clients").join(language).join("test.sh");
+    assert!(script.exists(), "{} is missing", script.display());
+    let started = Instant::now();
+    let out = Command::new("bash")
+        .arg(&script)
+        .env("SNOWMINT_URL", format!("http://{}", serve.http))
+        .env(
+            "SNOWMINT_VECTORS",
+            root().join("testdata/vectors.json").canonicalize().unwrap(),
+        )
+        // Every call goes to loopback: a proxy set for the machine must not take it.
+        .env_remove("http_proxy")
+        .env_remove("HTTP_PROXY")
+        .env_remove("https_proxy")
+        .env_remove("HTTPS_PROXY")
+        .env_remove("all_proxy")
+        .env_remove("ALL_PROXY")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{language} client tests failed ({:?}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    eprintln!(
+        "{language} client tests passed in {:.1} s:\n{}",
+        started.elapsed().as_secs_f64(),
+        stdout.lines().rev().take(3).collect::<Vec<_>>().join("\n")
+    );
+    assert!(serve.terminate().success());
+}
+
+#[test]
+fn javascript() {
+    run_suite("js");
+}
+
+#[test]
+fn python() {
+    run_suite("python");
+}
+
+#[test]
+fn java() {
+    run_suite("java");
+}
+
+#[test]
+fn go() {
+    run_suite("go");
+}
+
+#[test]
+fn ruby() {
+    run_suite("ruby");
+}
+
+#[test]
+fn php() {
+    run_suite("php");
+}
