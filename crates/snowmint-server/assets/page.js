@@ -477,6 +477,7 @@
       const option = $('parse-layout').querySelector('option[value="server"]');
       option.textContent = `This server's (${body.layout})`;
       parseNow();
+      showSnippet();
       composeNow(false);
     } catch (err) {
       showError($('about-error'), `Could not read this server's layout: ${err.message}`);
@@ -989,8 +990,47 @@
     for (const key of CUSTOM_INPUTS) $(`custom-${key}`).value = first[key].toString();
   }
 
+  // ---------------------------------------------------------------------------------------
+  // Use it from your language: each client's tested example, with the layout chosen under
+  // Parse written where the example names "twitter".
+
+  /** How a client names `layout`, and what it must be told besides: a preset's name, or
+   *  custom:T/D/W/S with a tick and an epoch other than the defaults. */
+  function clientSpec(layout) {
+    const preset = Object.entries(PRESETS).find(([, p]) => ['timestamp', ...p.order].every(
+      (key) => p.bits[key] === layout.bits[key]) && p.order.join() === layout.order.join());
+    const twitter = PRESETS.twitter;
+    const base = preset ? preset[1] : { tickMs: 1n, epochMs: twitter.epochMs };
+    const spec = preset ? preset[0]
+      : `custom:${layout.bits.timestamp}/${layout.bits.datacenter}/${layout.bits.worker}/${layout.bits.sequence}`;
+    const extra = [];
+    if (layout.tickMs !== base.tickMs) extra.push(`a tick of ${number(layout.tickMs)} ms`);
+    if (layout.epochMs !== base.epochMs) extra.push(`the epoch ${layout.epochMs} ms (${utcText(layout.epochMs)})`);
+    return { spec, extra };
+  }
+
+  function showSnippet() {
+    const snippet = DATA.snippets.find((s) => s.language === $('clients-language').value)
+      || DATA.snippets[0];
+    let layout = null;
+    try { layout = chosenLayout(); } catch { layout = null; }
+    const { spec, extra } = layout ? clientSpec(layout) : { spec: 'twitter', extra: [] };
+    $('clients-code').textContent = snippet.code.replace('"twitter"', JSON.stringify(spec));
+    $('clients-code').dataset.layout = spec;
+    $('clients-where').replaceChildren('The client: ', h('code', {}, `clients/${snippet.dir}/`),
+      ' in the repository; this example is ', h('code', {}, `clients/${snippet.dir}/${snippet.file}`), '.');
+    const note = $('clients-note');
+    note.hidden = extra.length === 0;
+    note.textContent = extra.length ? `This layout has ${extra.join(' and ')}: pass them to decode, as the client's README shows.` : '';
+  }
+
   function start() {
     describe();
+    $('clients-language').replaceChildren(...DATA.snippets.map((s) => h('option', { value: s.language }, s.language)));
+    $('clients-language').addEventListener('change', showSnippet);
+    $('parse-layout').addEventListener('change', showSnippet);
+    for (const key of CUSTOM_INPUTS) $(`custom-${key}`).addEventListener('input', showSnippet);
+    showSnippet();
     restore();
     $('gen-form').addEventListener('submit', generate);
     $('parse-form').addEventListener('submit', (event) => { event.preventDefault(); parseNow(); });

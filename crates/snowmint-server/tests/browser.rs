@@ -752,6 +752,82 @@ async fn the_token_is_asked_for_once_then_sent() {
     server.stop().await;
 }
 
+/// "Use it from your language": each client's own example file, as its tests run it, with
+/// the layout chosen under Parse written in where the file names "twitter".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_shows_each_clients_tested_example_for_the_chosen_layout() {
+    let (server, browser) = start!("");
+    browser.open(&server.url).await;
+    browser
+        .wait_for("#clients-code[data-layout='twitter']")
+        .await;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../clients");
+    let examples = [
+        ("JavaScript", "js/snippet.js"),
+        ("Python", "python/snippet.py"),
+        ("Java", "java/snippet.java"),
+        ("Go", "go/snippet.go"),
+        ("Ruby", "ruby/snippet.rb"),
+        ("PHP", "php/snippet.php"),
+    ];
+    let code = "return document.getElementById('clients-code').textContent";
+    for (language, file) in examples {
+        browser.choose("#clients-language", language).await;
+        let file_text = std::fs::read_to_string(root.join(file)).unwrap();
+        let shown = browser.run(code, vec![]).await;
+        let shown = shown.as_str().unwrap();
+        assert_eq!(
+            shown,
+            file_text.trim_start_matches("//go:build ignore\n\n"),
+            "{language}"
+        );
+        assert_eq!(shown.matches("\"twitter\"").count(), 1, "{language}");
+        let dir = file.split('/').next().unwrap();
+        assert!(
+            browser
+                .text("#clients-where")
+                .await
+                .contains(&format!("clients/{file}")),
+            "{language} names clients/{dir}/"
+        );
+    }
+    // Another preset is written in, and a custom layout with its tick is named beside.
+    browser.choose("#clients-language", "Python").await;
+    browser.choose("#parse-layout", "discord").await;
+    browser
+        .wait_for("#clients-code[data-layout='discord']")
+        .await;
+    let shown = browser.run(code, vec![]).await;
+    assert!(
+        shown
+            .as_str()
+            .unwrap()
+            .contains("decode(new_id, \"discord\")"),
+        "{shown}"
+    );
+    assert!(!browser.shown("#clients-note").await);
+    browser.choose("#parse-layout", "custom").await;
+    browser.type_into("#custom-timestamp", "40").await;
+    browser.type_into("#custom-tick", "10").await;
+    browser
+        .wait_for("#clients-code[data-layout='custom:40/5/5/12']")
+        .await;
+    assert_eq!(
+        browser.text("#clients-note").await,
+        "This layout has a tick of 10 ms: pass them to decode, as the client's README shows."
+    );
+    browser.choose("#parse-layout", "server").await;
+    browser
+        .wait_for("#clients-code[data-layout='twitter']")
+        .await;
+    let path = screenshot_dir().join("page-clients.png");
+    browser.screenshot(1280, &path).await;
+    eprintln!("screenshot: {}", path.display());
+    assert_no_console_errors(&browser).await;
+    browser.close().await;
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_names_the_clock_and_what_a_step_back_meets() {
     let (server, browser) =

@@ -60,6 +60,48 @@ pub async fn index(State(Page(page)): State<Page>) -> Response {
         .into_response()
 }
 
+/// Each client's tested example: (language, directory under `clients/`, file, code). The
+/// page shows them as they are, with the layout it shows where they name `"twitter"`; each
+/// client's `test.sh` runs its own.
+const SNIPPETS: [(&str, &str, &str, &str); 6] = [
+    (
+        "JavaScript",
+        "js",
+        "snippet.js",
+        include_str!("../../../../clients/js/snippet.js"),
+    ),
+    (
+        "Python",
+        "python",
+        "snippet.py",
+        include_str!("../../../../clients/python/snippet.py"),
+    ),
+    (
+        "Java",
+        "java",
+        "snippet.java",
+        include_str!("../../../../clients/java/snippet.java"),
+    ),
+    (
+        "Go",
+        "go",
+        "snippet.go",
+        include_str!("../../../../clients/go/snippet.go"),
+    ),
+    (
+        "Ruby",
+        "ruby",
+        "snippet.rb",
+        include_str!("../../../../clients/ruby/snippet.rb"),
+    ),
+    (
+        "PHP",
+        "php",
+        "snippet.php",
+        include_str!("../../../../clients/php/snippet.php"),
+    ),
+];
+
 /// The page for a server that issues at most `max_batch` ids a request.
 fn page(max_batch: u64) -> String {
     let data = format!(
@@ -89,6 +131,13 @@ fn data(max_batch: u64) -> Value {
         "custom": layout(&custom),
         "last_date_ms": UnixMs::LAST_DATE.0.to_string(),
         "max_batch": max_batch.to_string(),
+        "snippets": SNIPPETS.map(|(language, dir, file, code)| json!({
+            "language": language,
+            "dir": dir,
+            "file": file,
+            // Go's build constraint keeps the example out of the package: no reader needs it.
+            "code": code.trim_start_matches("//go:build ignore\n\n"),
+        })),
     })
 }
 
