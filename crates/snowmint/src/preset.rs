@@ -238,10 +238,12 @@ impl Layout {
                 text: text.to_string(),
             });
         };
+        // Plain digits only: `u8::from_str` would also take a sign or spaces, which no other
+        // reader of this syntax (the clients, the page) takes.
         let width = |field: &'static str, text: &str| {
-            text.trim()
-                .parse::<u8>()
-                .ok()
+            Some(text)
+                .filter(|t| (1..=3).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|t| t.parse::<u8>().ok())
                 .filter(|bits| *bits <= 64)
                 .ok_or_else(|| LayoutError::CustomWidth {
                     field,
@@ -497,6 +499,18 @@ mod custom_and_generation {
             err("custom:41/5/65/12"),
             "custom layout worker width \"65\" is not a number of bits 0..=64"
         );
+        // Plain digits: no sign, no space, no leading run of zeros past three digits.
+        for (text, width) in [
+            ("custom:+41/5/5/12", "+41"),
+            ("custom: 41/5/5/12", " 41"),
+            ("custom:41/5/5/0012", "0012"),
+        ] {
+            assert!(
+                err(text).ends_with(&format!("width {width:?} is not a number of bits 0..=64")),
+                "{text}: {}",
+                err(text)
+            );
+        }
         assert_eq!(
             err("custom:41/5/5/"),
             "custom layout sequence width \"\" is not a number of bits 0..=64"
