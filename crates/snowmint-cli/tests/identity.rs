@@ -104,18 +104,20 @@ impl Host {
 
     /// `snowmint serve` inside the namespace under the Redis lease, with `extra` flags.
     fn serve(&self, state: &std::path::Path, lease: &str, extra: &[&str]) -> Serve {
-        let proto = serve_command(state, &[]);
-        let mut cmd = self.command(proto.get_program().to_str().unwrap());
-        cmd.args(proto.get_args())
-            .args(["--grpc-addr", "off", "--datacenter", "1", "--lease", lease])
-            .args(extra)
+        let mut args = vec!["--grpc-addr", "off", "--datacenter", "1", "--lease", lease];
+        args.extend_from_slice(extra);
+        let inner = serve_command(state, &args);
+        // The same command, run by `ip netns exec`, with the same environment.
+        let mut cmd = self.command(inner.get_program().to_str().unwrap());
+        cmd.args(inner.get_args())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        for (key, _) in std::env::vars() {
-            if key.starts_with("SNOWMINT_") {
-                cmd.env_remove(key);
-            }
+        for (key, value) in inner.get_envs() {
+            match value {
+                Some(value) => cmd.env(key, value),
+                None => cmd.env_remove(key),
+            };
         }
         spawn_logged(cmd)
     }
