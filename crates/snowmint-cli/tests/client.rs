@@ -95,7 +95,12 @@ async fn eight_tasks_draw_a_million_ids_all_distinct_each_increasing() {
     assert_eq!(stats.endpoint, Some(grpc_url(&serve)));
     // A million ids in batches of at most 100,000, the first ones small.
     assert!(stats.refills >= 10, "{stats:?}");
-    assert_eq!(requests(&serve, "grpc", "NextBatch", 0), stats.refills);
+    // One call a batch; one more may be in flight.
+    let calls = requests(&serve, "grpc", "NextBatch", 0);
+    assert!(
+        (stats.refills..=stats.refills + 1).contains(&calls),
+        "{calls} calls, {stats:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -113,9 +118,13 @@ async fn over_http_tasks_draw_distinct_increasing_ids() {
     assert_eq!(batch.len(), 5_000);
     assert!(batch.windows(2).all(|w| w[0] < w[1]));
     assert!(batch[0].as_u64() > *all.last().unwrap());
-    assert_eq!(
+    let (calls, refills) = (
         requests(&serve, "http", "/v1/ids", 200),
-        client.stats().refills
+        client.stats().refills,
+    );
+    assert!(
+        (refills..=refills + 1).contains(&calls),
+        "{calls} calls, {refills} refills"
     );
 }
 
