@@ -26,11 +26,12 @@ pub(crate) struct Sizing {
 }
 
 impl Sizing {
-    /// How long a batch should last: a quarter of the max age, so that a batch and the one
-    /// fetched behind it are both used up well before their ids grow too old, even if the
-    /// rate halves (the size follows the rate one batch late).
+    /// The shortest a batch should last: an eighth of the max age. A batch lasts between
+    /// this and twice this; the one behind it is fetched a tenth into it and lasts as long,
+    /// so its last id is handed out about half a max age after its call, at most: the size
+    /// follows the rate one batch late, and a rate that halves meanwhile still fits.
     fn lifetime(&self) -> Duration {
-        self.max_age / 4
+        self.max_age / 8
     }
 }
 
@@ -179,9 +180,9 @@ impl Buffer {
         Step::Wait(state.rounds)
     }
 
-    /// Counts what a retired batch left and sizes the next batch by how long it lasted, as
-    /// Leaf sizes its segments: twice as many when it lasted less than the lifetime aimed
-    /// at, half as many when it lasted more than twice that or went stale.
+    /// Counts what a retired batch left and sizes the next batch by how long this one
+    /// lasted, as Leaf sizes its segments: twice its size when it lasted less than the
+    /// lifetime aimed at, half when it lasted more than twice that or went stale.
     fn account(&self, state: &mut State, segment: &Segment, retired: Retired, now: Instant) {
         Counters::add(&self.counters.stale, retired.stale as usize);
         if let Some(last) = retired.last {
@@ -192,13 +193,15 @@ impl Buffer {
         }
         let lasted = now.saturating_duration_since(state.installed);
         let aim = self.sizing.lifetime();
-        state.batch = if retired.stale > 0 || lasted > aim * 2 {
-            (state.batch / 2).max(self.sizing.min_batch)
+        let size = segment.len();
+        let next = if retired.stale > 0 || lasted > aim * 2 {
+            size / 2
         } else if lasted < aim {
-            state.batch.saturating_mul(2).min(self.sizing.max_batch)
+            size.saturating_mul(2)
         } else {
-            state.batch
+            size
         };
+        state.batch = next.clamp(self.sizing.min_batch, self.sizing.max_batch);
     }
 
     /// Waits until a round of calls ends, having checked nothing is buffered.
@@ -206,18 +209,11 @@ impl Buffer {
         self.ended.notified()
     }
 
-    /// How many ids the refill task should ask for now, if it should ask: when nothing is
-    /// fetched behind the current batch, or what is will not outlive it by half the max age.
+    /// How many ids the refill task should ask for now, if it should ask: when nothing
+    /// fresh is fetched behind the current batch.
     pub(crate) fn wanted_batch(&self, now: Instant) -> Option<usize> {
         let state = self.lock();
-        let current = self.current.load();
-        let wanted = match &state.next {
-            None => true,
-            Some(next) => {
-                now >= next.expires()
-                    || (now >= current.refresh_at() && next.sent() < current.refresh_at())
-            }
-        };
+        let wanted = state.next.as_ref().is_none_or(|next| now >= next.expires());
         wanted.then_some(state.batch)
     }
 
@@ -389,22 +385,95 @@ mod tests {
     }
 
     #[test]
-    fn past_half_the_max_age_a_fresher_batch_is_wanted_in_place_of_an_older_one() {
+    fn a_fresh_batch_behind_is_kept_and_a_stale_one_fetched_again() {
         let t0 = Instant::now();
         let b = buffer(false, t0);
         b.deliver(Ok(batch(0..10, t0, 0)));
         assert_eq!(take(&b, t0).ok(), Some(0));
+        assert_eq!(b.wanted_batch(t0), Some(4), "nothing behind");
         b.deliver(Ok(batch(10..20, t0, 0)));
-        assert_eq!(b.wanted_batch(t0), None, "a batch waits behind, fresh");
-        let half = t0 + AGE / 2;
+        assert_eq!(b.wanted_batch(t0 + AGE / 2), None, "a fresh batch behind");
+        assert_eq!(b.wanted_batch(t0 + AGE), Some(4), "a stale batch behind");
+        b.deliver(Ok(batch(20..30, t0 + AGE, 0)));
         assert_eq!(
-            b.wanted_batch(half),
-            Some(4),
-            "it would not outlive the current"
+            b.stats(&[]).discarded_stale,
+            10,
+            "the stale batch, replaced"
         );
-        b.deliver(Ok(batch(20..30, half, 0)));
-        assert_eq!(b.stats(&[]).discarded_stale, 10, "the older batch behind");
-        assert_eq!(b.wanted_batch(half), None);
         assert_eq!(take(&b, t0 + AGE).ok(), Some(20));
+    }
+
+    /// Draws `rate` ids a second for `secs` seconds of fake time with the default sizes,
+    /// the refill task answering at once when asked: (ids handed out, thrown away as
+    /// stale, batches fetched).
+    fn simulate(rate: u64, secs: u64) -> (u64, u64, u64) {
+        use std::future::Future;
+        use std::task::{Context, Poll, Waker};
+
+        let t0 = Instant::now();
+        let sizing = Sizing {
+            max_age: AGE,
+            min_batch: crate::DEFAULT_MIN_BATCH,
+            max_batch: crate::DEFAULT_MAX_BATCH,
+            monotonic: false,
+        };
+        let b = Buffer::new(sizing, t0);
+        let mut next_id = 0;
+        let refill = |now: Instant, next_id: &mut u64| {
+            while let Some(n) = b.wanted_batch(now) {
+                b.deliver(Ok(batch(*next_id..*next_id + n as u64, now, 0)));
+                *next_id += n as u64;
+            }
+        };
+        let asked = || {
+            let wanted = b.wanted.notified();
+            std::pin::pin!(wanted)
+                .poll(&mut Context::from_waker(Waker::noop()))
+                .is_ready()
+        };
+        let mut taken = 0;
+        for k in 0..rate * secs {
+            let now = t0 + Duration::from_nanos(k * 1_000_000_000 / rate);
+            while b.try_take(now).is_none() {
+                match b.step(now, None) {
+                    Step::Retry => {}
+                    Step::Wait(_) => refill(now, &mut next_id),
+                    Step::Failed(e) => panic!("{e}"),
+                }
+            }
+            taken += 1;
+            if asked() {
+                refill(now, &mut next_id);
+            }
+        }
+        let stats = b.stats(&[]);
+        (taken, stats.discarded_stale, stats.refills)
+    }
+
+    /// The costs the crate's docs give, with the defaults (max age 1 s, smallest batch 64):
+    /// below 128 ids/s, 2 calls a second and about 128 - rate ids thrown away a second; at
+    /// 128 ids/s and above, none.
+    #[test]
+    fn staleness_costs_what_the_docs_say() {
+        for (rate, secs) in [(10, 20), (100, 20), (128, 20), (1_000, 20), (100_000, 10)] {
+            let (taken, stale, refills) = simulate(rate, secs);
+            eprintln!(
+                "{rate} ids/s for {secs} s: {taken} handed out, {stale} stale, {refills} batches"
+            );
+            assert_eq!(taken, rate * secs);
+            if rate < 128 {
+                let expected = (128 - rate) * secs;
+                assert!(
+                    stale.abs_diff(expected) <= expected / 10,
+                    "{rate} ids/s: {stale} stale, about {expected} expected"
+                );
+                assert!(
+                    refills.abs_diff(2 * secs) <= 2,
+                    "{rate} ids/s: {refills} batches"
+                );
+            } else {
+                assert_eq!(stale, 0, "{rate} ids/s");
+            }
+        }
     }
 }

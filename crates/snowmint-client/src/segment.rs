@@ -18,14 +18,15 @@ pub(crate) struct Segment {
     ids: Box<[u64]>,
     /// The take at this index asks for the next batch.
     refill_at: usize,
-    /// After this, a take asks for a fresher next batch (once).
+    /// After this, half the max age, a take asks for a batch behind this one if there is
+    /// none (once): a batch installed late in its life then has the next on its way well
+    /// before it goes stale.
     refresh_at: Instant,
-    /// From this instant on, every id left is thrown away.
+    /// The call's send time plus the max age: the server issued every id here after it was
+    /// sent, so from this instant on every id left may be older than the max age, and is
+    /// thrown away.
     expires: Instant,
     refresh_asked: AtomicBool,
-    /// When the call that brought these ids was sent: the server issued every one of them
-    /// after it, so an id's age is at most the time since.
-    sent: Instant,
     /// Where the cursor started: ids below it were thrown away before any take.
     start: AtomicUsize,
     /// The endpoint that issued them, as an index into the client's endpoints.
@@ -83,7 +84,6 @@ impl Segment {
             refresh_at: sent + max_age / 2,
             expires: sent + max_age,
             refresh_asked: AtomicBool::new(false),
-            sent,
             start: AtomicUsize::new(0),
             endpoint,
         }
@@ -167,14 +167,6 @@ impl Segment {
 
     pub(crate) fn len(&self) -> usize {
         self.ids.len()
-    }
-
-    pub(crate) fn sent(&self) -> Instant {
-        self.sent
-    }
-
-    pub(crate) fn refresh_at(&self) -> Instant {
-        self.refresh_at
     }
 
     pub(crate) fn expires(&self) -> Instant {
