@@ -5,13 +5,14 @@
 //! client_load buffered grpc|http ADDR[,ADDR...] SECONDS   snowmint-client's next_id
 //! client_load per-id ADDR SECONDS                         GET /v1/id, one keep-alive connection
 //! client_load incr ADDR SECONDS                           Redis INCR, one connection
+//! client_load timer SECONDS                               nothing: the timer and the machine
 //! ```
 //!
 //! Each runs one second untimed first (connections made, the client's batch size grown),
 //! then times every call for SECONDS with two readings of `Instant::now` (whose own cost,
 //! about 20 ns here, is inside every figure), and prints one line of `key=value` pairs:
-//! calls, ids per second, latency p50/p99/p99.99/max in ns, and how many calls took longer
-//! than 1 µs and 1 ms.
+//! calls, ids per second, latency p50/p99/p99.9/p99.99/max in ns, and how many calls took
+//! longer than 1 µs, 10 µs, 100 µs and 1 ms.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -52,8 +53,8 @@ impl Histogram {
         }
     }
 
-    /// The latency at or below which `share` of the calls fell.
-    fn percentile(&mut self, share: f64) -> u64 {
+    /// The latency at or below which `share` of the calls fell; after [`Histogram::sort`].
+    fn percentile(&self, share: f64) -> u64 {
         let rank = ((self.calls as f64 * share).ceil() as u64).max(1);
         let mut seen = 0;
         for (ns, count) in self.buckets.iter().enumerate() {
@@ -62,9 +63,12 @@ impl Histogram {
                 return ns as u64;
             }
         }
-        self.beyond.sort_unstable();
         let index = (rank - seen - 1) as usize;
         self.beyond[index.min(self.beyond.len() - 1)]
+    }
+
+    fn sort(&mut self) {
+        self.beyond.sort_unstable();
     }
 
     fn max(&self) -> u64 {
@@ -106,15 +110,19 @@ fn run(seconds: u64, mut call: impl FnMut()) -> (Histogram, Duration) {
 }
 
 fn report(mut histogram: Histogram, elapsed: Duration) {
+    histogram.sort();
     println!(
-        "calls={} ids_per_s={:.0} p50_ns={} p99_ns={} p9999_ns={} max_ns={} over_1us={} over_1ms={}",
+        "calls={} ids_per_s={:.0} p50_ns={} p99_ns={} p999_ns={} p9999_ns={} max_ns={} over_1us={} over_10us={} over_100us={} over_1ms={}",
         histogram.calls,
         histogram.calls as f64 / elapsed.as_secs_f64(),
         histogram.percentile(0.50),
         histogram.percentile(0.99),
+        histogram.percentile(0.999),
         histogram.percentile(0.9999),
         histogram.max(),
         histogram.over(1_000),
+        histogram.over(10_000),
+        histogram.over(100_000),
         histogram.over(1_000_000),
     );
 }
@@ -130,7 +138,7 @@ fn loopback(addr: &str) -> SocketAddr {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: client_load buffered grpc|http ADDR[,ADDR...] SECONDS | per-id ADDR SECONDS | incr ADDR SECONDS";
+    let usage = "usage: client_load buffered grpc|http ADDR[,ADDR...] SECONDS | per-id ADDR SECONDS | incr ADDR SECONDS | timer SECONDS";
     let seconds = |i: usize| -> u64 { args.get(i).and_then(|s| s.parse().ok()).expect(usage) };
     match args.get(1).map(String::as_str) {
         Some("buffered") => {
@@ -164,6 +172,10 @@ fn main() {
         Some("incr") => {
             let mut conn = RedisConn::new(loopback(args.get(2).expect(usage)));
             let (histogram, elapsed) = run(seconds(3), || conn.incr());
+            report(histogram, elapsed);
+        }
+        Some("timer") => {
+            let (histogram, elapsed) = run(seconds(2), || std::hint::black_box(()));
             report(histogram, elapsed);
         }
         _ => panic!("{usage}"),
