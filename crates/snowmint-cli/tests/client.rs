@@ -311,6 +311,17 @@ fn a_server_not_ready_is_skipped_until_it_is_ready_again() {
     let a = spawn_logged(cmd);
     let (status, ready) = a.get("/readyz");
     assert_eq!(status, 503, "{ready}");
+    // Alone, A's refusal is the error, in its own words.
+    let alone = Client::builder()
+        .endpoints([http_url(&a)])
+        .transport(Transport::Http)
+        .build_blocking()
+        .unwrap();
+    let err = alone.next_id().unwrap_err().to_string();
+    let prefix = format!("no endpoint gave ids: {} (not ready: ", http_url(&a));
+    assert!(err.starts_with(&prefix), "{err}");
+    assert!(err.contains("behind the high-water mark"), "{err}");
+    drop(alone);
     let mut b = start(state_b.path(), &["--worker", "2"]);
     let client = Client::builder()
         .endpoints([http_url(&a), http_url(&b)])
@@ -323,7 +334,10 @@ fn a_server_not_ready_is_skipped_until_it_is_ready_again() {
         .collect();
     assert!(all.iter().all(|&id| worker(id) == 2), "an id from A");
     let refused = requests(&a, "http", "/v1/ids", 503);
-    assert_eq!(refused, 1, "A was called again while B served");
+    assert_eq!(
+        refused, 2,
+        "A was called again while B served (once by the client alone)"
+    );
     let stats = client.stats();
     assert_eq!(stats.failovers, 1, "{stats:?}");
 

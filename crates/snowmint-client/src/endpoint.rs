@@ -190,6 +190,40 @@ fn check(ids: Vec<u64>, count: usize) -> Result<Vec<u64>, CallError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Builder;
+
+    #[tokio::test]
+    async fn a_round_starts_at_the_current_endpoint_and_tries_those_failing_lately_last() {
+        let settings = Builder::default()
+            .endpoints([
+                "http://127.0.0.1:1",
+                "http://127.0.0.1:2",
+                "http://127.0.0.1:3",
+            ])
+            .check()
+            .unwrap();
+        let mut endpoints = Endpoints::new(&settings).unwrap();
+        let now = Instant::now();
+        assert_eq!(endpoints.order(now), vec![0, 1, 2]);
+        endpoints.current = 1;
+        assert_eq!(
+            endpoints.order(now),
+            vec![1, 2, 0],
+            "from the current, in turn"
+        );
+        endpoints.list[2].skip_until = Some(now + Duration::from_secs(2));
+        endpoints.list[1].skip_until = Some(now + Duration::from_secs(1));
+        assert_eq!(
+            endpoints.order(now),
+            vec![0, 1, 2],
+            "the soonest back first"
+        );
+        assert_eq!(
+            endpoints.order(now + Duration::from_secs(1)),
+            vec![1, 0, 2],
+            "back in turn once its time is over"
+        );
+    }
 
     #[test]
     fn a_batch_that_breaks_a_promise_is_refused_with_the_reason() {
