@@ -24,7 +24,8 @@
 //!
 //! The client holds two batches: the one it hands ids out of and the one fetched behind
 //! it. Taking an id is one `fetch_add` on the current batch's cursor and one reading of the
-//! monotonic clock; no lock, no queue. When less than [`refill_below`](Builder::refill_below)
+//! monotonic clock; no lock, no queue (the batch itself is read through `arc-swap`, whose
+//! load takes no lock either). When less than [`refill_below`](Builder::refill_below)
 //! of the current batch is left (90% by default: the next batch is asked for once a tenth
 //! of the current one is used, as Leaf does), a background task fetches the next batch with
 //! one `NextBatch` call (or `GET /v1/ids`). When the current batch is used up, the next
@@ -126,3 +127,8 @@ pub use client::Client;
 pub use error::{EndpointFailure, Error};
 pub use snowmint::Id;
 pub use stats::Stats;
+
+/// The crate's README examples, compiled as doctests so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
