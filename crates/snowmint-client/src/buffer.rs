@@ -416,7 +416,7 @@ mod tests {
     /// stale, batches fetched).
     fn simulate(rate: u64, secs: u64) -> (u64, u64, u64) {
         use std::future::Future;
-        use std::task::{Context, Poll, Waker};
+        use std::task::{Context, Waker};
 
         let t0 = Instant::now();
         let sizing = Sizing {
