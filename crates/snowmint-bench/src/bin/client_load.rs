@@ -2,7 +2,9 @@
 //! `GET /v1/id`, and through Redis `INCR`, on loopback only, bounded in time.
 //!
 //! ```text
-//! client_load buffered grpc|http ADDR[,ADDR...] SECONDS   snowmint-client's next_id
+//! client_load buffered grpc|http ADDR[,ADDR...] SECONDS [RATE]
+//!                                                         snowmint-client's next_id, as
+//!                                                         fast as it goes or RATE a second
 //! client_load per-id ADDR SECONDS                         GET /v1/id, one keep-alive connection
 //! client_load incr ADDR SECONDS                           Redis INCR, one connection
 //! client_load timer SECONDS                               nothing: the timer and the machine
@@ -86,17 +88,24 @@ impl Histogram {
     }
 }
 
-/// Calls `call` for `seconds`, timing each, after a second of untimed calls.
-fn run(seconds: u64, mut call: impl FnMut()) -> (Histogram, Duration) {
+/// Calls `call` for `seconds`, timing each, after a second of untimed calls; with a
+/// `rate`, each call waits (spinning on the clock, outside its timing) until it is due, so
+/// `rate` calls a second are made unless they cannot keep up.
+fn run(seconds: u64, rate: Option<f64>, mut call: impl FnMut()) -> (Histogram, Duration) {
+    let interval = rate.map(|r| Duration::from_secs_f64(1.0 / r));
     let warm = Instant::now();
+    let mut due = warm;
     while warm.elapsed() < WARM_UP {
+        pace(interval, &mut due);
         call();
     }
     let limit = Duration::from_secs(seconds.min(MAX_SECONDS));
     let mut histogram = Histogram::new();
     let start = Instant::now();
+    due = start;
     loop {
         for _ in 0..CHECK_EVERY {
+            pace(interval, &mut due);
             let before = Instant::now();
             call();
             let took = before.elapsed();
@@ -107,6 +116,17 @@ fn run(seconds: u64, mut call: impl FnMut()) -> (Histogram, Duration) {
         }
     }
     (histogram, start.elapsed())
+}
+
+/// Spins until `due`, then sets the next call's due time.
+#[inline]
+fn pace(interval: Option<Duration>, due: &mut Instant) {
+    if let Some(interval) = interval {
+        while Instant::now() < *due {
+            std::hint::spin_loop();
+        }
+        *due += interval;
+    }
 }
 
 fn report(mut histogram: Histogram, elapsed: Duration) {
@@ -138,7 +158,7 @@ fn loopback(addr: &str) -> SocketAddr {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: client_load buffered grpc|http ADDR[,ADDR...] SECONDS | per-id ADDR SECONDS | incr ADDR SECONDS | timer SECONDS";
+    let usage = "usage: client_load buffered grpc|http ADDR[,ADDR...] SECONDS [RATE] | per-id ADDR SECONDS | incr ADDR SECONDS | timer SECONDS";
     let seconds = |i: usize| -> u64 { args.get(i).and_then(|s| s.parse().ok()).expect(usage) };
     match args.get(1).map(String::as_str) {
         Some("buffered") => {
@@ -158,7 +178,8 @@ fn main() {
                 .transport(transport)
                 .build_blocking()
                 .expect("a client");
-            let (histogram, elapsed) = run(seconds(4), || {
+            let rate = args.get(5).map(|r| r.parse::<f64>().expect(usage));
+            let (histogram, elapsed) = run(seconds(4), rate, || {
                 std::hint::black_box(client.next_id().expect("an id"));
             });
             report(histogram, elapsed);
@@ -166,16 +187,16 @@ fn main() {
         }
         Some("per-id") => {
             let mut conn = HttpConn::new(loopback(args.get(2).expect(usage)));
-            let (histogram, elapsed) = run(seconds(3), || conn.id());
+            let (histogram, elapsed) = run(seconds(3), None, || conn.id());
             report(histogram, elapsed);
         }
         Some("incr") => {
             let mut conn = RedisConn::new(loopback(args.get(2).expect(usage)));
-            let (histogram, elapsed) = run(seconds(3), || conn.incr());
+            let (histogram, elapsed) = run(seconds(3), None, || conn.incr());
             report(histogram, elapsed);
         }
         Some("timer") => {
-            let (histogram, elapsed) = run(seconds(2), || std::hint::black_box(()));
+            let (histogram, elapsed) = run(seconds(2), None, || std::hint::black_box(()));
             report(histogram, elapsed);
         }
         _ => panic!("{usage}"),
