@@ -144,35 +144,11 @@ impl Buffer {
         }
     }
 
-    /// The slow path, after a take found nothing: retires the current batch, installs the
-    /// next, or asks for one. `waited` is the round count of the wait that came before, if
-    /// one did.
+    /// The slow path, after a take found nothing: moves the buffer on, or asks for a batch.
+    /// `waited` is the round count of the wait that came before, if one did.
     pub(crate) fn step(&self, now: Instant, waited: Option<u64>) -> Step {
         let mut state = self.lock();
-        let current = self.current.load_full();
-        if current.remaining() > 0 && now < current.expires() {
-            return Step::Retry; // another taker installed a batch meanwhile
-        }
-        if let Some(retired) = current.retire() {
-            self.account(&mut state, &current, retired, now);
-        }
-        if let Some(next) = state.next.take() {
-            if now >= next.expires() {
-                Counters::add(&self.counters.stale, next.remaining());
-                return Step::Retry;
-            }
-            if self.sizing.monotonic
-                && let Some(floor) = state.floor
-            {
-                Counters::add(&self.counters.out_of_order, next.skip_through(floor));
-            }
-            let skipped = next.refill_skipped();
-            state.installed = now;
-            state.endpoint = Some(next.endpoint());
-            state.spent = Some(self.current.swap(next));
-            if skipped {
-                self.wanted.notify_one();
-            }
+        if self.advance(&mut state, now) {
             return Step::Retry;
         }
         if let (Some(since), Some(failure)) = (waited, &state.failure)
@@ -182,6 +158,38 @@ impl Buffer {
         }
         self.wanted.notify_one();
         Step::Wait(state.rounds)
+    }
+
+    /// When the current batch is used up or stale, retires it and puts the batch behind in
+    /// its place, if that one is fresh. Whether the current batch may have fresh ids now.
+    fn advance(&self, state: &mut State, now: Instant) -> bool {
+        let current = self.current.load_full();
+        if current.remaining() > 0 && now < current.expires() {
+            return true;
+        }
+        if let Some(retired) = current.retire() {
+            self.account(state, &current, retired, now);
+        }
+        let Some(next) = state.next.take() else {
+            return false;
+        };
+        if now >= next.expires() {
+            Counters::add(&self.counters.stale, next.remaining());
+            return false;
+        }
+        if self.sizing.monotonic
+            && let Some(floor) = state.floor
+        {
+            Counters::add(&self.counters.out_of_order, next.skip_through(floor));
+        }
+        let skipped = next.refill_skipped();
+        state.installed = now;
+        state.endpoint = Some(next.endpoint());
+        state.spent = Some(self.current.swap(next));
+        if skipped {
+            self.wanted.notify_one();
+        }
+        true
     }
 
     /// Counts what a retired batch left and sizes the next batch by how long this one
@@ -225,9 +233,11 @@ impl Buffer {
         wanted.then_some(batch)
     }
 
-    /// Ends a round of calls: its batch goes behind the current one (in place of a staler
-    /// one), or its failure is kept for the takes waiting on it.
-    pub(crate) fn deliver(&self, outcome: Result<Segment, Error>) {
+    /// Ends a round of calls at `now`: its batch goes behind the current one (in place of
+    /// a stale one), or its failure is kept for the takes waiting on it. A batch that
+    /// arrives when the current one is used up takes its place at once, so the refill task
+    /// can ask for the next without waiting for a take to install it.
+    pub(crate) fn deliver(&self, outcome: Result<Segment, Error>, now: Instant) {
         let mut state = self.lock();
         state.rounds += 1;
         match outcome {
@@ -237,6 +247,7 @@ impl Buffer {
                     Counters::add(&self.counters.stale, old.remaining());
                 }
                 state.failure = None;
+                self.advance(&mut state, now);
             }
             Err(failure) => {
                 self.counters.failed_rounds.fetch_add(1, Relaxed);
@@ -297,7 +308,9 @@ mod tests {
         let b = buffer(false, t0);
         assert!(matches!(take(&b, t0), Err(Step::Wait(0))));
         assert_eq!(b.wanted_batch(t0), Some(4), "the smallest batch first");
-        b.deliver(Ok(batch(100..104, t0, 0)));
+        b.deliver(Ok(batch(100..104, t0, 0)), t0);
+        // Put in place at once, so the next is wanted without waiting for a take.
+        assert_eq!(b.wanted_batch(t0), Some(4), "the slot behind is free");
         let got: Vec<u64> = (0..4).map(|_| take(&b, t0).unwrap()).collect();
         assert_eq!(got, vec![100, 101, 102, 103]);
         let stats = b.stats(&["a".into()]);
@@ -312,7 +325,7 @@ mod tests {
         let Err(Step::Wait(round)) = take(&b, t0) else {
             panic!("nothing buffered")
         };
-        b.deliver(Err(Error::NoEndpoints));
+        b.deliver(Err(Error::NoEndpoints), t0);
         match b.step(t0, Some(round)) {
             Step::Failed(Error::NoEndpoints) => {}
             _ => panic!("the round's failure"),
@@ -325,9 +338,9 @@ mod tests {
     fn stale_ids_are_thrown_away_and_counted_never_handed_out() {
         let t0 = Instant::now();
         let b = buffer(false, t0);
-        b.deliver(Ok(batch(0..10, t0, 0)));
+        b.deliver(Ok(batch(0..10, t0, 0)), t0);
         assert_eq!(take(&b, t0).ok(), Some(0));
-        b.deliver(Ok(batch(10..20, t0 + AGE / 2, 0)));
+        b.deliver(Ok(batch(10..20, t0 + AGE / 2, 0)), t0 + AGE / 2);
         // At the max age of the first batch: its 9 ids left go, the second batch serves.
         assert_eq!(take(&b, t0 + AGE).ok(), Some(10));
         assert_eq!(b.stats(&[]).discarded_stale, 9);
@@ -340,7 +353,7 @@ mod tests {
     fn a_batch_gone_stale_while_waiting_behind_is_thrown_away_whole() {
         let t0 = Instant::now();
         let b = buffer(false, t0);
-        b.deliver(Ok(batch(0..10, t0, 0)));
+        b.deliver(Ok(batch(0..10, t0, 0)), t0);
         assert!(matches!(take(&b, t0 + AGE), Err(Step::Wait(_))));
         assert_eq!(b.stats(&[]).discarded_stale, 10);
     }
@@ -349,19 +362,19 @@ mod tests {
     fn monotonic_skips_a_later_batch_at_or_below_the_last_id_taken() {
         let t0 = Instant::now();
         let b = buffer(true, t0);
-        b.deliver(Ok(batch([100, 101, 102, 103], t0, 0)));
+        b.deliver(Ok(batch([100, 101, 102, 103], t0, 0)), t0);
         for want in 100..104 {
             assert_eq!(take(&b, t0).ok(), Some(want));
         }
         // A failover to a server whose clock is behind: its first ids are lower.
-        b.deliver(Ok(batch([98, 99, 103, 104, 105], t0, 1)));
+        b.deliver(Ok(batch([98, 99, 103, 104, 105], t0, 1)), t0);
         assert_eq!(take(&b, t0).ok(), Some(104));
         assert_eq!(b.stats(&[]).discarded_out_of_order, 3);
 
         let plain = buffer(false, t0);
-        plain.deliver(Ok(batch([100], t0, 0)));
+        plain.deliver(Ok(batch([100], t0, 0)), t0);
         assert_eq!(take(&plain, t0).ok(), Some(100));
-        plain.deliver(Ok(batch([98], t0, 1)));
+        plain.deliver(Ok(batch([98], t0, 1)), t0);
         assert_eq!(
             take(&plain, t0).ok(),
             Some(98),
@@ -379,14 +392,14 @@ mod tests {
         for _ in 0..6 {
             let size = b.wanted_batch(now).unwrap();
             sizes.push(size);
-            b.deliver(Ok(batch(next_id..next_id + size as u64, now, 0)));
+            b.deliver(Ok(batch(next_id..next_id + size as u64, now, 0)), now);
             next_id += size as u64;
             while take(&b, now).is_ok() {}
             now += Duration::from_millis(1);
         }
         assert_eq!(sizes, vec![4, 8, 16, 32, 64, 64], "up to max_batch");
         // A batch left to go stale: half the size next time.
-        b.deliver(Ok(batch(next_id..next_id + 64, now, 0)));
+        b.deliver(Ok(batch(next_id..next_id + 64, now, 0)), now);
         assert!(take(&b, now).is_ok());
         assert!(take(&b, now + AGE).is_err());
         assert_eq!(b.wanted_batch(now + AGE), Some(32));
@@ -396,17 +409,17 @@ mod tests {
     fn a_fresh_batch_behind_is_kept_and_a_stale_one_fetched_again() {
         let t0 = Instant::now();
         let b = buffer(false, t0);
-        b.deliver(Ok(batch(0..10, t0, 0)));
+        b.deliver(Ok(batch(0..10, t0, 0)), t0);
         assert_eq!(take(&b, t0).ok(), Some(0));
         assert_eq!(b.wanted_batch(t0), Some(4), "nothing behind");
-        b.deliver(Ok(batch(10..20, t0, 0)));
+        b.deliver(Ok(batch(10..20, t0, 0)), t0);
         assert_eq!(b.wanted_batch(t0 + AGE / 2), None, "a fresh batch behind");
         assert_eq!(b.wanted_batch(t0 + AGE), Some(4), "a stale batch behind");
-        b.deliver(Ok(batch(20..30, t0 + AGE, 0)));
+        b.deliver(Ok(batch(20..30, t0 + AGE, 0)), t0 + AGE);
         assert_eq!(
             b.stats(&[]).discarded_stale,
-            10,
-            "the stale batch, replaced"
+            19,
+            "the stale batch behind, replaced, and the 9 ids left of the current one"
         );
         assert_eq!(take(&b, t0 + AGE).ok(), Some(20));
     }
@@ -429,7 +442,7 @@ mod tests {
         let mut next_id = 0;
         let refill = |now: Instant, next_id: &mut u64| {
             while let Some(n) = b.wanted_batch(now) {
-                b.deliver(Ok(batch(*next_id..*next_id + n as u64, now, 0)));
+                b.deliver(Ok(batch(*next_id..*next_id + n as u64, now, 0)), now);
                 *next_id += n as u64;
             }
         };

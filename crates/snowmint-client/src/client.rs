@@ -82,7 +82,7 @@ impl Client {
                     while let Some(count) = buffer.wanted_batch(Instant::now()) {
                         let outcome = endpoints.round(count, &buffer.counters).await;
                         let failed = outcome.is_err();
-                        buffer.deliver(outcome);
+                        buffer.deliver(outcome, Instant::now());
                         if failed {
                             break; // the next take that finds nothing asks again
                         }
