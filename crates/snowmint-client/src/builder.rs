@@ -44,8 +44,9 @@ pub enum Transport {
 /// use std::time::Duration;
 /// use snowmint_client::{Client, Transport};
 ///
+/// // Connections are made at the first call, not here.
 /// let client = Client::builder()
-///     .endpoints(["http://10.0.0.1:50051", "http://10.0.0.2:50051"])
+///     .endpoints(["http://127.0.0.1:50051", "http://127.0.0.1:50052"])
 ///     .timeout(Duration::from_millis(200))
 ///     .max_age(Duration::from_millis(500))
 ///     .batch_sizes(256, 50_000)
