@@ -1,33 +1,16 @@
 //! The HTTP API, called through the router without a socket: every endpoint, and bad input
 //! for each.
 
+mod support;
+
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use snowmint::{Id, Layout};
-use snowmint_server::{AppState, Config, IdSource, Settings, router};
+use snowmint_server::router;
+use support::{Server, server};
 use tower::ServiceExt;
-
-struct Server {
-    state: AppState,
-    _dir: tempfile::TempDir,
-}
-
-async fn server(extra: &str) -> Server {
-    let dir = tempfile::tempdir().unwrap();
-    let toml = format!(
-        "state_dir = {:?}\ndatacenter = 2\nworker = 5\n{extra}",
-        dir.path()
-    );
-    let config =
-        Config::try_from(Settings::from_toml(&toml, "test.toml".as_ref()).unwrap()).unwrap();
-    let source = IdSource::start(&config).await.unwrap();
-    Server {
-        state: AppState::for_config(source, &config),
-        _dir: dir,
-    }
-}
 
 struct Answer {
     status: StatusCode,

@@ -2,9 +2,11 @@
 //! written and replies read with the `thrift` crate's binary protocol, as a client built
 //! from the IDL would. The framed transport over a socket is tried in the CLI's tests.
 
+mod support;
+
 use snowmint::{Id, Layout};
 use snowmint_server::thrift::{self as snowflake, Reply};
-use snowmint_server::{AppState, Config, IdSource, Settings};
+use support::{Server, server};
 use thrift::protocol::{
     TBinaryInputProtocol, TBinaryOutputProtocol, TFieldIdentifier, TInputProtocol,
     TMessageIdentifier, TMessageType, TOutputProtocol, TStructIdentifier, TType,
@@ -13,26 +15,6 @@ use thrift::{ApplicationError, ApplicationErrorKind};
 
 const RULE: &str =
     "does not match [a-zA-Z][a-zA-Z0-9-]*: a letter, then letters, digits and dashes";
-
-struct Server {
-    state: AppState,
-    _dir: tempfile::TempDir,
-}
-
-async fn server(extra: &str) -> Server {
-    let dir = tempfile::tempdir().unwrap();
-    let toml = format!(
-        "state_dir = {:?}\ndatacenter = 2\nworker = 5\n{extra}",
-        dir.path()
-    );
-    let config =
-        Config::try_from(Settings::from_toml(&toml, "test.toml".as_ref()).unwrap()).unwrap();
-    let source = IdSource::start(&config).await.unwrap();
-    Server {
-        state: AppState::for_config(source, &config),
-        _dir: dir,
-    }
-}
 
 /// A call to `method` with sequence number `seq`, and `agent` as field 1 if given.
 fn call_message(method: &str, seq: i32, agent: Option<&[u8]>) -> Vec<u8> {
