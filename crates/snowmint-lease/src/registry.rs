@@ -127,6 +127,15 @@ pub enum LeaseError {
 }
 
 impl LeaseError {
+    /// [`LeaseError::Lost`] for `lease`, with the registry's `reason`.
+    pub(crate) fn lost(lease: &Lease, reason: impl Into<String>) -> LeaseError {
+        LeaseError::Lost {
+            datacenter: lease.datacenter,
+            worker: lease.worker,
+            reason: reason.into(),
+        }
+    }
+
     /// [`LeaseError::Unavailable`] with `message` and no cause.
     pub(crate) fn unavailable(backend: &'static str, message: impl Into<String>) -> LeaseError {
         LeaseError::Unavailable {

@@ -48,11 +48,7 @@ impl FileRegistry {
         self.held()
             .get(&(lease.datacenter, lease.worker))
             .cloned()
-            .ok_or_else(|| LeaseError::Lost {
-                datacenter: lease.datacenter,
-                worker: lease.worker,
-                reason: "this process no longer holds its file".into(),
-            })
+            .ok_or_else(|| LeaseError::lost(lease, "this process no longer holds its file"))
     }
 }
 

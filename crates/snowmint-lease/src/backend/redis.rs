@@ -372,11 +372,7 @@ impl Registry for RedisRegistry {
             0 => "its TTL ended",
             _ => "another holder took it over after its TTL ended",
         };
-        Err(LeaseError::Lost {
-            datacenter: lease.datacenter,
-            worker: lease.worker,
-            reason: reason.into(),
-        })
+        Err(LeaseError::lost(lease, reason))
     }
 
     /// Sets the mark to `high_water_ms`, which may lower this holder's reservation (nothing

@@ -175,11 +175,7 @@ impl EtcdRegistry {
         lease: &Lease,
         high_water_ms: u64,
     ) -> Result<(), LeaseError> {
-        let lost = |reason: String| LeaseError::Lost {
-            datacenter: lease.datacenter,
-            worker: lease.worker,
-            reason,
-        };
+        let lost = |reason: String| LeaseError::lost(lease, reason);
         if self.keepalive(lease.token).await? <= 0 {
             return Err(lost(format!("etcd lease {:x} has expired", lease.token)));
         }

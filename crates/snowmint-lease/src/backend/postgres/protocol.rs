@@ -180,11 +180,7 @@ impl PostgresRegistry {
                 Some(now) => format!("it expired and {now} holds it now"),
             },
         };
-        Err(LeaseError::Lost {
-            datacenter: lease.datacenter,
-            worker: lease.worker,
-            reason,
-        })
+        Err(LeaseError::lost(lease, reason))
     }
 
     pub(super) async fn release_on(

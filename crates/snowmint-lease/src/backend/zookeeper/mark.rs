@@ -17,11 +17,7 @@ impl ZooKeeperRegistry {
         lease: &Lease,
         high_water_ms: u64,
     ) -> Result<(), LeaseError> {
-        let lost = |reason: String| LeaseError::Lost {
-            datacenter: lease.datacenter,
-            worker: lease.worker,
-            reason,
-        };
+        let lost = |reason: String| LeaseError::lost(lease, reason);
         let Some(session) = session::find(&self.sessions, lease) else {
             return Err(lost(format!(
                 "zookeeper session {:#x} is closed",
