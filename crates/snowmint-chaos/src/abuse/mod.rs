@@ -31,11 +31,13 @@ use anyhow::Context;
 
 use self::flood::Oversized;
 use self::report::{Row, Saw};
-use self::server::Serve;
+use self::server::{Sample, Serve};
 
 /// Descriptors the tool needs beyond its attack connections: the client's, the log's, the
 /// standard ones, with room to spare.
 const FD_MARGIN: u64 = 256;
+/// How often the server's memory, threads and descriptors are sampled during a window.
+const SAMPLE_EVERY: Duration = Duration::from_millis(250);
 /// How long the server may take to let go of one attack's connections before the next.
 const SETTLE: Duration = Duration::from_secs(10);
 
@@ -201,14 +203,27 @@ fn run_one(serve: &Serve, args: &Args, attack: Attack) -> Row {
     };
     // The window starts once the attack is in place.
     let _ = started.recv();
+    let sampler = {
+        let (process, stop) = (serve.process(), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let mut peak = Sample::default();
+            while !stop.load(Ordering::Relaxed) {
+                let now = process.sample();
+                peak.rss_kb = peak.rss_kb.max(now.rss_kb);
+                peak.threads = peak.threads.max(now.threads);
+                peak.fds = peak.fds.max(now.fds);
+                std::thread::sleep(SAMPLE_EVERY);
+            }
+            peak
+        })
+    };
     let fared = client::measure(http, args.rate, window, usize::MAX, &stop);
+    stop.store(true, Ordering::Relaxed);
+    let peak = sampler.join().unwrap_or_default();
     let server = format!(
         "{} kB RSS, {} threads, {} fds",
-        serve.proc_status("VmRSS").unwrap_or(0),
-        serve.proc_status("Threads").unwrap_or(0),
-        serve.open_fds().unwrap_or(0)
+        peak.rss_kb, peak.threads, peak.fds
     );
-    stop.store(true, Ordering::Relaxed);
     let saw = attacker.join().unwrap_or_else(|_| Saw {
         text: "the attacker panicked".into(),
     });

@@ -21,7 +21,7 @@ pub struct Row {
     pub saw: Saw,
     /// How the well-behaved client fared meanwhile.
     pub fared: Fared,
-    /// The server's resident memory and threads at the end of the attack.
+    /// The server's peak resident memory, threads and descriptors during the window.
     pub server: String,
 }
 
@@ -65,7 +65,7 @@ pub fn count_kinds<'a>(kinds: impl IntoIterator<Item = &'a str>) -> String {
 /// The table.
 pub fn markdown(rows: &[Row]) -> String {
     let mut out = String::from(
-        "| attack | what the attacker saw | client requests | client errors | p50 ms | p99 ms | max ms | server at the end |\n\
+        "| attack | what the attacker saw | client requests | client errors | p50 ms | p99 ms | max ms | server at its peak |\n\
          |---|---|---:|---|---:|---:|---:|---|\n",
     );
     for row in rows {

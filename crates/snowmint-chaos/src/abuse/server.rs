@@ -103,19 +103,9 @@ impl Serve {
         })
     }
 
-    /// A number from the process's `/proc` status, such as `Threads` or `VmRSS` (in kB).
-    pub fn proc_status(&self, field: &str) -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
-            .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
-    }
-
-    /// Descriptors the process has open.
-    pub fn open_fds(&self) -> Option<u64> {
-        let dir = std::fs::read_dir(format!("/proc/{}/fd", self.child.id())).ok()?;
-        Some(dir.count() as u64)
+    /// The server's process, to sample from another thread.
+    pub fn process(&self) -> Process {
+        Process(self.child.id())
     }
 
     /// The value of the metric line that starts with `prefix` (name and labels).
@@ -161,4 +151,40 @@ pub fn get(addr: SocketAddr, path: &str) -> std::io::Result<(u16, String)> {
         .map(|(_, b)| b.to_string())
         .unwrap_or_default();
     Ok((status, body))
+}
+
+/// The server's process, by pid: what `/proc` says of it.
+#[derive(Debug, Clone, Copy)]
+pub struct Process(u32);
+
+/// What one look at the process found.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sample {
+    /// Resident memory, kB.
+    pub rss_kb: u64,
+    /// Threads.
+    pub threads: u64,
+    /// Open descriptors.
+    pub fds: u64,
+}
+
+impl Process {
+    /// A number from the process's status, such as `Threads` or `VmRSS` (in kB).
+    fn status(self, field: &str) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.0)).ok()?;
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+            .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+    }
+
+    /// Its memory, threads and descriptors now; zeros once it is gone.
+    pub fn sample(self) -> Sample {
+        let fds = std::fs::read_dir(format!("/proc/{}/fd", self.0)).map_or(0, Iterator::count);
+        Sample {
+            rss_kb: self.status("VmRSS").unwrap_or(0),
+            threads: self.status("Threads").unwrap_or(0),
+            fds: fds as u64,
+        }
+    }
 }
