@@ -7,6 +7,8 @@
 #[path = "support/grpc.rs"]
 mod running;
 
+use std::time::Duration;
+
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use snowmint_server::grpc::proto::id_service_client::IdServiceClient;
@@ -17,7 +19,7 @@ use snowmint_server::grpc::proto::{
 use tonic::transport::Channel;
 use tonic::{Code, Status};
 
-use running::{Running, raw_call, start};
+use running::{Running, raw_call, raw_stream, start};
 
 /// The server's `max_batch` (see [`start`]).
 const MAX_BATCH: u64 = 50_000;
@@ -25,6 +27,8 @@ const MAX_BATCH: u64 = 50_000;
 const CASES: u32 = 1000;
 /// Messages read from a stream before the client leaves it (an endless one never ends).
 const STREAM_MESSAGES: usize = 3;
+/// The longest a case may take: a call the server holds longer is a failure, not a hang.
+const CASE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One call of one method.
 #[derive(Debug, Clone)]
@@ -147,11 +151,19 @@ fn check_refusal(call: &Call, status: &Status) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// How the calls ended, for the figures a run prints.
+#[derive(Debug, Default)]
+struct Tally {
+    answered: u64,
+    refused: std::collections::BTreeMap<String, u64>,
+}
+
 /// Makes `call`, and checks what came back.
 async fn run(
     client: &mut IdServiceClient<Channel>,
     server: &Running,
     call: &Call,
+    tally: &std::sync::Mutex<Tally>,
 ) -> Result<(), TestCaseError> {
     let answer = match call.clone() {
         Call::Next => client.next(NextRequest {}).await.map(drop),
@@ -180,10 +192,17 @@ async fn run(
             assert!(serials.windows(2).all(|w| w[0] < w[1]), "{serials:?}");
         }),
         Call::DecodeSerial(request) => client.decode_serial(request).await.map(drop),
+        // A unary call of a streaming method would read an endless answer to its end.
+        Call::Raw("Stream", bytes) => raw_stream(server, bytes, STREAM_MESSAGES).await.map(drop),
         Call::Raw(method, bytes) => raw_call(server, method, bytes).await.map(drop),
     };
-    if let Err(status) = answer {
-        check_refusal(call, &status)?;
+    match answer {
+        Ok(()) => tally.lock().unwrap().answered += 1,
+        Err(status) => {
+            let code = format!("{:?}", status.code());
+            *tally.lock().unwrap().refused.entry(code).or_default() += 1;
+            check_refusal(call, &status)?;
+        }
     }
     // The server goes on serving.
     let next = client.next(NextRequest {}).await;
@@ -205,12 +224,22 @@ fn any_message_to_any_method_is_answered_or_refused_in_the_servers_words() {
         failure_persistence: None,
         ..Config::default()
     });
+    let tally = std::sync::Mutex::new(Tally::default());
     let outcome = runner.run(&call(), |call| {
         let mut client = client.clone();
-        runtime.block_on(run(&mut client, &server, &call))
+        let case = run(&mut client, &server, &call, &tally);
+        runtime
+            .block_on(async { tokio::time::timeout(CASE_TIMEOUT, case).await })
+            .unwrap_or_else(|_| {
+                Err(TestCaseError::fail(format!(
+                    "no answer within {CASE_TIMEOUT:?}"
+                )))
+            })
     });
     runtime.block_on(server.stop());
     if let Err(failure) = outcome {
         panic!("{failure}");
     }
+    // The figures, for `--nocapture`.
+    eprintln!("grpc_props: {:?}", tally.into_inner().unwrap());
 }

@@ -135,3 +135,32 @@ pub async fn raw_call(
         .await
         .map(tonic::Response::into_inner)
 }
+
+/// One call of the server-streaming `Stream` with `body` as the request message's bytes:
+/// the first `messages` messages of the answer at most, then the client leaves.
+pub async fn raw_stream(
+    server: &Running,
+    body: Vec<u8>,
+    messages: usize,
+) -> Result<Vec<Vec<u8>>, tonic::Status> {
+    let channel = Channel::from_shared(format!("http://{}", server.addr))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready().await.unwrap();
+    let path = "/snowmint.v1.IdService/Stream".parse().unwrap();
+    let mut stream = grpc
+        .server_streaming(tonic::Request::new(body), path, RawCodec)
+        .await?
+        .into_inner();
+    let mut received = Vec::new();
+    while received.len() < messages {
+        match stream.message().await? {
+            Some(message) => received.push(message),
+            None => break,
+        }
+    }
+    Ok(received)
+}
