@@ -48,6 +48,40 @@ pub enum ApiError {
 }
 
 impl ApiError {
+    /// The longest message a refusal carries, in bytes. A message quotes what the request
+    /// sent, and a gRPC message travels in a trailer, percent-encoded to up to three bytes
+    /// a byte: quoting a 16 KiB request whole would pass the 16 KiB header list that
+    /// clients accept by default, and the client would see a protocol error instead of the
+    /// refusal. 1 KiB names any problem; every protocol cuts at the same place, so they
+    /// still refuse a request in the same words.
+    pub const MAX_MESSAGE_BYTES: usize = 1024;
+
+    /// The message a client gets: the error's text, cut at [`ApiError::MAX_MESSAGE_BYTES`]
+    /// (at a character boundary) with a note of how long it was.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_server::ApiError;
+    ///
+    /// let short = ApiError::BadRequest("count \"0\" is out of range".into());
+    /// assert_eq!(short.message(), "count \"0\" is out of range");
+    /// let long = ApiError::BadRequest("x".repeat(5000));
+    /// assert_eq!(long.message(), format!("{}... (cut at 1024 of 5000 bytes)", "x".repeat(1024)));
+    /// ```
+    #[must_use]
+    pub fn message(&self) -> String {
+        let text = self.to_string();
+        if text.len() <= Self::MAX_MESSAGE_BYTES {
+            return text;
+        }
+        let mut cut = Self::MAX_MESSAGE_BYTES;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        format!("{}... (cut at {cut} of {} bytes)", &text[..cut], text.len())
+    }
+
     /// The HTTP status.
     #[must_use]
     pub fn status(&self) -> StatusCode {
@@ -114,14 +148,14 @@ impl From<IssueError> for ApiError {
 
 impl From<ApiError> for tonic::Status {
     fn from(err: ApiError) -> tonic::Status {
-        tonic::Status::new(err.code(), err.to_string())
+        tonic::Status::new(err.code(), err.message())
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = crate::http::ErrorBody {
-            error: self.to_string(),
+            error: self.message(),
         };
         (self.status(), Json(body)).into_response()
     }

@@ -14,6 +14,7 @@ use crate::issue::{
 };
 use crate::{ApiError, AppState};
 
+mod bound;
 mod codec;
 
 /// Types generated from `proto/snowmint/v1/id.proto`, client and server.
@@ -278,5 +279,7 @@ pub fn router(state: AppState) -> axum::Router {
     let service = IdServiceServer::new(Service::new(state.clone()))
         .max_decoding_message_size(crate::MAX_BODY_BYTES);
     let service = InterceptedService::new(service, authorize(state));
-    tonic::service::Routes::new(service).into_axum_router()
+    tonic::service::Routes::new(service)
+        .into_axum_router()
+        .layer(axum::middleware::from_fn(bound::messages))
 }

@@ -264,7 +264,7 @@ fn refuse(
 ) -> Reply {
     let code = refusal.error.code() as u16;
     state.metrics.record("thrift", route, code, start.elapsed());
-    let error = ApplicationError::new(refusal.kind, refusal.error.to_string());
+    let error = ApplicationError::new(refusal.kind, refusal.error.message());
     let message = encode(header, TMessageType::Exception, |out| {
         thrift::Error::write_application_error_to_out_protocol(&error, out)
     });

@@ -1,75 +1,15 @@
 //! The gRPC service over a real loopback socket, from a real tonic client.
 
-use std::time::Duration;
+#[path = "support/grpc.rs"]
+mod running;
 
 use snowmint::{Id, Layout};
-use snowmint_server::grpc::proto::id_service_client::IdServiceClient;
 use snowmint_server::grpc::proto::{
     DecodeRequest, DecodeSerialRequest, NextBatchRequest, NextRequest, NextSerialsRequest,
     SerialFormat, StreamRequest,
 };
-use snowmint_server::{AppState, Config, IdSource, Listeners, Settings, run};
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
-use tonic::transport::Channel;
 
-struct Running {
-    addr: std::net::SocketAddr,
-    http: std::net::SocketAddr,
-    stop: Option<oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<()>,
-    _dir: tempfile::TempDir,
-}
-
-impl Running {
-    async fn client(&self) -> IdServiceClient<Channel> {
-        IdServiceClient::connect(format!("http://{}", self.addr))
-            .await
-            .unwrap()
-    }
-
-    async fn stop(mut self) {
-        let _ = self.stop.take().unwrap().send(());
-        tokio::time::timeout(Duration::from_secs(10), &mut self.task)
-            .await
-            .expect("stopped within the grace period")
-            .unwrap();
-    }
-}
-
-async fn start(extra: &str) -> Running {
-    let dir = tempfile::tempdir().unwrap();
-    let toml = format!(
-        "state_dir = {:?}\nworker = 9\nmax_batch = 50000\n{extra}",
-        dir.path()
-    );
-    let config = Config::try_from(Settings::from_toml(&toml, "t.toml".as_ref()).unwrap()).unwrap();
-    let state = AppState::for_config(IdSource::start(&config).await.unwrap(), &config);
-    let http = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let grpc = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = grpc.local_addr().unwrap();
-    let http_addr = http.local_addr().unwrap();
-    let (tx, rx) = oneshot::channel();
-    let task = tokio::spawn(async move {
-        let listeners = Listeners {
-            http,
-            grpc: Some(grpc),
-            thrift: None,
-        };
-        run(listeners, state, Duration::from_secs(5), async {
-            let _ = rx.await;
-        })
-        .await
-        .unwrap();
-    });
-    Running {
-        addr,
-        http: http_addr,
-        stop: Some(tx),
-        task,
-        _dir: dir,
-    }
-}
+use running::{Running, raw_call, start};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn next_batch_stream_and_decode() {
@@ -449,66 +389,6 @@ async fn a_count_past_32_bits_is_refused_as_itself() {
     server.stop().await;
 }
 
-/// Sends and receives message bytes as they are, to speak protobuf badly or the old way.
-#[derive(Debug, Clone, Default)]
-struct RawCodec;
-
-impl tonic::codec::Codec for RawCodec {
-    type Encode = Vec<u8>;
-    type Decode = Vec<u8>;
-    type Encoder = RawCodec;
-    type Decoder = RawCodec;
-
-    fn encoder(&mut self) -> RawCodec {
-        RawCodec
-    }
-
-    fn decoder(&mut self) -> RawCodec {
-        RawCodec
-    }
-}
-
-impl tonic::codec::Encoder for RawCodec {
-    type Item = Vec<u8>;
-    type Error = tonic::Status;
-
-    fn encode(
-        &mut self,
-        item: Vec<u8>,
-        buf: &mut tonic::codec::EncodeBuf<'_>,
-    ) -> Result<(), tonic::Status> {
-        prost::bytes::BufMut::put_slice(buf, &item);
-        Ok(())
-    }
-}
-
-impl tonic::codec::Decoder for RawCodec {
-    type Item = Vec<u8>;
-    type Error = tonic::Status;
-
-    fn decode(
-        &mut self,
-        buf: &mut tonic::codec::DecodeBuf<'_>,
-    ) -> Result<Option<Vec<u8>>, tonic::Status> {
-        use prost::bytes::Buf;
-        Ok(Some(buf.copy_to_bytes(buf.remaining()).to_vec()))
-    }
-}
-
-async fn raw_call(server: &Running, method: &str, body: Vec<u8>) -> Result<Vec<u8>, tonic::Status> {
-    let channel = Channel::from_shared(format!("http://{}", server.addr))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let mut grpc = tonic::client::Grpc::new(channel);
-    grpc.ready().await.unwrap();
-    let path = format!("/snowmint.v1.IdService/{method}").parse().unwrap();
-    grpc.unary(tonic::Request::new(body), path, RawCodec)
-        .await
-        .map(tonic::Response::into_inner)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_protobuf_is_the_clients_error() {
     use prost::Message;
@@ -552,11 +432,11 @@ async fn malformed_protobuf_is_the_clients_error() {
     let err = raw_call(&server, "NextSerials", big.encode_to_vec())
         .await
         .unwrap_err();
-    assert_eq!(err.code(), tonic::Code::OutOfRange, "{err:?}");
-    assert!(
-        err.message().contains("the limit is: 16384 bytes"),
-        "{}",
-        err.message()
+    // Refused before it is read, as an HTTP body would be, in the server's words.
+    assert_eq!(err.code(), tonic::Code::ResourceExhausted, "{err:?}");
+    assert_eq!(
+        err.message(),
+        "request message is 20015 bytes, more than the 16384 this server accepts"
     );
     // And the server goes on serving.
     let mut client = server.client().await;
@@ -623,5 +503,45 @@ async fn responses_stay_within_the_budget() {
         err.message(),
         "template is 8122 bytes long, more than the 128 allowed"
     );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_that_quotes_a_long_request_still_reaches_the_client() {
+    let server = start("").await;
+    let mut client = server.client().await;
+    // 8,000 characters that the message quotes, each percent-encoded to three bytes in the
+    // grpc-message trailer: 24 KB, past the 16 KiB header list a client accepts.
+    let code = "<".repeat(8_000);
+    let err = client
+        .next_serials(NextSerialsRequest {
+            biz: code.clone(),
+            count: 1,
+            format: None,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument, "{err:?}");
+    let full = format!("business code {code:?} has '<' at position 0: use only A-Z and 0-9");
+    let cut = snowmint_server::ApiError::MAX_MESSAGE_BYTES;
+    assert_eq!(
+        err.message(),
+        format!("{}... (cut at {cut} of {} bytes)", &full[..cut], full.len())
+    );
+    // The same words over HTTP, where a request target of 8 KiB carries such a code too.
+    let http = http_error(
+        &server,
+        &format!("/v1/serials/{}?count=1", "%3C".repeat(2_000)),
+    )
+    .await;
+    let full = format!(
+        "business code {:?} has '<' at position 0: use only A-Z and 0-9",
+        "<".repeat(2_000)
+    );
+    assert_eq!(
+        http,
+        format!("{}... (cut at {cut} of {} bytes)", &full[..cut], full.len())
+    );
+    assert!(client.next(NextRequest {}).await.is_ok());
     server.stop().await;
 }

@@ -625,7 +625,7 @@ async fn openapi_describes_exactly_the_routes_that_answer() {
     assert_eq!(a.status, StatusCode::OK);
     let doc = a.json();
     assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
-    assert_eq!(a.body, snowmint_server::openapi_document());
+    assert_eq!(a.body, snowmint_server::openapi_document(100_000));
     let paths: Vec<String> = doc["paths"].as_object().unwrap().keys().cloned().collect();
     let expected = [
         "/",
@@ -741,6 +741,10 @@ async fn the_document_allows_exactly_the_names_the_server_reads() {
         "flickr",
         "twitter2",
         "insta",
+        // Custom layouts are read, but only those whose widths add up to 63 or 64, which no
+        // pattern can say: the document leaves them to its description.
+        "custom:0/0/0/0",
+        "custom:1/1/1/1",
     ];
     let checks = [
         ("/v1/ids", "format", "/v1/ids?count=1&format="),
@@ -765,6 +769,139 @@ async fn the_document_allows_exactly_the_names_the_server_reads() {
             );
         }
     }
+}
+
+/// The schema of parameter `name` of `path`'s GET, wherever it is, in the served document.
+fn param_schema(doc: &Value, path: &str, name: &str) -> Value {
+    let params = doc["paths"][path]["get"]["parameters"].as_array().unwrap();
+    params.iter().find(|p| p["name"] == name).unwrap()["schema"].clone()
+}
+
+#[tokio::test]
+async fn the_document_allows_exactly_the_zones_and_business_codes_the_server_reads() {
+    let s = server("").await;
+    let doc = get(&s, "/openapi.json").await.json();
+    let zones = [
+        "",
+        "Z",
+        "z",
+        "UTC",
+        "utc",
+        "Utc",
+        "UTC+1",
+        "GMT",
+        "+08:00",
+        "-05:30",
+        "+23:59",
+        "-23:59",
+        "+24:00",
+        "+23:60",
+        "+00:00",
+        "-00:00",
+        "+8",
+        "+0800",
+        "08:00",
+        "+08:0",
+        "+08:000",
+        "Asia/Shanghai",
+        " +08:00",
+        "+08:00 ",
+        "\u{ff0b}08:00",
+    ];
+    let path = "/v1/serials/{biz}";
+    for name in ["/v1/serials/{biz}", "/v1/serials/decode/{serial}"] {
+        let schema = param_schema(&doc, name, "tz");
+        assert_eq!(schema["type"], "string", "{name}");
+        assert_eq!(schema["pattern"], snowmint::serial::Zone::PATTERN, "{name}");
+    }
+    let pattern =
+        regex::Regex::new(param_schema(&doc, path, "tz")["pattern"].as_str().unwrap()).unwrap();
+    for zone in zones {
+        let query: String = form_urlencoded::byte_serialize(zone.as_bytes()).collect();
+        let a = get(&s, &format!("/v1/serials/PAY?count=1&tz={query}")).await;
+        assert_eq!(
+            pattern.is_match(zone),
+            a.status == StatusCode::OK,
+            "tz={zone:?}: {} {}",
+            a.status,
+            a.body
+        );
+    }
+    let codes = [
+        "",
+        "A",
+        "PAY",
+        "PAY2",
+        "0",
+        "0123456789ABCDEF",
+        "0123456789ABCDEFG",
+        "pay",
+        "Pay",
+        "PA-Y",
+        "PA Y",
+        "\u{c9}TE",
+    ];
+    let schema = param_schema(&doc, path, "biz");
+    let pattern = regex::Regex::new(schema["pattern"].as_str().unwrap()).unwrap();
+    for code in codes {
+        let segment: String = form_urlencoded::byte_serialize(code.as_bytes()).collect();
+        let a = get(&s, &format!("/v1/serials/{segment}?count=1")).await;
+        // An empty code is no route at all.
+        let accepted = a.status == StatusCode::OK;
+        assert_eq!(
+            pattern.is_match(code),
+            accepted,
+            "biz={code:?}: {} {}",
+            a.status,
+            a.body
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_document_allows_exactly_the_counts_this_server_takes() {
+    let s = server("max_batch = 500").await;
+    let doc = get(&s, "/openapi.json").await.json();
+    assert_eq!(
+        get(&s, "/openapi.json").await.body,
+        snowmint_server::openapi_document(500)
+    );
+    for (path, uri) in [
+        ("/v1/ids", "/v1/ids?count="),
+        ("/v1/serials/{biz}", "/v1/serials/PAY?count="),
+    ] {
+        let schema = param_schema(&doc, path, "count");
+        assert_eq!(
+            (schema["minimum"].as_u64(), schema["maximum"].as_u64()),
+            (Some(1), Some(500)),
+            "{path}"
+        );
+        for (count, status) in [
+            (0, StatusCode::BAD_REQUEST),
+            (1, StatusCode::OK),
+            (500, StatusCode::OK),
+            (501, StatusCode::BAD_REQUEST),
+        ] {
+            let a = get(&s, &format!("{uri}{count}")).await;
+            assert_eq!(a.status, status, "{uri}{count}: {}", a.body);
+        }
+        assert_eq!(
+            get(&s, &format!("{uri}501")).await.error(),
+            "count \"501\" is out of range: expected a whole number 1..=500"
+        );
+    }
+    // A tick is at least 1 ms, in the document as in the server.
+    let schema = param_schema(&doc, "/v1/decode/{id}", "tick_ms");
+    assert_eq!(schema["minimum"].as_u64(), Some(1));
+    let a = get(&s, "/v1/decode/1?layout=twitter&tick_ms=0").await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+    assert_eq!(a.error(), "tick length must be at least 1 ms, got 0");
+    assert_eq!(
+        get(&s, "/v1/decode/1?layout=twitter&tick_ms=1")
+            .await
+            .status,
+        StatusCode::OK
+    );
 }
 
 #[tokio::test]

@@ -22,7 +22,7 @@ use crate::{ApiError, AppState};
     params(
         ("id" = String, Path, description = "The id: decimal, hex (0x...), Crockford base32 (13 chars), base62 (11 chars) or binary (0b...)"),
         ("layout" = inline(Option<LayoutName>), Query, description = "A preset or custom:T/D/W/S layout to decode with; default: the server's layout"),
-        ("tick_ms" = Option<u64>, Query, description = "Milliseconds per tick of the layout given; default: the preset's own, 1 for a custom layout"),
+        ("tick_ms" = Option<u64>, Query, minimum = 1, description = "Milliseconds per tick of the layout given; default: the preset's own, 1 for a custom layout"),
     ),
     responses(
         (status = 200, description = "The id's parts", body = Decoded),

@@ -7,6 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use super::routes::Document;
 use crate::AppState;
 
 /// `{"status": "ok"}` or `{"status": "ready"}`.
@@ -74,7 +75,6 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
 /// `GET /openapi.json`: the OpenAPI 3 description of this API.
 #[utoipa::path(get, path = "/openapi.json", tag = "server", summary = "This document",
     responses((status = 200, description = "OpenAPI 3 JSON", content_type = "application/json", body = Object)))]
-pub async fn openapi() -> Response {
-    let document: &'static str = &super::DECLARED.json;
+pub async fn openapi(State(Document(document)): State<Document>) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], document).into_response()
 }

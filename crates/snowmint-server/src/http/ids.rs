@@ -120,7 +120,7 @@ pub async fn one(State(state): State<AppState>, params: Params) -> Result<IdBody
     tag = "ids",
     summary = "Many unique, increasing ids",
     params(
-        ("count" = u64, Query, minimum = 1, description = "How many: 1 to the server's max_batch (default 100000)"),
+        ("count" = u64, Query, minimum = 1, description = "How many: 1 to the server's max_batch (its maximum here)"),
         ("format" = inline(Option<Format>), Query, description = "How the ids are written (default decimal); int for JSON numbers"),
     ),
     responses(

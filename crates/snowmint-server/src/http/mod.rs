@@ -23,7 +23,7 @@ use axum::response::{IntoResponse, Response};
 
 pub(crate) use schema::ErrorBody;
 
-use self::routes::{DECLARED, Http, Route};
+use self::routes::{DECLARED, Document, Http, Route};
 use crate::issue;
 use crate::{ApiError, AppState};
 
@@ -47,6 +47,7 @@ pub const MAX_BODY_BYTES: usize = 16 * 1024;
 pub fn router(state: AppState) -> Router {
     let http = Http {
         page: page::Page::new(state.max_batch),
+        document: Document::new(state.max_batch),
         app: state.clone(),
     };
     Router::from(routes::api())
@@ -57,10 +58,18 @@ pub fn router(state: AppState) -> Router {
         .with_state(http)
 }
 
-/// The OpenAPI 3 document of the HTTP API, as `GET /openapi.json` serves it.
+/// The OpenAPI 3 document of the HTTP API of a server whose largest batch is `max_batch`,
+/// as its `GET /openapi.json` serves it.
+///
+/// # Examples
+///
+/// ```
+/// let document = snowmint_server::openapi_document(500);
+/// assert!(document.contains("\"maximum\": 500"));
+/// ```
 #[must_use]
-pub fn openapi_document() -> String {
-    DECLARED.json.clone()
+pub fn openapi_document(max_batch: u64) -> String {
+    Document::json(max_batch)
 }
 
 async fn not_found(method: Method, uri: Uri) -> ApiError {

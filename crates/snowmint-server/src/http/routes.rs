@@ -7,6 +7,7 @@
 
 use std::sync::LazyLock;
 
+use axum::body::Bytes;
 use axum::extract::FromRef;
 use utoipa::OpenApi as _;
 use utoipa::openapi::OpenApi;
@@ -26,6 +27,33 @@ pub struct Http {
     pub app: AppState,
     /// The web page, with this server's limits in it.
     pub page: Page,
+    /// The OpenAPI document, with this server's limits in it.
+    pub document: Document,
+}
+
+/// The OpenAPI document of one server, as `GET /openapi.json` serves it: the declaration,
+/// with the largest `count` this server takes. Made once per router.
+#[derive(Debug, Clone)]
+pub struct Document(pub Bytes);
+
+impl Document {
+    /// The document of a server that issues at most `max_batch` ids a request.
+    pub fn new(max_batch: u64) -> Document {
+        Document(Bytes::from(Document::json(max_batch)))
+    }
+
+    /// The document's JSON, for a server that issues at most `max_batch` ids a request.
+    pub fn json(max_batch: u64) -> String {
+        schema::with_max_batch(DOCUMENT.clone(), max_batch)
+            .to_pretty_json()
+            .unwrap_or_else(|e| format!("{{\"error\":\"openapi: {e}\"}}"))
+    }
+}
+
+impl FromRef<Http> for Document {
+    fn from_ref(http: &Http) -> Document {
+        http.document.clone()
+    }
 }
 
 impl FromRef<Http> for AppState {
@@ -72,8 +100,6 @@ pub struct Route {
 /// The declaration, read once per process.
 #[derive(Debug)]
 pub struct Declared {
-    /// The OpenAPI document, as served.
-    pub json: String,
     routes: Vec<Route>,
 }
 
@@ -86,11 +112,8 @@ impl Declared {
 
 static DOCUMENT: LazyLock<OpenApi> = LazyLock::new(|| schema::finish(api().into_openapi()));
 
-/// The document, and the routes as the front reads them.
+/// The routes as the front reads them.
 pub static DECLARED: LazyLock<Declared> = LazyLock::new(|| Declared {
-    json: DOCUMENT
-        .to_pretty_json()
-        .unwrap_or_else(|e| format!("{{\"error\":\"openapi: {e}\"}}")),
     routes: DOCUMENT
         .paths
         .paths

@@ -5,7 +5,8 @@
 
 use serde::Serialize;
 use snowmint::Layout;
-use utoipa::openapi::path::{Operation, PathItem};
+use snowmint::serial::{BizCode, Zone};
+use utoipa::openapi::path::{Operation, ParameterIn, PathItem};
 use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
@@ -13,6 +14,9 @@ use utoipa::openapi::{Content, OpenApi, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
 use super::query::Format;
+
+/// The query parameter that says how many ids or serials.
+const COUNT: &str = "count";
 
 /// The name of the bearer scheme in the document.
 const BEARER: &str = "bearer";
@@ -61,6 +65,24 @@ pub fn needs_token(operation: &Operation) -> bool {
     })
 }
 
+/// The operations of `item`, whatever their method, to change.
+fn operations_mut(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
+    let PathItem {
+        get,
+        put,
+        post,
+        delete,
+        options,
+        head,
+        patch,
+        trace,
+        ..
+    } = item;
+    [get, put, post, delete, options, head, patch, trace]
+        .into_iter()
+        .flat_map(Option::as_mut)
+}
+
 /// Adds the bearer scheme, and the 401 answer to every operation that needs the token.
 pub fn finish(mut document: OpenApi) -> OpenApi {
     let components = document.components.get_or_insert_default();
@@ -80,28 +102,12 @@ pub fn finish(mut document: OpenApi) -> OpenApi {
             )))),
         )
         .build();
-    for item in document.paths.paths.values_mut() {
-        let PathItem {
-            get,
-            put,
-            post,
-            delete,
-            options,
-            head,
-            patch,
-            trace,
-            ..
-        } = item;
-        for operation in [get, put, post, delete, options, head, patch, trace]
-            .into_iter()
-            .flatten()
-        {
-            if needs_token(operation) {
-                operation
-                    .responses
-                    .responses
-                    .insert("401".into(), unauthorized.clone().into());
-            }
+    for operation in document.paths.paths.values_mut().flat_map(operations_mut) {
+        if needs_token(operation) {
+            operation
+                .responses
+                .responses
+                .insert("401".into(), unauthorized.clone().into());
         }
     }
     document
@@ -182,20 +188,19 @@ impl PartialSchema for Format {
 
 impl ToSchema for Format {}
 
-/// A preset's name or `custom:T/D/W/S`, which `?layout=` takes (see [`Layout::by_name`]).
+/// A preset's name, which `?layout=` takes (see [`Layout::by_name`]). The server also reads
+/// `custom:T/D/W/S`, whose widths must add up to 63 or 64: a pattern cannot say that, so the
+/// document names custom layouts in the description only, and allows nothing it refuses.
 pub struct LayoutName;
 
 impl PartialSchema for LayoutName {
     fn schema() -> RefOr<Schema> {
         let names: Vec<&str> = Layout::PRESETS.iter().map(Layout::name).collect();
-        let presets = any_case(names.iter().copied());
-        let custom = "[cC][uU][sS][tT][oO][mM]:[0-9]+/[0-9]+/[0-9]+/[0-9]+";
-        let pattern = format!("{}|{custom})$", presets.trim_end_matches(")$"));
         ObjectBuilder::new()
             .schema_type(Type::String)
-            .pattern(Some(pattern))
+            .pattern(Some(any_case(names.iter().copied())))
             .description(Some(format!(
-                "A preset, one of {} in any case, or custom:T/D/W/S: the timestamp, datacenter, worker and sequence bits from high to low, adding up to 63 or 64",
+                "A preset, one of {} in any case; the server also reads custom:T/D/W/S, the timestamp, datacenter, worker and sequence bits from high to low, adding up to 63 or 64",
                 names.join(", ")
             )))
             .build()
@@ -204,6 +209,62 @@ impl PartialSchema for LayoutName {
 }
 
 impl ToSchema for LayoutName {}
+
+/// The zone a serial's time is written in, which `?tz=` takes: exactly what [`Zone::parse`]
+/// reads ([`Zone::PATTERN`]).
+pub struct ZoneName;
+
+impl PartialSchema for ZoneName {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(Zone::PATTERN))
+            .description(Some(
+                "UTC (the default), Z, or a fixed offset from -23:59 to +23:59 such as +08:00; never a named zone",
+            ))
+            .build()
+            .into()
+    }
+}
+
+impl ToSchema for ZoneName {}
+
+/// A business code, which `/v1/serials/{biz}` takes: what [`BizCode::new`] accepts.
+pub struct BizName;
+
+impl PartialSchema for BizName {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(format!("^[A-Z0-9]{{1,{}}}$", BizCode::MAX_LEN)))
+            .description(Some(format!(
+                "Business code: 1 to {} of A-Z and 0-9",
+                BizCode::MAX_LEN
+            )))
+            .build()
+            .into()
+    }
+}
+
+impl ToSchema for BizName {}
+
+/// Sets the largest `count` every operation takes to `max_batch`, the one limit the server
+/// checks it against: the declaration knows the least (1), the server's settings the most.
+pub fn with_max_batch(mut document: OpenApi, max_batch: u64) -> OpenApi {
+    let counts = document
+        .paths
+        .paths
+        .values_mut()
+        .flat_map(operations_mut)
+        .flat_map(|operation| operation.parameters.iter_mut().flatten())
+        .filter(|p| p.name == COUNT && p.parameter_in == ParameterIn::Query);
+    for parameter in counts {
+        if let Some(RefOr::T(Schema::Object(object))) = &mut parameter.schema {
+            object.maximum = Some(max_batch.into());
+        }
+    }
+    document
+}
 
 #[cfg(test)]
 mod tests {

@@ -12,7 +12,7 @@ use super::ids::count_param;
 use super::json;
 use super::path::PathText;
 use super::query::Params;
-use super::schema::ErrorBody;
+use super::schema::{BizName, ErrorBody, ZoneName};
 use crate::issue::{
     self, ConnShare, DecodeSerialRequest, DecodedSerial, Framing, SerialBatch, SerialFormat,
     SerialsRequest,
@@ -72,10 +72,10 @@ impl SerialsBody {
     tag = "serials",
     summary = "Business serial numbers made from new ids",
     params(
-        ("biz" = String, Path, description = "Business code: 1 to 16 of A-Z and 0-9"),
-        ("count" = u64, Query, minimum = 1, description = "How many: 1 to the server's max_batch"),
+        ("biz" = inline(BizName), Path),
+        ("count" = u64, Query, minimum = 1, description = "How many: 1 to the server's max_batch (its maximum here)"),
         ("template" = Option<String>, Query, description = "Fields {biz} {time} {node} {seq} {check}; default {biz}{time}{node}{seq}"),
-        ("tz" = Option<String>, Query, description = "UTC (default) or a fixed offset such as +08:00"),
+        ("tz" = inline(Option<ZoneName>), Query),
     ),
     responses(
         (status = 200, description = "The serials, in issue order", body = SerialsBody),
@@ -112,7 +112,7 @@ pub async fn issue_serials(
     params(
         ("serial" = String, Path, description = "A serial made with the same template and zone"),
         ("template" = Option<String>, Query, description = "The template it was made with (default {biz}{time}{node}{seq})"),
-        ("tz" = Option<String>, Query, description = "The zone it was made in (default UTC)"),
+        ("tz" = inline(Option<ZoneName>), Query, description = "The zone it was made in (default UTC)"),
     ),
     responses(
         (status = 200, description = "Its parts and the id it came from", body = DecodedSerial),

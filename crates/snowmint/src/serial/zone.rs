@@ -40,6 +40,19 @@ impl Zone {
         offset: Offset::UTC,
     };
 
+    /// What [`Zone::parse`] reads, as a regular expression: `Z`, `UTC` in any case, or a
+    /// fixed offset `+HH:MM` / `-HH:MM` up to ±23:59. An API's description of a zone
+    /// parameter is this, so it allows exactly the zones the parser takes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::serial::Zone;
+    ///
+    /// assert!(Zone::PATTERN.contains("2[0-3]"));
+    /// ```
+    pub const PATTERN: &str = "^(?:Z|[uU][tT][cC]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$";
+
     /// Parses `UTC`, `Z` or a fixed offset `+HH:MM` / `-HH:MM` (up to ±23:59).
     ///
     /// # Errors
