@@ -1,0 +1,246 @@
+//! The registry the fleet shares, and the poller that reads its leases from the registry
+//! itself: Redis's worker keys (whose values name the holder, `identity/pid/nonce`), or for
+//! the `file` registry the kernel's table of locks on its worker files (`/proc/locks`).
+
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::Context;
+use snowmint_testkit::Server;
+
+use super::checker::LeasePoll;
+use super::{Epoch, Event};
+
+/// How often the leases are read.
+pub const POLL_EVERY: Duration = Duration::from_millis(100);
+
+/// Which registry the fleet shares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Kind {
+    /// A real `redis-server`.
+    Redis,
+    /// A real `etcd`.
+    Etcd,
+    /// A real PostgreSQL.
+    Postgres,
+    /// A real ZooKeeper.
+    Zookeeper,
+    /// `file:DIR`, a directory of locked files shared by the fleet.
+    File,
+}
+
+/// The running registry: a server process, or a directory.
+pub enum Registry {
+    /// A server the campaign can kill, restart and stop.
+    Process(Box<dyn Server>),
+    /// The `file` registry's directory.
+    Dir(PathBuf),
+}
+
+impl Registry {
+    /// Starts the registry of `kind`; `dir` holds the `file` registry's files.
+    pub fn start(kind: Kind, dir: &Path) -> anyhow::Result<Registry> {
+        Ok(match kind {
+            Kind::Redis => Registry::Process(Box::new(snowmint_testkit::Redis::start())),
+            Kind::Etcd => Registry::Process(Box::new(snowmint_testkit::Etcd::start())),
+            Kind::Postgres => Registry::Process(Box::new(snowmint_testkit::Postgres::start())),
+            Kind::Zookeeper => Registry::Process(Box::new(snowmint_testkit::ZooKeeper::start())),
+            Kind::File => {
+                let dir = dir.join("registry");
+                std::fs::create_dir_all(&dir)?;
+                Registry::Dir(dir)
+            }
+        })
+    }
+
+    /// The URL `snowmint serve --lease` takes.
+    pub fn url(&self) -> String {
+        match self {
+            Registry::Process(server) => server.url(),
+            Registry::Dir(dir) => format!("file:{}", dir.display()),
+        }
+    }
+
+    /// The registry's port on 127.0.0.1, for a relay; none for the `file` registry.
+    pub fn port(&self) -> Option<u16> {
+        let url = self.url();
+        let rest = url.split("127.0.0.1:").nth(1)?;
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    }
+
+    /// The process, for faults that need one.
+    pub fn process(&mut self) -> Option<&mut Box<dyn Server>> {
+        match self {
+            Registry::Process(server) => Some(server),
+            Registry::Dir(_) => None,
+        }
+    }
+}
+
+/// Reads every lease of datacenter 0..32 once.
+enum Reader {
+    Redis {
+        client: redis::Client,
+        connection: Option<redis::Connection>,
+    },
+    Locks(PathBuf),
+    /// No reader for this registry: the lease check is reported as not done.
+    None,
+}
+
+impl Reader {
+    fn new(kind: Kind, registry: &Registry) -> anyhow::Result<Reader> {
+        Ok(match (kind, registry) {
+            (Kind::Redis, _) => Reader::Redis {
+                client: redis::Client::open(registry.url()).context("the Redis URL")?,
+                connection: None,
+            },
+            (Kind::File, Registry::Dir(dir)) => Reader::Locks(dir.clone()),
+            _ => Reader::None,
+        })
+    }
+
+    fn read(&mut self) -> anyhow::Result<Option<Vec<(u16, u32)>>> {
+        match self {
+            Reader::Redis { client, connection } => {
+                let conn = match connection {
+                    Some(conn) => conn,
+                    None => {
+                        let conn = client.get_connection_with_timeout(Duration::from_secs(1))?;
+                        conn.set_read_timeout(Some(Duration::from_secs(1)))?;
+                        conn.set_write_timeout(Some(Duration::from_secs(1)))?;
+                        connection.insert(conn)
+                    }
+                };
+                let read = read_redis(conn);
+                if read.is_err() {
+                    *connection = None;
+                }
+                read.map(Some)
+            }
+            Reader::Locks(dir) => read_locks(dir).map(Some),
+            Reader::None => Ok(None),
+        }
+    }
+}
+
+/// `snowmint:NS:dcD:wW` keys hold `identity/pid/nonce`.
+fn read_redis(conn: &mut redis::Connection) -> anyhow::Result<Vec<(u16, u32)>> {
+    let keys: Vec<String> = redis::cmd("KEYS").arg("snowmint:*:dc*:w*").query(conn)?;
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let values: Vec<Option<String>> = redis::cmd("MGET").arg(&keys).query(conn)?;
+    let mut held = Vec::new();
+    for (key, value) in keys.iter().zip(values) {
+        let (Some(worker), Some(holder)) = (worker_in_key(key, ":dc", ":w"), value) else {
+            continue;
+        };
+        if let Some(pid) = holder.rsplit('/').nth(1).and_then(|p| p.parse().ok()) {
+            held.push((worker, pid));
+        }
+    }
+    Ok(held)
+}
+
+/// `datacenter * 32 + worker` from a name holding `<dc_tag>D<w_tag>W`.
+fn worker_in_key(name: &str, dc_tag: &str, w_tag: &str) -> Option<u16> {
+    let after_dc = &name[name.rfind(dc_tag)? + dc_tag.len()..];
+    let (dc, rest) = after_dc.split_once(w_tag)?;
+    let worker: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let dc: u16 = dc.parse().ok()?;
+    let worker: u16 = worker.parse().ok()?;
+    (dc < 32 && worker < 32).then_some(dc * 32 + worker)
+}
+
+/// The `file` registry: `<ns>-dcD-wW.worker` files, held while locked. The kernel's lock
+/// table names the locking pid and the file's inode.
+fn read_locks(dir: &Path) -> anyhow::Result<Vec<(u16, u32)>> {
+    let mut by_inode = HashMap::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(stem) = name.strip_suffix(".worker")
+            && let Some(worker) = worker_in_key(stem, "-dc", "-w")
+        {
+            by_inode.insert(entry.metadata()?.ino(), worker);
+        }
+    }
+    let table = std::fs::read_to_string("/proc/locks")?;
+    let mut held = Vec::new();
+    for line in table.lines() {
+        // `1: FLOCK  ADVISORY  WRITE 1234 00:2a:5678 0 EOF`
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.len() < 6 || fields.get(1) == Some(&"->") {
+            continue;
+        }
+        let (Ok(pid), Some(inode)) = (
+            fields[4].parse::<u32>(),
+            fields[5]
+                .rsplit(':')
+                .next()
+                .and_then(|i| i.parse::<u64>().ok()),
+        ) else {
+            continue;
+        };
+        if let Some(&worker) = by_inode.get(&inode) {
+            held.push((worker, pid));
+        }
+    }
+    Ok(held)
+}
+
+/// Polls the leases every [`POLL_EVERY`] until `stop`; says whether the registry could be
+/// read at all (false: the lease check is not done, and the report says so).
+pub fn spawn_poller(
+    kind: Kind,
+    registry: &Registry,
+    epoch: Epoch,
+    events: std::sync::mpsc::Sender<Event>,
+    stop: Arc<AtomicBool>,
+) -> anyhow::Result<(bool, std::thread::JoinHandle<()>)> {
+    let mut reader = Reader::new(kind, registry)?;
+    let readable = !matches!(reader, Reader::None);
+    let handle = std::thread::Builder::new()
+        .name("lease-poller".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let start = epoch.now();
+                match reader.read() {
+                    Ok(Some(held)) => {
+                        let end = epoch.now();
+                        let _ = events.send(Event::Lease(LeasePoll { start, end, held }));
+                    }
+                    Ok(None) => return,
+                    Err(_) => {
+                        let _ = events.send(Event::PollError);
+                    }
+                }
+                std::thread::sleep(POLL_EVERY);
+            }
+        })?;
+    Ok((readable, handle))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_keys_and_files_are_read() {
+        assert_eq!(
+            worker_in_key("snowmint:twitter-1288834974657:dc0:w7", ":dc", ":w"),
+            Some(7)
+        );
+        assert_eq!(
+            worker_in_key("twitter-1288834974657-dc1-w31", "-dc", "-w"),
+            Some(63)
+        );
+        assert_eq!(worker_in_key("snowmint:x:dc0:hwm", ":dc", ":w"), None);
+    }
+}
