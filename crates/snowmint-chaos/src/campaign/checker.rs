@@ -170,6 +170,8 @@ pub struct Findings {
     pub break_counts: BTreeMap<&'static str, u64>,
     /// Batches the lease check could not place (no poll of the registry at all).
     pub unchecked_held: u64,
+    /// Batches the lease check placed among the registry's polls.
+    pub placed_held: u64,
     /// Registry polls, `/readyz` polls.
     pub polls: (usize, usize),
     /// The longest time no answer came from any server, and when it began (µs).
@@ -413,6 +415,7 @@ impl Checker {
                 .partition_point(|p| p.start < b.received)
                 .min(self.leases.len() - 1);
             let polls = &self.leases[first..=last.max(first)];
+            self.found.placed_held += 1;
             if !polls
                 .iter()
                 .any(|p| p.held.contains(&(b.worker, process.pid)))

@@ -10,7 +10,7 @@ use super::checker::FaultRecord;
 use super::fleet::{Fleet, LEASE_TTL};
 use super::net::Netns;
 use super::registry::Registry;
-use super::sys::{remount, signal};
+use super::sys::{read_only, signal};
 use super::{Epoch, Event};
 
 /// Past the lease's TTL, so someone else may take the worker id meanwhile.
@@ -310,9 +310,9 @@ fn apply(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<()> {
             netns.throttle(false)?;
         }
         Kind::ReadOnly => {
-            remount(&fleet.slots[i].state, true)?;
+            read_only(&fleet.slots[i].state, true)?;
             hold(HOLD);
-            remount(&fleet.slots[i].state, false)?;
+            read_only(&fleet.slots[i].state, false)?;
         }
         Kind::DiskFull => {
             let filler = fleet.slots[i].state.join("filler");

@@ -92,6 +92,8 @@ pub enum Event {
     Ready(ReadyPoll),
     ClientError(String),
     Fault(FaultRecord),
+    /// The clients have stopped: the end of the time line.
+    Ended(u64),
 }
 
 /// What the checker thread gives back.
@@ -265,6 +267,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let _ = poller.join();
     runtime.shutdown_timeout(Duration::from_secs(5));
     let ended = epoch.now();
+    let _ = events.send(Event::Ended(ended));
     drop(fleet);
     drop(registry);
     drop(events);
@@ -313,6 +316,7 @@ fn check(
     let mut errors = BTreeMap::new();
     let mut faults = Vec::new();
     let mut poll_errors = 0;
+    let mut ended = 0;
     for event in intake {
         match event {
             Event::Answer(answer) => {
@@ -325,9 +329,10 @@ fn check(
             Event::Ready(poll) => checker.ready_poll(poll),
             Event::ClientError(kind) => *errors.entry(kind).or_default() += 1,
             Event::Fault(fault) => faults.push(fault),
+            Event::Ended(at) => ended = at,
         }
     }
-    let findings = checker.finish(epoch.now())?;
+    let findings = checker.finish(if ended > 0 { ended } else { epoch.now() })?;
     Ok(Tally {
         findings,
         errors,

@@ -69,6 +69,11 @@ impl Summary {
             "registry polls: {} ({} failed), /readyz polls: {}",
             f.polls.0, self.tally.poll_errors, f.polls.1
         );
+        let _ = writeln!(
+            out,
+            "lease check: {} answers' worker ids placed among the registry's polls, {} not placed",
+            f.placed_held, f.unchecked_held
+        );
         if !self.lease_checked {
             let _ = writeln!(
                 out,

@@ -9,6 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, bail};
 
+/// The most mounts the campaign stacks on one directory.
+const STACKED: usize = 4;
+
 /// One thing to undo.
 #[derive(Debug)]
 pub enum Undo {
@@ -41,11 +44,18 @@ impl Drop for Cleanup {
         let undo = std::mem::take(&mut *self.undo.lock().unwrap_or_else(|e| e.into_inner()));
         for step in undo.into_iter().rev() {
             let done = match &step {
+                // Mounts stacked on it (a read-only bind left by a fault) go first.
                 Undo::Unmount(path) => {
-                    Command::new("umount")
-                        .arg(path)
-                        .status()
-                        .is_ok_and(|s| s.success())
+                    (0..STACKED)
+                        .take_while(|_| {
+                            Command::new("umount")
+                                .arg(path)
+                                .stderr(std::process::Stdio::null())
+                                .status()
+                                .is_ok_and(|s| s.success())
+                        })
+                        .count()
+                        > 0
                         || Command::new("umount")
                             .arg("-l")
                             .arg(path)
@@ -121,17 +131,21 @@ pub fn mount_tmpfs(cleanup: &Cleanup, dir: &Path, size_kb: u64) -> anyhow::Resul
     Ok(())
 }
 
-/// Remounts the tmpfs on `dir` read-only, or read-write again.
-pub fn remount(dir: &Path, read_only: bool) -> anyhow::Result<()> {
-    let mode = if read_only {
-        "remount,ro"
+/// Makes `dir` read-only for every path lookup from now on, or writable again.
+///
+/// A remount of the tmpfs itself fails while the server holds a file open for writing
+/// ("mount point is busy"), so the directory is bound over itself and the new mount, which
+/// nothing has open, is made read-only; unmounting it makes `dir` writable again. Files
+/// already open stay writable, as they would on a disk remounted read-only by force. The
+/// unmount of the tmpfs beneath, at the end, takes this one first.
+pub fn read_only(dir: &Path, on: bool) -> anyhow::Result<()> {
+    let text = dir.to_str().context("a path in UTF-8")?;
+    if on {
+        run("mount", &["--bind", text, text])?;
+        run("mount", &["-o", "remount,bind,ro", text])
     } else {
-        "remount,rw"
-    };
-    run(
-        "mount",
-        &["-o", mode, dir.to_str().context("a path in UTF-8")?],
-    )
+        run("umount", &[text])
+    }
 }
 
 /// Set by SIGINT or SIGTERM: the campaign stops early, cleans up and reports.
