@@ -29,6 +29,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 const RETRY_PAUSE: Duration = Duration::from_millis(25);
 /// How often each server's `/readyz` is polled.
 const READY_EVERY: Duration = Duration::from_millis(100);
+/// The longest pause of one client keeping to the rate.
+const PACE_STEP: Duration = Duration::from_millis(200);
 /// The business code of the serials drawn.
 const BIZ: &str = "CHAOS";
 /// Ids per message and per stream, for `Stream`.
@@ -75,6 +77,10 @@ pub struct Shared {
     pub events: mpsc::Sender<Event>,
     pub epoch: Epoch,
     pub stop: Arc<AtomicBool>,
+    /// At most this many ids a second, fleet-wide, if set.
+    pub rate: Option<u64>,
+    /// Ids drawn so far by every client.
+    pub drawn: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Shared {
@@ -86,6 +92,21 @@ impl Shared {
         let _ = self
             .events
             .send(Event::ClientError(format!("{via:?}: {}", kind(what))));
+    }
+
+    /// Sends `answer` to the checker and, under a rate, waits while the clients are ahead
+    /// of it (at most [`PACE_STEP`] at a time, so that a stop is seen).
+    async fn deliver(&self, answer: Answer) {
+        let n = answer.ids.len() as u64;
+        let _ = self.events.send(Event::Answer(answer));
+        let drawn = self.drawn.fetch_add(n, Ordering::Relaxed) + n;
+        if let Some(rate) = self.rate {
+            let due_us = drawn.saturating_mul(1_000_000) / rate.max(1);
+            let now = self.epoch.now();
+            if due_us > now {
+                tokio::time::sleep(Duration::from_micros(due_us - now).min(PACE_STEP)).await;
+            }
+        }
     }
 
     fn stopped(&self) -> bool {
@@ -258,14 +279,16 @@ async fn http_client(shared: Shared, slot: usize, via: Via, seed: u64) {
                 };
                 match ids {
                     Ok(ids) => {
-                        let _ = shared.events.send(Event::Answer(Answer {
-                            incarnation: target.incarnation,
-                            via,
-                            sent,
-                            received,
-                            after: None,
-                            ids,
-                        }));
+                        shared
+                            .deliver(Answer {
+                                incarnation: target.incarnation,
+                                via,
+                                sent,
+                                received,
+                                after: None,
+                                ids,
+                            })
+                            .await;
                     }
                     Err(err) => shared.error(via, &format!("bad body: {err}")),
                 }
@@ -339,14 +362,16 @@ async fn grpc_batches(shared: Shared, slot: usize, seed: u64) {
         match timeout(REQUEST_TIMEOUT, call).await {
             Ok(Ok(response)) => {
                 let received = shared.epoch.now();
-                let _ = shared.events.send(Event::Answer(Answer {
-                    incarnation: target.incarnation,
-                    via,
-                    sent,
-                    received,
-                    after: None,
-                    ids: response.into_inner().ids,
-                }));
+                shared
+                    .deliver(Answer {
+                        incarnation: target.incarnation,
+                        via,
+                        sent,
+                        received,
+                        after: None,
+                        ids: response.into_inner().ids,
+                    })
+                    .await;
             }
             Ok(Err(status)) => {
                 shared.error(via, &status_kind(&status));
@@ -400,14 +425,16 @@ async fn grpc_streams(shared: Shared, slot: usize) {
                         let received = shared.epoch.now();
                         let after = last;
                         last = message.ids.last().copied().or(last);
-                        let _ = shared.events.send(Event::Answer(Answer {
-                            incarnation: target.incarnation,
-                            via,
-                            sent: opened,
-                            received,
-                            after,
-                            ids: message.ids,
-                        }));
+                        shared
+                            .deliver(Answer {
+                                incarnation: target.incarnation,
+                                via,
+                                sent: opened,
+                                received,
+                                after,
+                                ids: message.ids,
+                            })
+                            .await;
                     }
                     Ok(Ok(None)) => break,
                     Ok(Err(status)) => {

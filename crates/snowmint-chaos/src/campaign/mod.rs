@@ -66,6 +66,10 @@ pub struct Args {
     /// Also write the report, as JSON, to this file
     #[arg(long)]
     report: Option<PathBuf>,
+    /// At most this many ids a second, fleet-wide (default: no cap for ci, 500,000 for
+    /// long, which keeps a 10-minute run's ids to a few GB on disk)
+    #[arg(long)]
+    rate: Option<u64>,
     /// Ids held in memory before a sorted run is spilled to disk (default 50,000,000:
     /// 400 MB)
     #[arg(long, default_value_t = 50_000_000)]
@@ -122,6 +126,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Profile::Ci => (2_000_000, 1, Duration::ZERO),
         Profile::Long => (100_000_000, 2, Duration::from_secs(600)),
     };
+    let rate = args.rate.or(match args.profile {
+        Profile::Ci => None,
+        Profile::Long => Some(500_000),
+    });
     let ids_wanted = args.ids.unwrap_or(ids_wanted);
     let least = args.duration.map_or(least, Duration::from_secs);
     let program = match args.snowmint.clone() {
@@ -217,6 +225,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         events: events.clone(),
         epoch,
         stop: stop.clone(),
+        rate,
+        drawn: Arc::new(AtomicU64::new(0)),
     };
     clients::spawn_all(&shared, runtime.handle(), seed);
 

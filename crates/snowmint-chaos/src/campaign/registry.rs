@@ -158,14 +158,16 @@ fn worker_in_key(name: &str, dc_tag: &str, w_tag: &str) -> Option<u16> {
     (dc < 32 && worker < 32).then_some(dc * 32 + worker)
 }
 
-/// The `file` registry: `<ns>-dcD-wW.worker` files, held while locked. The kernel's lock
-/// table names the locking pid and the file's inode.
+/// The `file` registry: `<ns>-dcD-wW.worker` files, held while their `.worker.lock`
+/// sibling is locked. The kernel's lock table names the locking pid and the file's inode.
 fn read_locks(dir: &Path) -> anyhow::Result<Vec<(u16, u32)>> {
     let mut by_inode = HashMap::new();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if let Some(stem) = name.strip_suffix(".worker")
+        if let Some(stem) = name
+            .strip_suffix(".worker.lock")
+            .or_else(|| name.strip_suffix(".worker"))
             && let Some(worker) = worker_in_key(stem, "-dc", "-w")
         {
             by_inode.insert(entry.metadata()?.ino(), worker);
