@@ -89,6 +89,10 @@ enum Reader {
         connection: Option<redis::Connection>,
     },
     Locks(PathBuf),
+    /// etcd's JSON gateway on this port.
+    Etcd(u16),
+    /// PostgreSQL, read with `psql` at this URL.
+    Postgres(String),
     /// No reader for this registry: the lease check is reported as not done.
     None,
 }
@@ -101,6 +105,8 @@ impl Reader {
                 connection: None,
             },
             (Kind::File, Registry::Dir(dir)) => Reader::Locks(dir.clone()),
+            (Kind::Etcd, _) => Reader::Etcd(registry.port().context("etcd's port")?),
+            (Kind::Postgres, _) => Reader::Postgres(registry.url()),
             _ => Reader::None,
         })
     }
@@ -124,6 +130,8 @@ impl Reader {
                 read.map(Some)
             }
             Reader::Locks(dir) => read_locks(dir).map(Some),
+            Reader::Etcd(port) => read_etcd(*port).map(Some),
+            Reader::Postgres(url) => read_postgres(url).map(Some),
             Reader::None => Ok(None),
         }
     }
@@ -148,14 +156,100 @@ fn read_redis(conn: &mut redis::Connection) -> anyhow::Result<Vec<(u16, u32)>> {
     Ok(held)
 }
 
-/// `datacenter * 32 + worker` from a name holding `<dc_tag>D<w_tag>W`.
+/// `datacenter * 32 + worker` from a name ending in `<dc_tag>D<w_tag>W`.
 fn worker_in_key(name: &str, dc_tag: &str, w_tag: &str) -> Option<u16> {
     let after_dc = &name[name.rfind(dc_tag)? + dc_tag.len()..];
-    let (dc, rest) = after_dc.split_once(w_tag)?;
-    let worker: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let (dc, worker) = after_dc.split_once(w_tag)?;
+    if !worker.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
     let dc: u16 = dc.parse().ok()?;
     let worker: u16 = worker.parse().ok()?;
     (dc < 32 && worker < 32).then_some(dc * 32 + worker)
+}
+
+/// etcd: `/snowmint/NS/dcD/wW` holds the holder's name, under an etcd lease that ends it;
+/// read through the JSON gateway (`POST /v3/kv/range`) on a connection of its own.
+fn read_etcd(port: u16) -> anyhow::Result<Vec<(u16, u32)>> {
+    use base64::Engine;
+    use std::io::{Read, Write};
+    let b64 = base64::engine::general_purpose::STANDARD;
+    // Every key from `/snowmint/` up to `/snowmint0`, the next byte after `/`.
+    let body = serde_json::json!({
+        "key": b64.encode("/snowmint/"),
+        "range_end": b64.encode("/snowmint0"),
+    })
+    .to_string();
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let mut stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1))?;
+    stream.set_read_timeout(Some(Duration::from_secs(1)))?;
+    stream.set_write_timeout(Some(Duration::from_secs(1)))?;
+    write!(
+        stream,
+        "POST /v3/kv/range HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    let (head, json) = response
+        .split_once("\r\n\r\n")
+        .context("no end of headers")?;
+    anyhow::ensure!(head.starts_with("HTTP/1.1 200"), "etcd answered {head:?}");
+    let value: serde_json::Value = serde_json::from_str(json.trim())?;
+    let mut held = Vec::new();
+    for kv in value["kvs"].as_array().map_or(&[][..], Vec::as_slice) {
+        let decode = |field: &str| -> Option<String> {
+            let bytes = b64.decode(kv[field].as_str()?).ok()?;
+            String::from_utf8(bytes).ok()
+        };
+        let (Some(key), Some(holder)) = (decode("key"), decode("value")) else {
+            continue;
+        };
+        if let (Some(worker), Some(pid)) = (
+            worker_in_key(&key, "/dc", "/w"),
+            holder.rsplit('/').nth(1).and_then(|p| p.parse().ok()),
+        ) {
+            held.push((worker, pid));
+        }
+    }
+    Ok(held)
+}
+
+/// PostgreSQL: the rows of `snowmint_workers` with a holder whose lease has not ended by
+/// the database's clock, read with `psql` (killed after 2 s, for a stopped server).
+fn read_postgres(url: &str) -> anyhow::Result<Vec<(u16, u32)>> {
+    let out = std::process::Command::new("timeout")
+        .args(["2", "psql", "-X", "-A", "-t", "-F", " ", url, "-c"])
+        .arg(
+            "SELECT datacenter, worker, holder FROM snowmint_workers \
+             WHERE holder IS NOT NULL AND expires_at > clock_timestamp()",
+        )
+        .env("PGCONNECT_TIMEOUT", "1")
+        .output()
+        .context("cannot run psql")?;
+    anyhow::ensure!(
+        out.status.success(),
+        "psql: {}",
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    let mut held = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let mut fields = line.split(' ');
+        let (Some(dc), Some(worker), Some(holder)) = (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        let (Ok(dc), Ok(worker)) = (dc.parse::<u16>(), worker.parse::<u16>()) else {
+            continue;
+        };
+        if let Some(pid) = holder.rsplit('/').nth(1).and_then(|p| p.parse().ok())
+            && dc < 32
+            && worker < 32
+        {
+            held.push((dc * 32 + worker, pid));
+        }
+    }
+    Ok(held)
 }
 
 /// The `file` registry: `<ns>-dcD-wW.worker` files, held while their `.worker.lock`
@@ -244,5 +338,7 @@ mod tests {
             Some(63)
         );
         assert_eq!(worker_in_key("snowmint:x:dc0:hwm", ":dc", ":w"), None);
+        assert_eq!(worker_in_key("/snowmint/x/dc0/w3", "/dc", "/w"), Some(3));
+        assert_eq!(worker_in_key("/snowmint/x/dc0/w3/hwm", "/dc", "/w"), None);
     }
 }
