@@ -169,7 +169,8 @@ fn worker_in_key(name: &str, dc_tag: &str, w_tag: &str) -> Option<u16> {
 }
 
 /// etcd: `/snowmint/NS/dcD/wW` holds the holder's name, under an etcd lease that ends it;
-/// read through the JSON gateway (`POST /v3/kv/range`) on a connection of its own.
+/// read through the JSON gateway (`POST /v3/kv/range`) on a connection of its own, in
+/// HTTP/1.0 so that the body comes whole, never chunked.
 fn read_etcd(port: u16) -> anyhow::Result<Vec<(u16, u32)>> {
     use base64::Engine;
     use std::io::{Read, Write};
@@ -186,7 +187,7 @@ fn read_etcd(port: u16) -> anyhow::Result<Vec<(u16, u32)>> {
     stream.set_write_timeout(Some(Duration::from_secs(1)))?;
     write!(
         stream,
-        "POST /v3/kv/range HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "POST /v3/kv/range HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )?;
     let mut response = String::new();
@@ -194,7 +195,10 @@ fn read_etcd(port: u16) -> anyhow::Result<Vec<(u16, u32)>> {
     let (head, json) = response
         .split_once("\r\n\r\n")
         .context("no end of headers")?;
-    anyhow::ensure!(head.starts_with("HTTP/1.1 200"), "etcd answered {head:?}");
+    anyhow::ensure!(
+        head.split_whitespace().nth(1) == Some("200"),
+        "etcd answered {head:?}"
+    );
     let value: serde_json::Value = serde_json::from_str(json.trim())?;
     let mut held = Vec::new();
     for kv in value["kvs"].as_array().map_or(&[][..], Vec::as_slice) {
