@@ -337,12 +337,7 @@ fn fill(path: &std::path::Path) -> anyhow::Result<()> {
         }
     }
     // Tail of the last block: the last bytes too.
-    loop {
-        match file.write(&block[..1]) {
-            Ok(1) => {}
-            _ => break,
-        }
-    }
+    while let Ok(1) = file.write(&block[..1]) {}
     Ok(())
 }
 

@@ -85,7 +85,7 @@ impl Registry {
 /// Reads every lease of datacenter 0..32 once.
 enum Reader {
     Redis {
-        client: redis::Client,
+        client: Box<redis::Client>,
         connection: Option<redis::Connection>,
     },
     Locks(PathBuf),
@@ -101,7 +101,7 @@ impl Reader {
     fn new(kind: Kind, registry: &Registry) -> anyhow::Result<Reader> {
         Ok(match (kind, registry) {
             (Kind::Redis, _) => Reader::Redis {
-                client: redis::Client::open(registry.url()).context("the Redis URL")?,
+                client: Box::new(redis::Client::open(registry.url()).context("the Redis URL")?),
                 connection: None,
             },
             (Kind::File, Registry::Dir(dir)) => Reader::Locks(dir.clone()),
