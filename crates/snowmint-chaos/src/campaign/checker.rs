@@ -9,9 +9,9 @@
 //!   was sent holds smaller ids; within one answer (or one stream) ids increase;
 //! - **held**: every id decodes to a worker id whose registry entry named the answering
 //!   process at some poll between the last poll that ended before the request was sent and
-//!   the first poll that began after the answer came (a hold shorter than the poll interval
-//!   between two polls could be missed, so this flags no false breaks for leases held at
-//!   least that long; a lease lasts its TTL);
+//!   the first poll that began after the answer came; when those two are more than
+//!   [`MAX_BRACKET`] apart (the registry could not be read), a whole lease could lie
+//!   between them unseen, and the answer is counted as not placed instead;
 //! - **ready**: no answer whose request went out after a `/readyz` poll of that process said
 //!   its lease was not confirmed, and came back before the next poll that did not say so.
 
@@ -28,6 +28,11 @@ const WORKER_SHIFT: u32 = 12;
 const DATACENTER_SHIFT: u32 = 17;
 /// The worker and datacenter fields are 5 bits each.
 const FIELD_MASK: u64 = 0x1f;
+/// The widest stretch between the registry polls that bracket an answer for the lease
+/// check to judge it: below the 3 s TTL, so a lease taken between them is still there at
+/// the second. Wider (the registry could not be read meanwhile), the answer is counted as
+/// not placed.
+const MAX_BRACKET: Micros = 2_000_000;
 /// Breaks of one kind listed in full; the rest are counted.
 const LISTED: usize = 20;
 
@@ -168,7 +173,7 @@ pub struct Findings {
     pub breaks: Vec<Break>,
     /// Breaks by invariant, all counted.
     pub break_counts: BTreeMap<&'static str, u64>,
-    /// Batches the lease check could not place (no poll of the registry at all).
+    /// Batches the lease check could not place (no poll of the registry near them).
     pub unchecked_held: u64,
     /// Batches the lease check placed among the registry's polls.
     pub placed_held: u64,
@@ -408,44 +413,55 @@ impl Checker {
             let Some(process) = self.incarnations.get(b.incarnation as usize) else {
                 continue;
             };
-            let first = self.leases.partition_point(|p| p.end <= b.sent);
-            let first = first.saturating_sub(1);
-            let last = self
-                .leases
-                .partition_point(|p| p.start < b.received)
-                .min(self.leases.len() - 1);
-            let polls = &self.leases[first..=last.max(first)];
-            self.found.placed_held += 1;
-            if !polls
+            // The polls that bracket the answer: the last that ended before the request
+            // went out, the first that began after the answer came.
+            let before = self.leases.partition_point(|p| p.end <= b.sent);
+            let after = self.leases.partition_point(|p| p.start < b.received);
+            let first = before.saturating_sub(1);
+            let last = after.min(self.leases.len() - 1).max(first);
+            let polls = &self.leases[first..=last];
+            if polls
                 .iter()
                 .any(|p| p.held.contains(&(b.worker, process.pid)))
             {
-                let seen: Vec<String> = polls
-                    .iter()
-                    .map(|p| {
-                        let holder = p
-                            .held
-                            .iter()
-                            .find(|(w, _)| *w == b.worker)
-                            .map_or("nobody".to_string(), |(_, pid)| format!("pid {pid}"));
-                        format!("{:.3} s: {holder}", p.start as f64 / 1e6)
-                    })
-                    .collect();
-                found.push((
-                    *b,
-                    format!(
-                        "worker {} issued by process #{} (pid {}, started at {:.3} s) in {:?} asked at {:.3} s, answered at {:.3} s; the registry said {}",
-                        b.worker,
-                        b.incarnation,
-                        process.pid,
-                        process.started as f64 / 1e6,
-                        b.via,
-                        b.sent as f64 / 1e6,
-                        b.received as f64 / 1e6,
-                        seen.join(", ")
-                    ),
-                ));
+                self.found.placed_held += 1;
+                continue;
             }
+            // A whole lease could have come and gone unseen between polls that far apart
+            // (a registry stopped, then resumed, ends the sessions it kept at once).
+            if before == 0
+                || after >= self.leases.len()
+                || self.leases[after].start - self.leases[before - 1].end > MAX_BRACKET
+            {
+                self.found.unchecked_held += 1;
+                continue;
+            }
+            self.found.placed_held += 1;
+            let seen: Vec<String> = polls
+                .iter()
+                .map(|p| {
+                    let holder = p
+                        .held
+                        .iter()
+                        .find(|(w, _)| *w == b.worker)
+                        .map_or("nobody".to_string(), |(_, pid)| format!("pid {pid}"));
+                    format!("{:.3} s: {holder}", p.start as f64 / 1e6)
+                })
+                .collect();
+            found.push((
+                *b,
+                format!(
+                    "worker {} issued by process #{} (pid {}, started at {:.3} s) in {:?} asked at {:.3} s, answered at {:.3} s; the registry said {}",
+                    b.worker,
+                    b.incarnation,
+                    process.pid,
+                    process.started as f64 / 1e6,
+                    b.via,
+                    b.sent as f64 / 1e6,
+                    b.received as f64 / 1e6,
+                    seen.join(", ")
+                ),
+            ));
         }
         for (b, detail) in found {
             self.broke("not-held", b.received, vec![b.min, b.max], detail);
@@ -710,6 +726,29 @@ mod tests {
         let found = checker.finish(10_000).unwrap();
         assert_eq!(invariants(&found), ["not-held"], "{:?}", found.breaks);
         assert_eq!(found.breaks[0].ids, [id(6, 1, 0), id(6, 1, 0)]);
+    }
+
+    #[test]
+    fn an_answer_between_polls_too_far_apart_is_not_placed_rather_than_broken() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut checker = checker(dir.path());
+        // The registry could not be read from 3,000 µs until past MAX_BRACKET later, and
+        // said nobody held worker 1 on either side.
+        checker.leases.retain(|p| p.start < 3_000);
+        checker.leases.push(LeasePoll {
+            start: 3_000 + MAX_BRACKET,
+            end: 3_010 + MAX_BRACKET,
+            held: Vec::new(),
+        });
+        for poll in &mut checker.leases {
+            poll.held = vec![(2, 200)];
+        }
+        checker
+            .answer(&answer(0, 3_500, 3_600, vec![id(5, 1, 0)]))
+            .unwrap();
+        let found = checker.finish(10_000_000).unwrap();
+        assert!(found.breaks.is_empty(), "{:?}", found.breaks);
+        assert_eq!((found.placed_held, found.unchecked_held), (0, 1));
     }
 
     #[test]

@@ -71,7 +71,7 @@ impl Summary {
         );
         let _ = writeln!(
             out,
-            "lease check: {} answers' worker ids placed among the registry's polls, {} not placed",
+            "lease check: {} answers' worker ids placed among the registry's polls, {} not placed (the registry unreadable around them for over 2 s)",
             f.placed_held, f.unchecked_held
         );
         if !self.lease_checked {
