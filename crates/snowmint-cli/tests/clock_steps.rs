@@ -781,3 +781,62 @@ fn a_wait_that_meets_a_further_step_back_keeps_its_bound() {
     clock.step("+0");
     assert_eq!(serve.get("/v1/id").0, 200);
 }
+
+/// Found by the fault-injection campaign (`snowmint-chaos run`): under a lease that expires
+/// (Redis here), a wall server whose clock was stepped forward past the TTL refused every
+/// id with "high-water mark store vouches for ids only up to ..." while `/readyz` said
+/// ready, because the lease's marks were confirmed on the steady clock, behind the ids'
+/// time. One that started with its clock 10 s behind never issued again once the clock was
+/// set right. Now the next renewal (every 500 ms) confirms marks in the ids' time.
+#[test]
+fn a_leased_wall_server_set_right_after_starting_behind_issues_at_the_real_time() {
+    let redis = snowmint_testkit::Redis::start();
+    let state = tempfile::tempdir().unwrap();
+    let clock = SteppedClock::new();
+    clock.step("-10s");
+    let url = redis.url();
+    let mut cmd = serve_command(
+        state.path(),
+        &[
+            "--grpc-addr",
+            "off",
+            "--clock",
+            "wall",
+            "--lease",
+            &url,
+            "--lease-ttl-ms",
+            "3000",
+            "--lease-renew-ms",
+            "500",
+            "--lease-margin-ms",
+            "300",
+        ],
+    );
+    clock.apply(&mut cmd);
+    let serve = spawn_logged(cmd);
+    serve.wait_ready(Duration::from_secs(20));
+    let (status, body) = http_get(serve.http, "/v1/id");
+    assert_eq!(status, 200, "{body}");
+
+    clock.step("+0");
+    // A renewal or two after the step; bounded well past them.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let before = now_ms();
+        let (status, body) = http_get(serve.http, "/v1/id");
+        if status == 200 {
+            let json: serde_json::Value = serde_json::from_str(&body).unwrap();
+            let ms = twitter_ms(json["id"].as_str().unwrap().parse().unwrap());
+            assert!(
+                ms + SLACK_MS >= before,
+                "an id at {ms} ms, asked at {before}"
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no id 5 s after the clock was set right: {status} {body}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

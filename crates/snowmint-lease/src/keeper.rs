@@ -188,7 +188,9 @@ const RETRY_RENEW: Duration = Duration::from_millis(500);
 
 impl Keeper {
     /// Starts keeping a lease for `claim` on the current tokio runtime. Time is read from
-    /// `clock`, the same clock the generator uses, so the fence and the ids agree.
+    /// `clock`, the same clock the generator uses, so the fence and the ids agree: the
+    /// lease's validity on its steady reading ([`Clock::steady_ms`]), the marks on its
+    /// reading ([`Clock::now_ms`]), which for a wall clock follows its steps.
     #[must_use]
     pub fn start(
         registry: Arc<dyn Registry>,
@@ -362,19 +364,26 @@ async fn keep(
                 () = tokio::time::sleep(wait) => {}
                 reply = &mut stop => return stopped(reply.ok(), &claim, Some(lease.clone()), &status),
             }
-            let sent = clock.now_ms();
+            // Validity is real time: the steady reading, which no wall-clock step reaches.
+            let sent = clock.steady_ms();
             // An expiring lease records a mark past anything it may issue before it lapses.
+            // The mark is in the ids' time: for a generator on the wall clock that is the
+            // wall clock's reading, which a step forward moves ahead of the steady one; a
+            // mark on the steady reading would then lie behind every id, and each would be
+            // refused for as long as the step lasts (for good, if the clock was behind at
+            // start and is set right). A step back must not lower a mark already confirmed.
             // A lease held for the life of the process records only the present: its mark
             // moves ahead of the ids with every reservation (`Registry::reserve_now`, the
             // file registry) or lives in the local state file alone (a fixed worker id),
             // and a successor after a crash need not wait out a TTL it never had.
             // A counter's marks are counts, not instants: its reservations alone record them.
+            let ids_now = clock.now_ms();
             let mark = if !claim.clock.tells_time() {
                 0
             } else if expires {
-                sent + ttl
+                (ids_now + ttl).max(held.confirmed_high_water_ms)
             } else {
-                sent
+                ids_now
             };
             match registry.renew(&claim, &lease, mark).await {
                 Ok(()) => {
@@ -386,7 +395,7 @@ async fn keep(
                     };
                     // A registry that keeps no expiring lease vouches for any mark: the
                     // local state file is what records it.
-                    held.confirmed_high_water_ms = if expires { sent + ttl } else { u64::MAX };
+                    held.confirmed_high_water_ms = if expires { mark } else { u64::MAX };
                     held.last_error = None;
                     status.send_replace(LeaseStatus::Held(held.clone()));
                     wait = timing.renew_every;
@@ -574,6 +583,76 @@ mod tests {
 
         keeper.release(1_234).await.unwrap();
         assert_eq!(*registry.released.lock().unwrap(), [(1, 1_234)]);
+    }
+
+    /// A wall clock over a steady one that the test moves: `ahead` ms ahead of it, as after
+    /// a step of the wall clock.
+    struct SteppedWall {
+        steady: ManualClock,
+        ahead: AtomicU64,
+    }
+
+    impl Clock for SteppedWall {
+        fn now_ms(&self) -> u64 {
+            self.steady.now_ms() + self.ahead.load(Ordering::SeqCst)
+        }
+
+        fn sleep_until_ms(&self, unix_ms: u64) {
+            let ahead = self.ahead.load(Ordering::SeqCst);
+            self.steady.sleep_until_ms(unix_ms.saturating_sub(ahead));
+        }
+
+        fn steps(&self) -> bool {
+            true
+        }
+
+        fn steady_ms(&self) -> u64 {
+            self.steady.now_ms()
+        }
+    }
+
+    /// Found by the fault-injection campaign: a `--clock wall` server whose clock was
+    /// stepped forward past the TTL (or started behind and was set right) refused every id
+    /// for as long as the step lasted, for good in the second case, because the marks were
+    /// confirmed on the steady clock, behind the ids' time.
+    #[tokio::test(start_paused = true)]
+    async fn a_stepped_wall_clock_gets_marks_in_its_own_time_and_validity_in_real_time() {
+        let registry = Arc::new(Scripted::default());
+        let clock = Arc::new(SteppedWall {
+            steady: ManualClock::new(1_000_000),
+            ahead: AtomicU64::new(0),
+        });
+        let claim = Claim::new("ns", 0, 32, "host", Duration::from_secs(10))
+            .with_clock(snowmint::ClockMode::Wall);
+        let keeper = Keeper::start(
+            registry.clone(),
+            claim,
+            LeaseSettings::default(),
+            clock.clone(),
+        );
+        let mut status = keeper.status();
+        let held = next_held(&mut status).await;
+        assert_eq!(held.confirmed_high_water_ms, 1_010_000);
+
+        // The wall clock is set 60 s ahead: the next renewal confirms marks in its time...
+        clock.ahead.store(60_000, Ordering::SeqCst);
+        clock.steady.advance(3_333);
+        let held = next_held(&mut status).await;
+        assert_eq!(held.confirmed_high_water_ms, 1_003_333 + 60_000 + 10_000);
+        // ... and the lease stays valid no longer in real time than before.
+        assert_eq!(held.valid_until_ms, 1_003_333 + 9_000);
+
+        // Set back again: a mark already confirmed is not lowered.
+        clock.ahead.store(0, Ordering::SeqCst);
+        clock.steady.advance(3_333);
+        let held = next_held(&mut status).await;
+        assert_eq!(held.confirmed_high_water_ms, 1_073_333);
+        assert_eq!(held.valid_until_ms, 1_006_666 + 9_000);
+        assert_eq!(
+            *registry.marks.lock().unwrap(),
+            [1_010_000, 1_073_333, 1_073_333]
+        );
+        keeper.release(1_006_700).await.unwrap();
     }
 
     #[tokio::test(start_paused = true)]

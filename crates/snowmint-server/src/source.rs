@@ -78,11 +78,13 @@ impl IdSource {
         )
         .with_clock(mode);
         let clock = SystemClock::new();
+        // The generator's clock: the keeper confirms marks in the ids' time (the wall
+        // clock's, for `--clock wall`) and validity in real time.
         let keeper = Keeper::start(
             Arc::clone(&registry),
             claim,
             config.lease_settings,
-            Arc::new(clock),
+            Arc::new(ModeClock::new(mode)),
         );
         let source = Arc::new(IdSource {
             config: config.clone(),

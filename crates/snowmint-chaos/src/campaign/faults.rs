@@ -1,0 +1,362 @@
+//! The faults, on a schedule drawn from a seed: the same seed, the same schedule.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::Context;
+
+use super::checker::FaultRecord;
+use super::fleet::{Fleet, LEASE_TTL};
+use super::net::Netns;
+use super::registry::Registry;
+use super::sys::{read_only, signal};
+use super::{Epoch, Event};
+
+/// Past the lease's TTL, so someone else may take the worker id meanwhile.
+const PAST_TTL: Duration = Duration::from_millis(LEASE_TTL.as_millis() as u64 + 1_500);
+/// How long a clock stays stepped, a link cut, a disk full.
+const HOLD: Duration = Duration::from_secs(4);
+/// How long a killed server (or registry) stays down.
+const DOWN: Duration = Duration::from_secs(1);
+
+/// Each kind of fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    /// SIGKILL, then a restart with the same state and identity.
+    Kill,
+    /// SIGSTOP past the lease TTL, then SIGCONT: the zombie holder.
+    Stop,
+    /// The wall clock of a running server stepped back 10 s, then forward again.
+    StepBack10s,
+    /// ... back an hour.
+    StepBack1h,
+    /// ... forward an hour, then back.
+    StepForward1h,
+    /// SIGKILL, then a restart with the clock 10 s behind.
+    RestartClockBack,
+    /// SIGKILL, then a successor on a new machine: empty state, new identity, clock 3 s
+    /// behind.
+    NewMachine,
+    /// The registry killed with SIGKILL and restarted.
+    RegistryKill,
+    /// The registry stopped past the lease TTL.
+    RegistryStop,
+    /// The isolated server cut from the registry past the lease TTL.
+    Partition,
+    /// The isolated server's link to the registry throttled to a trickle.
+    Throttle,
+    /// A server's state directory remounted read-only.
+    ReadOnly,
+    /// A server's state directory filled to the last byte.
+    DiskFull,
+}
+
+impl Kind {
+    /// Every kind.
+    pub const ALL: [Kind; 13] = [
+        Kind::Kill,
+        Kind::Stop,
+        Kind::StepBack10s,
+        Kind::StepBack1h,
+        Kind::StepForward1h,
+        Kind::RestartClockBack,
+        Kind::NewMachine,
+        Kind::RegistryKill,
+        Kind::RegistryStop,
+        Kind::Partition,
+        Kind::Throttle,
+        Kind::ReadOnly,
+        Kind::DiskFull,
+    ];
+
+    /// Its name in the report.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Kill => "kill-restart",
+            Kind::Stop => "stop-past-ttl",
+            Kind::StepBack10s => "clock-step-10s",
+            Kind::StepBack1h => "clock-step-1h",
+            Kind::StepForward1h => "clock-step+1h",
+            Kind::RestartClockBack => "restart-clock-back",
+            Kind::NewMachine => "new-machine-successor",
+            Kind::RegistryKill => "registry-kill",
+            Kind::RegistryStop => "registry-stop-past-ttl",
+            Kind::Partition => "partition",
+            Kind::Throttle => "throttle",
+            Kind::ReadOnly => "state-read-only",
+            Kind::DiskFull => "disk-full",
+        }
+    }
+
+    /// Whether it needs a registry process (not the `file` registry's directory) and the
+    /// namespace.
+    fn needs_network(self) -> bool {
+        matches!(
+            self,
+            Kind::RegistryKill | Kind::RegistryStop | Kind::Partition | Kind::Throttle
+        )
+    }
+}
+
+/// One planned fault.
+#[derive(Debug, Clone, Copy)]
+pub struct Planned {
+    /// When it begins, after the campaign's start.
+    pub at: Duration,
+    /// What it is.
+    pub kind: Kind,
+    /// The server slot it hits (for server faults).
+    pub slot: usize,
+}
+
+/// A seeded generator (splitmix64): the schedule depends on the seed alone.
+pub struct Rng(u64);
+
+impl Rng {
+    /// Seeded with `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// The next number.
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// The schedule: `rounds` rounds, each with every kind once in a seeded order (the `ci`
+/// profile has one round), then random kinds until `until`; a fault every 0.5 to 2 s after
+/// the one before it ends (as planned).
+pub fn schedule(
+    seed: u64,
+    servers: usize,
+    networked: bool,
+    rounds: usize,
+    until: Duration,
+) -> Vec<Planned> {
+    let mut rng = Rng::new(seed);
+    let kinds: Vec<Kind> = Kind::ALL
+        .into_iter()
+        .filter(|k| networked || !k.needs_network())
+        .collect();
+    let mut order = Vec::new();
+    for _ in 0..rounds {
+        let mut round = kinds.clone();
+        for i in (1..round.len()).rev() {
+            round.swap(i, rng.below(i as u64 + 1) as usize);
+        }
+        order.extend(round);
+    }
+    let mut at = Duration::from_secs(3);
+    let mut plan = Vec::new();
+    let mut next = 0;
+    loop {
+        let kind = if next < order.len() {
+            order[next]
+        } else if at < until {
+            kinds[rng.below(kinds.len() as u64) as usize]
+        } else {
+            break;
+        };
+        next += 1;
+        let slot = match kind {
+            Kind::Partition | Kind::Throttle => servers - 1,
+            _ => rng.below(servers as u64) as usize,
+        };
+        plan.push(Planned { at, kind, slot });
+        at += length(kind) + Duration::from_millis(500 + rng.below(1_500));
+    }
+    plan
+}
+
+/// About how long a fault lasts, for the schedule.
+fn length(kind: Kind) -> Duration {
+    match kind {
+        Kind::Kill | Kind::RegistryKill => DOWN + Duration::from_secs(1),
+        Kind::Stop | Kind::RegistryStop | Kind::Partition => PAST_TTL,
+        Kind::RestartClockBack | Kind::NewMachine => DOWN + HOLD + Duration::from_secs(1),
+        _ => HOLD,
+    }
+}
+
+/// What the faults act on.
+pub struct Target<'a> {
+    pub fleet: &'a mut Fleet,
+    pub registry: &'a mut Registry,
+    pub netns: Option<&'a Netns>,
+    pub events: &'a std::sync::mpsc::Sender<Event>,
+    pub epoch: Epoch,
+    pub stop: &'a Arc<AtomicBool>,
+}
+
+/// Waits `span`, or less if the campaign is told to stop: a fault still undoes itself.
+fn hold(span: Duration) {
+    std::thread::sleep(span);
+}
+
+/// Injects `planned` faults at their times, each undone before the next.
+pub fn inject(target: &mut Target<'_>, planned: &[Planned]) -> anyhow::Result<()> {
+    for fault in planned {
+        while target.epoch.now() < fault.at.as_micros() as u64 {
+            if target.stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let start = target.epoch.now();
+        let name = fault_target(target, fault);
+        println!(
+            "{:8.3} s  {:<24} {name}",
+            start as f64 / 1e6,
+            fault.kind.name()
+        );
+        apply(target, fault).with_context(|| format!("fault {} on {name}", fault.kind.name()))?;
+        let _ = target.events.send(Event::Fault(FaultRecord {
+            start,
+            end: target.epoch.now(),
+            kind: fault.kind.name(),
+            target: name,
+        }));
+    }
+    Ok(())
+}
+
+fn fault_target(target: &Target<'_>, fault: &Planned) -> String {
+    match fault.kind {
+        Kind::RegistryKill | Kind::RegistryStop => "registry".into(),
+        _ => {
+            let slot = &target.fleet.slots[fault.slot];
+            format!(
+                "{} ({} clock{})",
+                slot.name,
+                if slot.wall { "wall" } else { "default" },
+                if slot.isolated { ", isolated" } else { "" }
+            )
+        }
+    }
+}
+
+fn apply(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<()> {
+    let i = fault.slot;
+    let fleet = &mut *target.fleet;
+    match fault.kind {
+        Kind::Kill => {
+            fleet.kill(i)?;
+            hold(DOWN);
+            fleet.start(i)?;
+        }
+        Kind::Stop => {
+            fleet.freeze(i, true)?;
+            hold(PAST_TTL);
+            fleet.freeze(i, false)?;
+        }
+        Kind::StepBack10s | Kind::StepBack1h | Kind::StepForward1h => {
+            let offset = match fault.kind {
+                Kind::StepBack10s => "-10s",
+                Kind::StepBack1h => "-3600s",
+                _ => "+3600s",
+            };
+            fleet.slots[i].step_clock(offset)?;
+            hold(HOLD);
+            fleet.slots[i].step_clock("+0")?;
+        }
+        Kind::RestartClockBack | Kind::NewMachine => {
+            fleet.kill(i)?;
+            let offset = if fault.kind == Kind::NewMachine {
+                fleet.new_machine(i)?;
+                "-3s"
+            } else {
+                "-10s"
+            };
+            fleet.slots[i].step_clock(offset)?;
+            hold(DOWN);
+            fleet.start(i)?;
+            hold(HOLD);
+            fleet.slots[i].step_clock("+0")?;
+        }
+        Kind::RegistryKill => {
+            let registry = target.registry.process().context("no registry process")?;
+            registry.kill();
+            hold(DOWN);
+            registry.restart();
+        }
+        Kind::RegistryStop => {
+            let registry = target.registry.process().context("no registry process")?;
+            let pid = registry.pid().context("the registry is not running")?;
+            signal(pid, libc::SIGSTOP)?;
+            hold(PAST_TTL);
+            signal(pid, libc::SIGCONT)?;
+        }
+        Kind::Partition => {
+            let netns = target.netns.context("no namespace")?;
+            netns.link(false)?;
+            hold(PAST_TTL);
+            netns.link(true)?;
+        }
+        Kind::Throttle => {
+            let netns = target.netns.context("no namespace")?;
+            netns.throttle(true)?;
+            hold(HOLD);
+            netns.throttle(false)?;
+        }
+        Kind::ReadOnly => {
+            read_only(&fleet.slots[i].state, true)?;
+            hold(HOLD);
+            read_only(&fleet.slots[i].state, false)?;
+        }
+        Kind::DiskFull => {
+            let filler = fleet.slots[i].state.join("filler");
+            fill(&filler)?;
+            hold(HOLD);
+            std::fs::remove_file(&filler)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes `path` until the file system has no room left.
+fn fill(path: &std::path::Path) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut file = std::fs::File::create(path)?;
+    let block = vec![0u8; 64 * 1024];
+    loop {
+        match file.write_all(&block) {
+            Ok(()) => {}
+            Err(err) if err.raw_os_error() == Some(libc::ENOSPC) => break,
+            Err(err) => return Err(err).context("filling the disk"),
+        }
+    }
+    // Tail of the last block: the last bytes too.
+    while let Ok(1) = file.write(&block[..1]) {}
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seed_gives_one_schedule_and_ci_hits_every_kind() {
+        let a = schedule(7, 4, true, 1, Duration::ZERO);
+        let b = schedule(7, 4, true, 1, Duration::ZERO);
+        let c = schedule(8, 4, true, 1, Duration::ZERO);
+        let kinds = |p: &[Planned]| p.iter().map(|f| (f.kind, f.slot)).collect::<Vec<_>>();
+        assert_eq!(kinds(&a), kinds(&b));
+        assert_ne!(kinds(&a), kinds(&c));
+        let mut seen: Vec<Kind> = a.iter().map(|f| f.kind).collect();
+        seen.sort();
+        assert_eq!(seen, Kind::ALL);
+        let file = schedule(7, 4, false, 1, Duration::ZERO);
+        assert!(file.iter().all(|f| !f.kind.needs_network()));
+    }
+}

@@ -1,0 +1,505 @@
+//! The registry the fleet shares, and the poller that reads its leases from the registry
+//! itself: Redis's worker keys (whose values name the holder, `identity/pid/nonce`), or for
+//! the `file` registry the kernel's table of locks on its worker files (`/proc/locks`).
+
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::Context;
+use snowmint_testkit::Server;
+
+use super::checker::LeasePoll;
+use super::{Epoch, Event};
+
+/// How often the leases are read.
+pub const POLL_EVERY: Duration = Duration::from_millis(100);
+
+/// Which registry the fleet shares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Kind {
+    /// A real `redis-server`.
+    Redis,
+    /// A real `etcd`.
+    Etcd,
+    /// A real PostgreSQL.
+    Postgres,
+    /// A real ZooKeeper.
+    Zookeeper,
+    /// `file:DIR`, a directory of locked files shared by the fleet.
+    File,
+}
+
+/// The running registry: a server process, or a directory.
+pub enum Registry {
+    /// A server the campaign can kill, restart and stop.
+    Process(Box<dyn Server>),
+    /// The `file` registry's directory.
+    Dir(PathBuf),
+}
+
+impl Registry {
+    /// Starts the registry of `kind`; `dir` holds the `file` registry's files.
+    pub fn start(kind: Kind, dir: &Path) -> anyhow::Result<Registry> {
+        Ok(match kind {
+            Kind::Redis => Registry::Process(Box::new(snowmint_testkit::Redis::start())),
+            Kind::Etcd => Registry::Process(Box::new(snowmint_testkit::Etcd::start())),
+            Kind::Postgres => Registry::Process(Box::new(snowmint_testkit::Postgres::start())),
+            Kind::Zookeeper => Registry::Process(Box::new(snowmint_testkit::ZooKeeper::start())),
+            Kind::File => {
+                let dir = dir.join("registry");
+                std::fs::create_dir_all(&dir)?;
+                Registry::Dir(dir)
+            }
+        })
+    }
+
+    /// The URL `snowmint serve --lease` takes.
+    pub fn url(&self) -> String {
+        match self {
+            Registry::Process(server) => server.url(),
+            Registry::Dir(dir) => format!("file:{}", dir.display()),
+        }
+    }
+
+    /// The registry's port on 127.0.0.1, for a relay; none for the `file` registry.
+    pub fn port(&self) -> Option<u16> {
+        let url = self.url();
+        let rest = url.split("127.0.0.1:").nth(1)?;
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    }
+
+    /// The process, for faults that need one.
+    pub fn process(&mut self) -> Option<&mut Box<dyn Server>> {
+        match self {
+            Registry::Process(server) => Some(server),
+            Registry::Dir(_) => None,
+        }
+    }
+}
+
+/// Reads every lease of datacenter 0..32 once.
+enum Reader {
+    Redis {
+        client: Box<redis::Client>,
+        connection: Option<redis::Connection>,
+    },
+    Locks(PathBuf),
+    /// etcd's JSON gateway on this port.
+    Etcd(u16),
+    /// PostgreSQL, read with `psql` at this URL.
+    Postgres(String),
+    /// ZooKeeper on this port, over a session of the reader's own.
+    Zookeeper(u16, Option<zk::Session>),
+    /// No reader for this registry: the lease check is reported as not done.
+    None,
+}
+
+impl Reader {
+    fn new(kind: Kind, registry: &Registry) -> anyhow::Result<Reader> {
+        Ok(match (kind, registry) {
+            (Kind::Redis, _) => Reader::Redis {
+                client: Box::new(redis::Client::open(registry.url()).context("the Redis URL")?),
+                connection: None,
+            },
+            (Kind::File, Registry::Dir(dir)) => Reader::Locks(dir.clone()),
+            (Kind::Etcd, _) => Reader::Etcd(registry.port().context("etcd's port")?),
+            (Kind::Postgres, _) => Reader::Postgres(registry.url()),
+            (Kind::Zookeeper, _) => {
+                Reader::Zookeeper(registry.port().context("ZooKeeper's port")?, None)
+            }
+            _ => Reader::None,
+        })
+    }
+
+    fn read(&mut self) -> anyhow::Result<Option<Vec<(u16, u32)>>> {
+        match self {
+            Reader::Redis { client, connection } => {
+                let conn = match connection {
+                    Some(conn) => conn,
+                    None => {
+                        let conn = client.get_connection_with_timeout(Duration::from_secs(1))?;
+                        conn.set_read_timeout(Some(Duration::from_secs(1)))?;
+                        conn.set_write_timeout(Some(Duration::from_secs(1)))?;
+                        connection.insert(conn)
+                    }
+                };
+                let read = read_redis(conn);
+                if read.is_err() {
+                    *connection = None;
+                }
+                read.map(Some)
+            }
+            Reader::Locks(dir) => read_locks(dir).map(Some),
+            Reader::Etcd(port) => read_etcd(*port).map(Some),
+            Reader::Postgres(url) => read_postgres(url).map(Some),
+            Reader::Zookeeper(port, session) => {
+                let live = match session {
+                    Some(live) => live,
+                    None => session.insert(zk::Session::connect(*port)?),
+                };
+                let read = live.workers();
+                if read.is_err() {
+                    *session = None;
+                }
+                read.map(Some)
+            }
+            Reader::None => Ok(None),
+        }
+    }
+}
+
+/// `snowmint:NS:dcD:wW` keys hold `identity/pid/nonce`.
+fn read_redis(conn: &mut redis::Connection) -> anyhow::Result<Vec<(u16, u32)>> {
+    let keys: Vec<String> = redis::cmd("KEYS").arg("snowmint:*:dc*:w*").query(conn)?;
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let values: Vec<Option<String>> = redis::cmd("MGET").arg(&keys).query(conn)?;
+    let mut held = Vec::new();
+    for (key, value) in keys.iter().zip(values) {
+        let (Some(worker), Some(holder)) = (worker_in_key(key, ":dc", ":w"), value) else {
+            continue;
+        };
+        if let Some(pid) = holder.rsplit('/').nth(1).and_then(|p| p.parse().ok()) {
+            held.push((worker, pid));
+        }
+    }
+    Ok(held)
+}
+
+/// `datacenter * 32 + worker` from a name ending in `<dc_tag>D<w_tag>W`.
+fn worker_in_key(name: &str, dc_tag: &str, w_tag: &str) -> Option<u16> {
+    let after_dc = &name[name.rfind(dc_tag)? + dc_tag.len()..];
+    let (dc, worker) = after_dc.split_once(w_tag)?;
+    if !worker.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let dc: u16 = dc.parse().ok()?;
+    let worker: u16 = worker.parse().ok()?;
+    (dc < 32 && worker < 32).then_some(dc * 32 + worker)
+}
+
+/// etcd: `/snowmint/NS/dcD/wW` holds the holder's name, under an etcd lease that ends it;
+/// read through the JSON gateway (`POST /v3/kv/range`) on a connection of its own, in
+/// HTTP/1.0 so that the body comes whole, never chunked.
+fn read_etcd(port: u16) -> anyhow::Result<Vec<(u16, u32)>> {
+    use base64::Engine;
+    use std::io::{Read, Write};
+    let b64 = base64::engine::general_purpose::STANDARD;
+    // Every key from `/snowmint/` up to `/snowmint0`, the next byte after `/`.
+    let body = serde_json::json!({
+        "key": b64.encode("/snowmint/"),
+        "range_end": b64.encode("/snowmint0"),
+    })
+    .to_string();
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let mut stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1))?;
+    stream.set_read_timeout(Some(Duration::from_secs(1)))?;
+    stream.set_write_timeout(Some(Duration::from_secs(1)))?;
+    write!(
+        stream,
+        "POST /v3/kv/range HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    let (head, json) = response
+        .split_once("\r\n\r\n")
+        .context("no end of headers")?;
+    anyhow::ensure!(
+        head.split_whitespace().nth(1) == Some("200"),
+        "etcd answered {head:?}"
+    );
+    let value: serde_json::Value = serde_json::from_str(json.trim())?;
+    let mut held = Vec::new();
+    for kv in value["kvs"].as_array().map_or(&[][..], Vec::as_slice) {
+        let decode = |field: &str| -> Option<String> {
+            let bytes = b64.decode(kv[field].as_str()?).ok()?;
+            String::from_utf8(bytes).ok()
+        };
+        let (Some(key), Some(holder)) = (decode("key"), decode("value")) else {
+            continue;
+        };
+        if let (Some(worker), Some(pid)) = (
+            worker_in_key(&key, "/dc", "/w"),
+            holder.rsplit('/').nth(1).and_then(|p| p.parse().ok()),
+        ) {
+            held.push((worker, pid));
+        }
+    }
+    Ok(held)
+}
+
+/// PostgreSQL: the rows of `snowmint_workers` with a holder whose lease has not ended by
+/// the database's clock, read with `psql` (killed after 2 s, for a stopped server).
+fn read_postgres(url: &str) -> anyhow::Result<Vec<(u16, u32)>> {
+    let out = std::process::Command::new("timeout")
+        .args(["2", "psql", "-X", "-A", "-t", "-F", " ", url, "-c"])
+        .arg(
+            "SELECT datacenter, worker, holder FROM snowmint_workers \
+             WHERE holder IS NOT NULL AND expires_at > clock_timestamp()",
+        )
+        .env("PGCONNECT_TIMEOUT", "1")
+        .output()
+        .context("cannot run psql")?;
+    anyhow::ensure!(
+        out.status.success(),
+        "psql: {}",
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    let mut held = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let mut fields = line.split(' ');
+        let (Some(dc), Some(worker), Some(holder)) = (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        let (Ok(dc), Ok(worker)) = (dc.parse::<u16>(), worker.parse::<u16>()) else {
+            continue;
+        };
+        if let Some(pid) = holder.rsplit('/').nth(1).and_then(|p| p.parse().ok())
+            && dc < 32
+            && worker < 32
+        {
+            held.push((dc * 32 + worker, pid));
+        }
+    }
+    Ok(held)
+}
+
+/// ZooKeeper: `/snowmint/<namespace>/dcD/wW` is an ephemeral node holding the holder's
+/// name, gone with its session. Read with the two requests the reader needs
+/// (`getChildren`, `getData`) of ZooKeeper's wire protocol.
+mod zk {
+    use std::io::{Read, Write};
+    use std::net::{SocketAddr, TcpStream};
+    use std::time::Duration;
+
+    use anyhow::{Context, ensure};
+
+    /// The session the reader asks for; polls every 100 ms keep it alive.
+    const SESSION_TIMEOUT_MS: i32 = 10_000;
+    const GET_DATA: i32 = 4;
+    const GET_CHILDREN: i32 = 8;
+
+    /// One session on one connection.
+    pub struct Session {
+        stream: TcpStream,
+        xid: i32,
+    }
+
+    impl Session {
+        /// Connects to 127.0.0.1:`port` and opens a session.
+        pub fn connect(port: u16) -> anyhow::Result<Session> {
+            let addr = SocketAddr::from(([127, 0, 0, 1], port));
+            let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(1))?;
+            stream.set_read_timeout(Some(Duration::from_secs(1)))?;
+            stream.set_write_timeout(Some(Duration::from_secs(1)))?;
+            let mut session = Session { stream, xid: 0 };
+            let mut body = Vec::new();
+            body.extend(0i32.to_be_bytes()); // protocol version
+            body.extend(0i64.to_be_bytes()); // last zxid seen
+            body.extend(SESSION_TIMEOUT_MS.to_be_bytes());
+            body.extend(0i64.to_be_bytes()); // session id: a new one
+            body.extend(16i32.to_be_bytes()); // password: 16 zero bytes
+            body.extend([0u8; 16]);
+            session.send(&body)?;
+            let answer = session.frame()?;
+            ensure!(answer.len() >= 16, "ZooKeeper refused the session");
+            Ok(session)
+        }
+
+        fn send(&mut self, body: &[u8]) -> anyhow::Result<()> {
+            let len = i32::try_from(body.len()).context("request too long")?;
+            self.stream.write_all(&len.to_be_bytes())?;
+            self.stream.write_all(body)?;
+            Ok(())
+        }
+
+        fn frame(&mut self) -> anyhow::Result<Vec<u8>> {
+            let mut len = [0u8; 4];
+            self.stream.read_exact(&mut len)?;
+            let len = usize::try_from(i32::from_be_bytes(len)).context("a negative length")?;
+            ensure!(len <= 1 << 20, "a frame of {len} bytes");
+            let mut frame = vec![0u8; len];
+            self.stream.read_exact(&mut frame)?;
+            Ok(frame)
+        }
+
+        /// Sends request `op` on `path` and returns its answer's body.
+        fn call(&mut self, op: i32, path: &str) -> anyhow::Result<Option<Vec<u8>>> {
+            self.xid += 1;
+            let mut body = Vec::new();
+            body.extend(self.xid.to_be_bytes());
+            body.extend(op.to_be_bytes());
+            put_string(&mut body, path);
+            body.push(0); // no watch
+            self.send(&body)?;
+            loop {
+                let frame = self.frame()?;
+                ensure!(frame.len() >= 16, "a short answer");
+                let xid = i32::from_be_bytes(frame[0..4].try_into()?);
+                if xid != self.xid {
+                    continue; // a ping's answer or a notification
+                }
+                let err = i32::from_be_bytes(frame[12..16].try_into()?);
+                // -101: no node (a worker released between the two requests).
+                if err == -101 {
+                    return Ok(None);
+                }
+                ensure!(err == 0, "ZooKeeper error {err} on {path}");
+                return Ok(Some(frame[16..].to_vec()));
+            }
+        }
+
+        /// Every held worker of datacenter 0 of the Twitter layout, with its holder's pid.
+        pub fn workers(&mut self) -> anyhow::Result<Vec<(u16, u32)>> {
+            let dc = format!(
+                "/snowmint/twitter-{}/dc0",
+                snowmint::Layout::TWITTER.epoch_ms()
+            );
+            let Some(body) = self.call(GET_CHILDREN, &dc)? else {
+                return Ok(Vec::new());
+            };
+            let mut at = 0;
+            let count = take_i32(&body, &mut at)?;
+            let mut names = Vec::new();
+            for _ in 0..count.max(0) {
+                names.push(take_string(&body, &mut at)?);
+            }
+            let mut held = Vec::new();
+            for name in names {
+                let Some(worker) = name
+                    .strip_prefix('w')
+                    .filter(|w| w.bytes().all(|b| b.is_ascii_digit()))
+                    .and_then(|w| w.parse::<u16>().ok())
+                    .filter(|w| *w < 32)
+                else {
+                    continue;
+                };
+                let Some(data) = self.call(GET_DATA, &format!("{dc}/{name}"))? else {
+                    continue;
+                };
+                let holder = take_string(&data, &mut 0)?;
+                if let Some(pid) = holder.rsplit('/').nth(1).and_then(|p| p.parse().ok()) {
+                    held.push((worker, pid));
+                }
+            }
+            Ok(held)
+        }
+    }
+
+    fn put_string(out: &mut Vec<u8>, text: &str) {
+        out.extend(i32::try_from(text.len()).unwrap_or(i32::MAX).to_be_bytes());
+        out.extend(text.as_bytes());
+    }
+
+    fn take_i32(body: &[u8], at: &mut usize) -> anyhow::Result<i32> {
+        let bytes = body.get(*at..*at + 4).context("a short answer")?;
+        *at += 4;
+        Ok(i32::from_be_bytes(bytes.try_into()?))
+    }
+
+    fn take_string(body: &[u8], at: &mut usize) -> anyhow::Result<String> {
+        let len = usize::try_from(take_i32(body, at)?.max(0))?;
+        let bytes = body.get(*at..*at + len).context("a short answer")?;
+        *at += len;
+        Ok(String::from_utf8_lossy(bytes).into_owned())
+    }
+}
+
+/// The `file` registry: `<ns>-dcD-wW.worker` files, held while their `.worker.lock`
+/// sibling is locked. The kernel's lock table names the locking pid and the file's inode.
+fn read_locks(dir: &Path) -> anyhow::Result<Vec<(u16, u32)>> {
+    let mut by_inode = HashMap::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(stem) = name
+            .strip_suffix(".worker.lock")
+            .or_else(|| name.strip_suffix(".worker"))
+            && let Some(worker) = worker_in_key(stem, "-dc", "-w")
+        {
+            by_inode.insert(entry.metadata()?.ino(), worker);
+        }
+    }
+    let table = std::fs::read_to_string("/proc/locks")?;
+    let mut held = Vec::new();
+    for line in table.lines() {
+        // `1: FLOCK  ADVISORY  WRITE 1234 00:2a:5678 0 EOF`
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.len() < 6 || fields.get(1) == Some(&"->") {
+            continue;
+        }
+        let (Ok(pid), Some(inode)) = (
+            fields[4].parse::<u32>(),
+            fields[5]
+                .rsplit(':')
+                .next()
+                .and_then(|i| i.parse::<u64>().ok()),
+        ) else {
+            continue;
+        };
+        if let Some(&worker) = by_inode.get(&inode) {
+            held.push((worker, pid));
+        }
+    }
+    Ok(held)
+}
+
+/// Polls the leases every [`POLL_EVERY`] until `stop`; says whether the registry could be
+/// read at all (false: the lease check is not done, and the report says so).
+pub fn spawn_poller(
+    kind: Kind,
+    registry: &Registry,
+    epoch: Epoch,
+    events: std::sync::mpsc::Sender<Event>,
+    stop: Arc<AtomicBool>,
+) -> anyhow::Result<(bool, std::thread::JoinHandle<()>)> {
+    let mut reader = Reader::new(kind, registry)?;
+    let readable = !matches!(reader, Reader::None);
+    let handle = std::thread::Builder::new()
+        .name("lease-poller".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let start = epoch.now();
+                match reader.read() {
+                    Ok(Some(held)) => {
+                        let end = epoch.now();
+                        let _ = events.send(Event::Lease(LeasePoll { start, end, held }));
+                    }
+                    Ok(None) => return,
+                    Err(_) => {
+                        let _ = events.send(Event::PollError);
+                    }
+                }
+                std::thread::sleep(POLL_EVERY);
+            }
+        })?;
+    Ok((readable, handle))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_keys_and_files_are_read() {
+        assert_eq!(
+            worker_in_key("snowmint:twitter-1288834974657:dc0:w7", ":dc", ":w"),
+            Some(7)
+        );
+        assert_eq!(
+            worker_in_key("twitter-1288834974657-dc1-w31", "-dc", "-w"),
+            Some(63)
+        );
+        assert_eq!(worker_in_key("snowmint:x:dc0:hwm", ":dc", ":w"), None);
+        assert_eq!(worker_in_key("/snowmint/x/dc0/w3", "/dc", "/w"), Some(3));
+        assert_eq!(worker_in_key("/snowmint/x/dc0/w3/hwm", "/dc", "/w"), None);
+    }
+}
