@@ -75,7 +75,11 @@ fuzz_target!(|input: Input| {
     let Ok(uri) = Uri::try_from(target) else {
         return;
     };
-    let method = if input.head { Method::HEAD } else { Method::GET };
+    let method = if input.head {
+        Method::HEAD
+    } else {
+        Method::GET
+    };
     let request = Request::builder()
         .method(method)
         .uri(uri.clone())
@@ -100,7 +104,10 @@ fuzz_target!(|input: Input| {
         );
         let error: serde_json::Value = serde_json::from_slice(&body).unwrap();
         let message = error["error"].as_str().unwrap();
-        assert!(!message.is_empty() && !message.contains('\n'), "{uri}: {message:?}");
+        assert!(
+            !message.is_empty() && !message.contains('\n'),
+            "{uri}: {message:?}"
+        );
         assert!(
             !message.starts_with(|c: char| c.is_uppercase()),
             "{uri}: {message:?}"

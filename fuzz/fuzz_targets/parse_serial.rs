@@ -14,7 +14,10 @@ fuzz_target!(|input: (&str, &str)| {
     let zone = Zone::UTC;
     if let Ok(parsed) = template.parse_serial(serial, &zone) {
         if let Some(biz) = parsed.biz {
-            assert_eq!(template.format(&biz, parsed.id, &zone).as_deref(), Ok(serial));
+            assert_eq!(
+                template.format(&biz, parsed.id, &zone).as_deref(),
+                Ok(serial)
+            );
         }
     }
 });

@@ -17,7 +17,11 @@ fuzz_target!(|bytes: &[u8]| {
             assert!(digits, "accepted {bytes:?}");
             let encoded = mark::encode(ms);
             let significant = std::str::from_utf8(bytes).unwrap().trim_start_matches('0');
-            let expected = if significant.is_empty() { "0" } else { significant };
+            let expected = if significant.is_empty() {
+                "0"
+            } else {
+                significant
+            };
             assert_eq!(encoded, expected);
             assert_eq!(mark::decode(encoded.as_bytes()), Ok(ms));
         }
@@ -28,7 +32,10 @@ fuzz_target!(|bytes: &[u8]| {
                 assert_eq!(corrupt.found, "nothing");
             } else {
                 let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(QUOTED_BYTES)]);
-                assert!(corrupt.found.starts_with(&format!("{shown:?}")), "{message}");
+                assert!(
+                    corrupt.found.starts_with(&format!("{shown:?}")),
+                    "{message}"
+                );
             }
             if digits {
                 // Only a value past 64 bits is refused among plain digits.

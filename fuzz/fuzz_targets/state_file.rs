@@ -10,7 +10,11 @@ fuzz_target!(|bytes: &[u8]| {
     match mark::decode_line(bytes) {
         Ok((ms, mode)) => {
             let line = mark::encode_line(ms, mode);
-            assert_eq!(mark::decode_line(line.as_bytes()), Ok((ms, mode)), "{line:?}");
+            assert_eq!(
+                mark::decode_line(line.as_bytes()),
+                Ok((ms, mode)),
+                "{line:?}"
+            );
             // The digits are the registries' format too.
             let digits = line.split_whitespace().next().unwrap();
             assert_eq!(mark::decode(digits.as_bytes()), Ok(ms));
