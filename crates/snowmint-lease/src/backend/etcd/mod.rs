@@ -280,8 +280,7 @@ impl Registry for EtcdRegistry {
 /// A mark as stored ([`mark::decode`](crate::mark::decode)). Anything else is an error,
 /// never read as zero.
 fn parse_mark(key: &str, kv: &Kv) -> Result<u64, LeaseError> {
-    crate::mark::decode(&kv.value)
-        .map_err(|corrupt| unavailable(format!("{key} is corrupt: {corrupt}")))
+    mark::decode(&kv.value).map_err(|corrupt| unavailable(format!("{key} is corrupt: {corrupt}")))
 }
 
 #[cfg(test)]
