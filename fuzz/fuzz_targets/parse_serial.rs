@@ -12,9 +12,12 @@ fuzz_target!(|input: (&str, &str)| {
         return;
     };
     let zone = Zone::UTC;
-    if let Ok(parsed) = template.parse_serial(serial, &zone) {
-        if let Some(biz) = parsed.biz {
-            assert_eq!(template.format(&biz, parsed.id, &zone).as_deref(), Ok(serial));
-        }
+    if let Ok(parsed) = template.parse_serial(serial, &zone)
+        && let Some(biz) = parsed.biz
+    {
+        assert_eq!(
+            template.format(&biz, parsed.id, &zone).as_deref(),
+            Ok(serial)
+        );
     }
 });

@@ -435,11 +435,7 @@ impl FileStore {
     }
 
     fn write(&self, mark_ms: u64) -> Result<(), Error> {
-        let line = match self.clock {
-            // The default mode is left unsaid, as every mark before modes did.
-            ClockMode::Monotonic => format!("{mark_ms}\n"),
-            mode => format!("{mark_ms} {mode}\n"),
-        };
+        let line = crate::mark::encode_line(mark_ms, self.clock);
         disk::replace(&self.mark, &self.tmp, line.as_bytes())
     }
 }

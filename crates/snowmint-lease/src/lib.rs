@@ -35,6 +35,7 @@ pub mod file;
 mod identity;
 mod keeper;
 mod leased;
+pub mod mark;
 mod registry;
 
 pub use backend::{

@@ -214,3 +214,40 @@ async fn many_workers_are_found_across_listing_pages() {
         );
     }
 }
+
+/// A mark in the registry is input too: one that is not a plain count of milliseconds is
+/// refused, naming its key and what it holds, never read as zero or as no mark.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_mark_is_refused_naming_its_key_and_what_it_holds() {
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD as BASE64;
+
+    let etcd = Etcd::start();
+    let registry = registry(&etcd);
+    let http = reqwest::Client::new();
+    for (i, stored) in ["soon", "+1763780112345", ""].into_iter().enumerate() {
+        let ns = format!("corrupt{i}");
+        let key = format!("/snowmint/{ns}/dc1/w0/hwm");
+        let put = serde_json::json!({ "key": BASE64.encode(&key), "value": BASE64.encode(stored) });
+        let answer = http
+            .post(format!("{}/v3/kv/put", etcd.endpoint()))
+            .json(&put)
+            .send()
+            .await
+            .unwrap();
+        assert!(answer.status().is_success(), "{answer:?}");
+        let found = if stored.is_empty() {
+            "nothing".to_string()
+        } else {
+            format!("{stored:?}")
+        };
+        let claim = Claim::new(&ns, 1, 1, "pod-0", conformance::TTL);
+        let err = registry.acquire(&claim).await.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "etcd registry is unavailable: {key} is corrupt: found {found}, expected milliseconds since the Unix epoch"
+            )
+        );
+    }
+}

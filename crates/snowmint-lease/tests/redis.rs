@@ -187,3 +187,37 @@ async fn a_keeper_freezes_its_fence_while_redis_is_down_and_renews_once_it_is_ba
     )
     .await;
 }
+
+/// A mark in the registry is input too: one that is not a plain count of milliseconds is
+/// refused, naming its key and what it holds, never read as zero or as no mark.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_mark_is_refused_naming_its_key_and_what_it_holds() {
+    let redis = Redis::start();
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+    let registry = registry(&redis);
+    for (i, stored) in ["soon", "+1763780112345", ""].into_iter().enumerate() {
+        let ns = format!("corrupt{i}");
+        let key = format!("snowmint:{ns}:dc1:hwm");
+        let () = redis::cmd("HSET")
+            .arg(&key)
+            .arg(0)
+            .arg(stored)
+            .query_async(&mut connection)
+            .await
+            .unwrap();
+        let found = if stored.is_empty() {
+            "nothing".to_string()
+        } else {
+            format!("{stored:?}")
+        };
+        let err = registry.acquire(&claim(&ns, "pod-0", 1)).await.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "redis registry is unavailable: redis://127.0.0.1:{}/0: field 0 of {key} is corrupt: found {found}, expected milliseconds since the Unix epoch",
+                redis.port()
+            )
+        );
+    }
+}

@@ -366,3 +366,31 @@ async fn keeper_fence_freezes_while_zookeeper_is_down_and_moves_once_it_is_back(
     )
     .await;
 }
+
+/// A mark in the registry is input too: one that is not a plain count of milliseconds is
+/// refused, naming its node and what it holds, never read as zero or as no mark.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_mark_is_refused_naming_its_node_and_what_it_holds() {
+    let zookeeper = ZooKeeper::start();
+    let registry = registry(&zookeeper);
+    let by_hand = client(&zookeeper).await;
+    for (i, stored) in ["soon", "+1763780112345"].into_iter().enumerate() {
+        let ns = format!("corrupt{i}");
+        let holder = claim(&ns, "pod-0", 1);
+        let lease = registry.acquire(&holder).await.unwrap();
+        registry.release(&holder, &lease, now_ms()).await.unwrap();
+        let node = format!("/snowmint/{ns}/dc1/w0.mark");
+        by_hand
+            .set_data(&node, stored.as_bytes(), None)
+            .await
+            .unwrap();
+        let err = registry.acquire(&holder).await.unwrap_err().to_string();
+        let problem = format!(
+            "{node} is corrupt: found {stored:?}, expected milliseconds since the Unix epoch"
+        );
+        assert!(
+            err.starts_with("zookeeper registry is unavailable: ") && err.ends_with(&problem),
+            "{err}"
+        );
+    }
+}

@@ -24,6 +24,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, ConnectionAddr, FromRedisValue, RedisError, Script};
 
 use super::CONNECT_TIMEOUT;
+use crate::mark;
 use crate::registry::{Claim, Lease, LeaseError, Registry};
 
 /// Entries of the expiry index looked at per acquisition before sweeping.
@@ -337,13 +338,28 @@ impl Registry for RedisRegistry {
             CANDIDATES.to_string(),
             SWEEP.to_string(),
         ];
-        let taken: Option<(u64, Option<u64>)> = self.run(&SCRIPTS[0], &keys, &args).await?;
-        let Some((worker, high_water_ms)) = taken else {
+        // The mark as stored, read here rather than by the client library's conversion, so
+        // that a corrupt one is named with its key.
+        let taken: Option<(u64, Option<Vec<u8>>)> = self.run(&SCRIPTS[0], &keys, &args).await?;
+        let Some((worker, stored)) = taken else {
             return Err(LeaseError::Exhausted {
                 datacenter: claim.datacenter,
                 workers: claim.workers,
             });
         };
+        let high_water_ms = stored
+            .map(|bytes| mark::decode(&bytes))
+            .transpose()
+            .map_err(|corrupt| {
+                let shown = &self.shown;
+                LeaseError::unavailable(
+                    "redis",
+                    format!(
+                        "{shown}: field {worker} of {} is corrupt: {corrupt}",
+                        keys[0]
+                    ),
+                )
+            })?;
         Ok(Lease {
             datacenter: claim.datacenter,
             worker,
@@ -362,7 +378,7 @@ impl Registry for RedisRegistry {
             claim.holder.clone(),
             lease.worker.to_string(),
             ttl_ms(claim)?.to_string(),
-            high_water_ms.to_string(),
+            mark::encode(high_water_ms),
         ];
         let reason = match self
             .run(&SCRIPTS[1], &lease_keys(claim, lease), &args)
@@ -384,14 +400,11 @@ impl Registry for RedisRegistry {
         lease: &Lease,
         high_water_ms: u64,
     ) -> Result<(), LeaseError> {
-        let floor = lease
-            .high_water_ms
-            .map(|m| m.to_string())
-            .unwrap_or_default();
+        let floor = lease.high_water_ms.map(mark::encode).unwrap_or_default();
         let args = [
             claim.holder.clone(),
             lease.worker.to_string(),
-            high_water_ms.to_string(),
+            mark::encode(high_water_ms),
             floor,
         ];
         let released: u8 = self

@@ -14,9 +14,6 @@ use crate::Error;
 /// promptly, long enough not to keep a core busy.
 const MAX_LOCK_PAUSE: Duration = Duration::from_millis(20);
 
-/// How much of a corrupt mark file an error quotes: enough to recognise, one line.
-const QUOTED_BYTES: usize = 40;
-
 /// Takes `file`'s exclusive lock, retrying with growing pauses (never spinning) for up to
 /// `wait`.
 pub(super) fn lock_within(file: &File, path: &Path, wait: Duration) -> Result<(), Error> {
@@ -45,7 +42,8 @@ pub(super) fn lock_within(file: &File, path: &Path, wait: Duration) -> Result<()
     }
 }
 
-/// The mark at `path` and the clock mode it records, `None` if there is no file.
+/// The mark at `path` and the clock mode it records, `None` if there is no file; its line is
+/// read by [`mark::decode_line`](crate::mark::decode_line).
 pub(super) fn read_mark(path: &Path) -> Result<Option<(u64, ClockMode)>, Error> {
     let bytes = match fs::read(path) {
         Ok(bytes) => bytes,
@@ -57,50 +55,12 @@ pub(super) fn read_mark(path: &Path) -> Result<Option<(u64, ClockMode)>, Error> 
             });
         }
     };
-    parse_mark(&bytes)
+    crate::mark::decode_line(&bytes)
         .map(Some)
-        .map_err(|found| Error::Corrupt {
+        .map_err(|corrupt| Error::Corrupt {
             path: path.to_path_buf(),
-            found,
+            found: corrupt.found,
         })
-}
-
-/// Reads a mark, `<ms>` or `<ms> <clock mode>` (a mark without a mode was left by the
-/// default, `monotonic`), or says what was found instead.
-fn parse_mark(bytes: &[u8]) -> Result<(u64, ClockMode), String> {
-    let text = bytes.trim_ascii();
-    let (digits, mode) = match text.iter().position(|b| *b == b' ') {
-        Some(space) => {
-            let word = std::str::from_utf8(&text[space + 1..]).map_err(|_| quote(bytes))?;
-            let mode = word.parse().map_err(|_| quote(bytes))?;
-            (&text[..space], mode)
-        }
-        None => (text, ClockMode::Monotonic),
-    };
-    if digits.is_empty() {
-        return Err(if bytes.is_empty() {
-            "an empty file".to_string()
-        } else {
-            format!("only white space {}", quote(bytes))
-        });
-    }
-    if !digits.iter().all(u8::is_ascii_digit) {
-        return Err(quote(bytes));
-    }
-    std::str::from_utf8(digits)
-        .ok()
-        .and_then(|text| text.parse().ok())
-        .map(|ms| (ms, mode))
-        .ok_or_else(|| format!("{}, which does not fit in 64 bits", quote(digits)))
-}
-
-/// The start of `bytes`, quoted with escapes, and how much was left out.
-fn quote(bytes: &[u8]) -> String {
-    let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(QUOTED_BYTES)]);
-    match bytes.len().checked_sub(QUOTED_BYTES) {
-        Some(rest) if rest > 0 => format!("{shown:?} and {rest} more bytes"),
-        _ => format!("{shown:?}"),
-    }
 }
 
 /// Replaces `path` with `content` atomically and durably: write `tmp`, fsync it, rename it

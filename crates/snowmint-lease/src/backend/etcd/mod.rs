@@ -46,9 +46,10 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use snowmint::error::Chain;
 
-use self::gateway::{Kv, compare, delete, excerpt, put, range, unavailable};
+use self::gateway::{Kv, compare, delete, put, range, unavailable};
 use self::keys::Keys;
 use super::CONNECT_TIMEOUT;
+use crate::mark;
 use crate::registry::{Claim, Lease, LeaseError, Registry};
 
 /// etcd's client port, when the URL names none.
@@ -206,7 +207,7 @@ impl EtcdRegistry {
                         // 0 matches an absent key: the first mark.
                         compare(&hwm, "MOD", "mod_revision", &revision.to_string()),
                     ],
-                    vec![put(&hwm, &high_water_ms.to_string(), 0)],
+                    vec![put(&hwm, &mark::encode(high_water_ms), 0)],
                 )
                 .await?;
             if raised.succeeded {
@@ -234,7 +235,7 @@ impl EtcdRegistry {
                 compare(&key, "VALUE", "value", &BASE64.encode(&claim.holder)),
                 compare(&key, "LEASE", "lease", &lease.token.to_string()),
             ],
-            vec![put(&hwm, &high_water_ms.to_string(), 0), delete(&key)],
+            vec![put(&hwm, &mark::encode(high_water_ms), 0), delete(&key)],
         )
         .await?;
         // The worker is free now; the lease holds nothing more, and would expire anyway.
@@ -276,17 +277,10 @@ impl Registry for EtcdRegistry {
     }
 }
 
-/// A mark as stored: decimal ms. Anything else is an error, never read as zero.
+/// A mark as stored ([`mark::decode`](crate::mark::decode)). Anything else is an error,
+/// never read as zero.
 fn parse_mark(key: &str, kv: &Kv) -> Result<u64, LeaseError> {
-    std::str::from_utf8(&kv.value)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| {
-            unavailable(format!(
-                "{key} holds {:?}, not milliseconds since the Unix epoch",
-                excerpt(&kv.value)
-            ))
-        })
+    mark::decode(&kv.value).map_err(|corrupt| unavailable(format!("{key} is corrupt: {corrupt}")))
 }
 
 #[cfg(test)]

@@ -90,7 +90,7 @@ impl PostgresRegistry {
         }
         let mut config: Config = url
             .parse()
-            .map_err(|err| invalid(&Chain(&err).to_string()))?;
+            .map_err(|err| invalid(&one_line(&Chain(&err).to_string())))?;
         if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
             return Err(invalid(
                 "no host; expected postgres://USER@HOST:PORT/DATABASE",
@@ -115,6 +115,20 @@ impl PostgresRegistry {
             session: Mutex::new(None),
         })
     }
+}
+
+/// `text` with its control characters escaped: the driver quotes parts of the URL as
+/// given, and an error is one line.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 #[async_trait::async_trait]

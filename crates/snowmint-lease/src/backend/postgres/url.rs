@@ -103,4 +103,14 @@ mod tests {
             r#"lease URL "host=db user=app": expected postgres://USER@HOST:PORT/DATABASE"#
         );
     }
+
+    /// The driver quotes an unknown option as given, control characters included: the
+    /// error must stay one line (found by the `lease_url` fuzz target).
+    #[test]
+    fn an_error_is_one_line_whatever_the_url_holds() {
+        assert_eq!(
+            invalid("postgres://db/fleet?a\nb\u{19}=1"),
+            r#"lease URL "postgres://db/fleet?a\nb\u{19}=1": invalid connection string: unknown option `a\nb\u{19}`"#
+        );
+    }
 }

@@ -112,7 +112,11 @@ impl ZooKeeperRegistry {
             let mut multi = client.new_multi_writer();
             // The ephemeral node is never written: version 0 while it exists.
             multi.add_check_version(&worker, 0)?;
-            multi.add_set_data(&node, ms.to_string().as_bytes(), Some(mark.version))?;
+            multi.add_set_data(
+                &node,
+                crate::mark::encode(ms).as_bytes(),
+                Some(mark.version),
+            )?;
             if matches!(write, Write::Release(_)) {
                 multi.add_delete(&worker, None)?;
             }
@@ -193,19 +197,13 @@ pub(super) async fn read_mark(client: &zk::Client, node: &str) -> Result<Option<
     }
 }
 
-/// A mark as stored: decimal ms, or nothing. Anything else is an error, never read as zero.
+/// A mark as stored ([`mark::decode`](crate::mark::decode)), or nothing: a mark node is
+/// created empty. Anything else is an error, never read as zero.
 fn parse_mark(node: &str, data: &[u8]) -> Result<Option<u64>, Written> {
     if data.is_empty() {
         return Ok(None);
     }
-    std::str::from_utf8(data)
-        .ok()
-        .and_then(|v| v.parse().ok())
+    crate::mark::decode(data)
         .map(Some)
-        .ok_or_else(|| {
-            let shown: String = String::from_utf8_lossy(data).chars().take(40).collect();
-            Written::Corrupt(format!(
-                "{node} holds {shown:?}, not milliseconds since the Unix epoch"
-            ))
-        })
+        .map_err(|corrupt| Written::Corrupt(format!("{node} is corrupt: {corrupt}")))
 }
