@@ -148,9 +148,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let networked = args.registry != registry::Kind::File;
     let plan = faults::schedule(seed, args.servers, networked, rounds, least);
     println!(
-        "snowmint-chaos run --registry {:?} --profile {:?} --seed {seed}: {} servers, {} faults planned, at least {ids_wanted} ids",
-        args.registry,
-        args.profile,
+        "snowmint-chaos run --registry {} --profile {} --seed {seed}: {} servers, {} faults planned, at least {ids_wanted} ids",
+        flag_value(args.registry),
+        flag_value(args.profile),
         args.servers,
         plan.len()
     );
@@ -349,4 +349,11 @@ fn check(
         faults,
         poll_errors,
     })
+}
+
+/// A choice as its flag takes it (`redis`, `ci`), so the line that starts a run replays it.
+fn flag_value(choice: impl clap::ValueEnum) -> String {
+    choice
+        .to_possible_value()
+        .map_or_else(String::new, |value| value.get_name().to_owned())
 }
