@@ -795,23 +795,9 @@ fn a_leased_wall_server_set_right_after_starting_behind_issues_at_the_real_time(
     let clock = SteppedClock::new();
     clock.step("-10s");
     let url = redis.url();
-    let mut cmd = serve_command(
-        state.path(),
-        &[
-            "--grpc-addr",
-            "off",
-            "--clock",
-            "wall",
-            "--lease",
-            &url,
-            "--lease-ttl-ms",
-            "3000",
-            "--lease-renew-ms",
-            "500",
-            "--lease-margin-ms",
-            "300",
-        ],
-    );
+    let mut args = vec!["--grpc-addr", "off", "--clock", "wall", "--lease", &url];
+    args.extend(support::LEASE_FLAGS);
+    let mut cmd = serve_command(state.path(), &args);
     clock.apply(&mut cmd);
     let serve = spawn_logged(cmd);
     serve.wait_ready(Duration::from_secs(20));

@@ -88,6 +88,42 @@ impl Shared {
         *self.targets[slot].read().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The slot's current process and a connection to it: the one kept in `conn` while that
+    /// process lives, else a new one from `open`, kept for the next call. `None`, after a
+    /// pause, when the slot has no process or the connection cannot be made (the failure is
+    /// counted against `via`).
+    async fn connection<'c, C, Open, Opening>(
+        &self,
+        slot: usize,
+        via: Via,
+        conn: &'c mut Option<(u32, C)>,
+        open: Open,
+    ) -> Option<(Target, &'c mut C)>
+    where
+        Open: FnOnce(Target) -> Opening,
+        Opening: std::future::Future<Output = Result<C, String>>,
+    {
+        let Some(target) = self.target(slot) else {
+            tokio::time::sleep(RETRY_PAUSE).await;
+            return None;
+        };
+        if conn
+            .as_ref()
+            .is_none_or(|(incarnation, _)| *incarnation != target.incarnation)
+        {
+            match open(target).await {
+                Ok(opened) => *conn = Some((target.incarnation, opened)),
+                Err(err) => {
+                    self.error(via, &err);
+                    tokio::time::sleep(RETRY_PAUSE).await;
+                    return None;
+                }
+            }
+        }
+        let (_, connected) = conn.as_mut()?;
+        Some((target, connected))
+    }
+
     fn error(&self, via: Via, what: &str) {
         let _ = self
             .events
@@ -245,24 +281,12 @@ async fn http_client(shared: Shared, slot: usize, via: Via, seed: u64) {
     let template = Template::new(&Layout::TWITTER);
     let mut conn: Option<(u32, SendRequest<Empty<Bytes>>)> = None;
     while !shared.stopped() {
-        let Some(target) = shared.target(slot) else {
-            tokio::time::sleep(RETRY_PAUSE).await;
+        let Some((target, sender)) = shared
+            .connection(slot, via, &mut conn, |t| connect(t.http))
+            .await
+        else {
             continue;
         };
-        if conn
-            .as_ref()
-            .is_none_or(|(inc, _)| *inc != target.incarnation)
-        {
-            match connect(target.http).await {
-                Ok(sender) => conn = Some((target.incarnation, sender)),
-                Err(err) => {
-                    shared.error(via, &err);
-                    tokio::time::sleep(RETRY_PAUSE).await;
-                    continue;
-                }
-            }
-        }
-        let (_, sender) = conn.as_mut().expect("connected");
         let path = match via {
             Via::HttpOne => "/v1/id".to_string(),
             Via::HttpMany => format!("/v1/ids?count={}", sizes.next(MAX_BATCH / 5)),
@@ -337,24 +361,17 @@ async fn grpc_batches(shared: Shared, slot: usize, seed: u64) {
     let mut sizes = Sizes(seed | 1);
     let mut conn: Option<(u32, IdServiceClient<tonic::transport::Channel>)> = None;
     while !shared.stopped() {
-        let Some(target) = shared.target(slot) else {
-            tokio::time::sleep(RETRY_PAUSE).await;
+        let Some((target, client)) = shared
+            .connection(
+                slot,
+                via,
+                &mut conn,
+                |t| async move { grpc_client(&t).await },
+            )
+            .await
+        else {
             continue;
         };
-        if conn
-            .as_ref()
-            .is_none_or(|(inc, _)| *inc != target.incarnation)
-        {
-            match grpc_client(&target).await {
-                Ok(client) => conn = Some((target.incarnation, client)),
-                Err(err) => {
-                    shared.error(via, &err);
-                    tokio::time::sleep(RETRY_PAUSE).await;
-                    continue;
-                }
-            }
-        }
-        let (_, client) = conn.as_mut().expect("connected");
         let sent = shared.epoch.now();
         let call = client.next_batch(NextBatchRequest {
             count: sizes.next(MAX_BATCH / 5),

@@ -13,18 +13,8 @@ use snowmint::Layout;
 use snowmint_testkit::Server;
 
 use crate::support::{
-    Serve, ids, now_ms, serve_command, spawn_logged, twitter_ms, wall_clock_offset,
+    LEASE_FLAGS, Serve, ids, now_ms, serve_command, spawn_logged, twitter_ms, wall_clock_offset,
 };
-
-/// Lease settings short enough for tests: a 3 s TTL renewed every 500 ms, 300 ms margin.
-pub const LEASE_FLAGS: [&str; 6] = [
-    "--lease-ttl-ms",
-    "3000",
-    "--lease-renew-ms",
-    "500",
-    "--lease-margin-ms",
-    "300",
-];
 
 /// Starts `snowmint serve` with the lease `url` and `identity`, and waits until it has
 /// logged its address.

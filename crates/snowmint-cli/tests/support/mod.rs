@@ -18,6 +18,16 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use snowmint::{Id, Layout};
 
+/// Lease settings short enough for tests: a 3 s TTL renewed every 500 ms, 300 ms margin.
+pub const LEASE_FLAGS: [&str; 6] = [
+    "--lease-ttl-ms",
+    "3000",
+    "--lease-renew-ms",
+    "500",
+    "--lease-margin-ms",
+    "300",
+];
+
 /// `snowmint serve` on free loopback ports with `state` as its state directory, with no
 /// `SNOWMINT_*` variable of the test's environment leaking in.
 pub fn serve_command(state: &Path, extra: &[&str]) -> Command {
