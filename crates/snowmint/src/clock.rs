@@ -50,6 +50,14 @@ pub trait Clock: Send + Sync {
     fn steady_ms(&self) -> u64 {
         self.now_ms()
     }
+
+    /// Whether no reading of [`Clock::now_ms`] is ever below one made before it, on any
+    /// thread. A generator then need not record the newest time it saw to tell a clock that
+    /// went back from a spent sequence. The default, no, is right for every clock: only say
+    /// yes for one that is monotonic by construction, as the [`SystemClock`] is.
+    fn never_goes_back(&self) -> bool {
+        false
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for Arc<C> {
@@ -67,6 +75,10 @@ impl<C: Clock + ?Sized> Clock for Arc<C> {
 
     fn steps(&self) -> bool {
         (**self).steps()
+    }
+
+    fn never_goes_back(&self) -> bool {
+        (**self).never_goes_back()
     }
 
     fn steady_ms(&self) -> u64 {
@@ -89,6 +101,10 @@ impl<C: Clock + ?Sized> Clock for &C {
 
     fn steps(&self) -> bool {
         (**self).steps()
+    }
+
+    fn never_goes_back(&self) -> bool {
+        (**self).never_goes_back()
     }
 
     fn steady_ms(&self) -> u64 {
@@ -247,8 +263,25 @@ impl Ticker {
             });
     }
 
+    /// A reading that found `state` flagged. The ticker awake and asking: the answer is one
+    /// atomic operation that clears the question, and the count it published is the time (a
+    /// reading on this path costs about what any reading after a tick does). The ticker
+    /// parked: read the time directly and wake it.
+    #[cold]
+    #[inline(never)]
+    fn answer(&'static self, state: u64) -> u64 {
+        if state & PARKED == 0 {
+            // Had the ticker parked since the load, PARKED stays set, and the next reading
+            // wakes it: this one is as fresh as the ticker's last tick either way.
+            self.state.fetch_and(!ASKED, Ordering::AcqRel);
+            return state & !FLAGS;
+        }
+        self.refresh()
+    }
+
     /// Milliseconds elapsed, read directly: published, with both flags cleared, and the
-    /// ticker woken if it was parked. For readers that find a flag set, and for waiters.
+    /// ticker woken if it was parked. For readers that find the ticker parked, and for
+    /// waiters.
     #[cold]
     #[inline(never)]
     fn refresh(&'static self) -> u64 {
@@ -333,10 +366,17 @@ impl Clock for SystemClock {
     fn now_ms(&self) -> u64 {
         let t = self.ticker;
         let state = t.state.load(Ordering::Acquire);
-        // A flag set means the ticker asks whether anyone reads, or sleeps: answer, read
-        // the time directly, and wake it.
-        let elapsed = if state < ASKED { state } else { t.refresh() };
+        // A flag set means the ticker asks whether anyone reads, or sleeps.
+        let elapsed = if state < ASKED {
+            state
+        } else {
+            t.answer(state)
+        };
         self.origin_ms.saturating_add(elapsed)
+    }
+
+    fn never_goes_back(&self) -> bool {
+        true
     }
 
     fn sleep_until_ms(&self, unix_ms: u64) {
@@ -470,6 +510,10 @@ impl Clock for ModeClock {
         }
     }
 
+    fn never_goes_back(&self) -> bool {
+        matches!(self, ModeClock::System(_))
+    }
+
     fn steps(&self) -> bool {
         matches!(self, ModeClock::Wall(_))
     }
@@ -594,6 +638,25 @@ mod tests {
             assert!(Instant::now() < deadline, "never {what}");
             std::thread::sleep(Duration::from_millis(1));
         }
+    }
+
+    #[test]
+    fn an_answer_to_the_question_is_the_published_count_and_clears_only_the_question() {
+        let (t, clock) = private(3);
+        let _ = t.thread.set(std::thread::current());
+        // Published 7 ms, asked: the answer reads no time of its own.
+        t.state.store(7 | ASKED, Ordering::SeqCst);
+        assert_eq!(clock.now_ms(), t.wall_at_start_ms + 7);
+        assert_eq!(
+            t.state.load(Ordering::SeqCst),
+            7,
+            "question cleared, count kept"
+        );
+        // Parked as well: the reading reads the time itself and wakes the ticker.
+        t.state.store(7 | ASKED | PARKED, Ordering::SeqCst);
+        let before = t.wall_at_start_ms + crate::whole_ms(t.start.elapsed());
+        assert!(clock.now_ms() >= before);
+        assert_eq!(flags(t), 0);
     }
 
     #[test]

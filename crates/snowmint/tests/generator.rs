@@ -191,6 +191,62 @@ fn sequence_starts() {
     );
 }
 
+/// A manual clock that says it never goes back, as the system clock does: the generator
+/// then keeps no record of the newest tick it saw on the first id of each tick.
+struct Forward(Arc<ManualClock>);
+
+impl Clock for Forward {
+    fn now_ms(&self) -> u64 {
+        self.0.now_ms()
+    }
+
+    fn sleep_until_ms(&self, unix_ms: u64) {
+        self.0.sleep_until_ms(unix_ms);
+    }
+
+    fn never_goes_back(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn a_clock_that_never_goes_back_still_refuses_behind_a_mark_and_waits_on_a_spent_tick() {
+    // Restarted 3 s behind the last run's mark: the mark is the newest tick seen.
+    let clock = Arc::new(ManualClock::new(T));
+    let g = Generator::builder(Layout::TWITTER)
+        .clock(Forward(Arc::clone(&clock)))
+        .rollback(RollbackPolicy::Refuse)
+        .after_ms(T + 3_000)
+        .build()
+        .unwrap();
+    let err = g.next_id().unwrap_err();
+    assert!(
+        matches!(err, IssueError::ClockBehind { behind_ms: 3_001 }),
+        "{err}"
+    );
+    // Past the mark, many ticks' first ids in a row: each issues at the clock's tick.
+    let mut last = Id::from_u64(0);
+    for _ in 0..100 {
+        clock.advance(3_037);
+        let id = g.next_id().unwrap();
+        assert!(id > last);
+        assert_eq!(Layout::TWITTER.decode(id).unwrap().unix_ms, clock.now_ms());
+        last = id;
+    }
+    // A spent sequence is not a rollback, even with `Refuse`: it waits for the next tick.
+    for _ in 0..4095 {
+        g.next_id().unwrap();
+    }
+    let next = g.next_id().unwrap();
+    assert_eq!(clock.sleeps(), [clock.now_ms()], "waited for the next tick");
+    assert_eq!(tick_of(next), tick_of(last) + 1);
+    assert_eq!(
+        g.stats().clock_rollbacks,
+        1,
+        "only the start behind the mark"
+    );
+}
+
 /// What a rollback scenario saw: the ids before the step back, the answers while the clock
 /// was behind, and the clock (with its record of waits).
 struct Scenario {

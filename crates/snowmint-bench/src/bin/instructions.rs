@@ -2,7 +2,8 @@
 //! move with what else the machine runs, unlike wall-clock time.
 //!
 //! ```text
-//! instructions next_id|next_batch|next_id_wall|next_id_counter|now_ms N
+//! instructions next_id|next_batch|next_id_wall|next_id_counter|now_ms|first_of_tick|clock_advance N
+//! instructions snowmint_system|ferroid|snowdon|rs_snowflake|idworker N
 //! ```
 //!
 //! Issues `N` ids from one generator on one thread, inside [`issue`], which the script
@@ -15,10 +16,26 @@
 //! frozen clock above leaves out. `next_id_wall` issues as `--clock wall` does, from a
 //! clock that says it may step (its lease fence is checked on steady time, off the fast
 //! path), without the wall clock's own reading; `next_id_counter` as `--clock counter` does.
+//! `first_of_tick` moves the frozen clock 1 ms before every id, so every id is the first of
+//! its tick (the moves are counted too; `clock_advance` counts them alone).
+//!
+//! The second line compares generators on the same footing: one thread, each with its own
+//! clock, the 41/0/22 split (rs-snowflake's fixed 41/10/12), `N` ids in [`mint`].
+//! `snowmint_system` is snowmint with its [`SystemClock`]. Real clocks move while callgrind
+//! runs (slowly: callgrind runs a program at a fraction of its speed), so these counts hold
+//! the first ids of a few hundred ticks and vary in their last digits between runs.
 
 use std::hint::black_box;
 
 use snowmint::{Bits, Clock, ClockMode, Generator, Layout, ManualClock, SystemClock};
+
+#[path = "compare/idworker.rs"]
+mod idworker;
+#[path = "compare/peers.rs"]
+#[allow(dead_code)]
+mod peers;
+
+use peers::{Peer, Shape, Visit};
 
 /// The frozen clock, saying that it may step as a wall clock does.
 struct Stepping<'a>(&'a ManualClock);
@@ -35,6 +52,52 @@ impl Clock for Stepping<'_> {
     fn steps(&self) -> bool {
         true
     }
+}
+
+/// The frozen clock, saying that it never goes back, as the [`SystemClock`] does: the
+/// first id of each tick then takes the path it takes in `--clock monotonic`.
+struct Monotone<'a>(&'a ManualClock);
+
+impl Clock for Monotone<'_> {
+    fn now_ms(&self) -> u64 {
+        self.0.now_ms()
+    }
+
+    fn sleep_until_ms(&self, unix_ms: u64) {
+        self.0.sleep_until_ms(unix_ms);
+    }
+
+    fn never_goes_back(&self) -> bool {
+        true
+    }
+}
+
+/// Counts `n` ids of a peer, one thread, its own clock: the closure is made outside the
+/// counted function and called inside it.
+struct CountPeer(u64);
+
+impl Visit for CountPeer {
+    type Output = u64;
+
+    fn visit<M, F>(self, make: M) -> u64
+    where
+        M: Fn() -> F + Sync,
+        F: FnMut() -> u64,
+    {
+        let mut next = make();
+        black_box(next());
+        mint(&mut next, self.0)
+    }
+}
+
+/// Mints `n` ids from a peer; counted like [`issue`].
+#[inline(never)]
+fn mint(next: &mut impl FnMut() -> u64, n: u64) -> u64 {
+    let mut last = 0;
+    for _ in 0..n {
+        last = black_box(next());
+    }
+    last
 }
 
 /// Ids per `next_batch` call: one default tick's worth.
@@ -70,6 +133,23 @@ fn main() {
     let builder = Generator::builder(layout);
     let last = match what.as_str() {
         "now_ms" => read_clock(&system, n),
+        "first_of_tick" => {
+            // Every id the first of its tick: the clock moves 1 ms before each.
+            let generator = builder.clock(Monotone(&clock)).build();
+            let generator = generator.expect("a valid generator");
+            black_box(generator.next_id().expect("an id"));
+            first_of_tick(&generator, &clock, n)
+        }
+        "clock_advance" => advance(&clock, n),
+        "snowmint_system" => warm_then_issue(
+            &builder.clock(system).build().expect("a valid generator"),
+            "next_id",
+            n,
+        ),
+        "ferroid" => Peer::Ferroid.visit(Shape::Uncapped, 1, CountPeer(n)),
+        "snowdon" => Peer::Snowdon.visit(Shape::Uncapped, 1, CountPeer(n)),
+        "rs_snowflake" => Peer::RsSnowflake.visit(Shape::Uncapped, 1, CountPeer(n)),
+        "idworker" => Peer::IdWorker.visit(Shape::Uncapped, 1, CountPeer(n)),
         "next_id_wall" => {
             let generator = builder.clock(Stepping(&clock)).mode(ClockMode::Wall);
             warm_then_issue(&generator.build().expect("a valid generator"), "next_id", n)
@@ -116,6 +196,27 @@ fn issue<C: Clock>(generator: &Generator<C>, what: &str, n: u64) -> u64 {
         other => panic!("unknown measurement {other:?}: expected next_id or next_batch"),
     }
     last
+}
+
+/// Issues `n` ids, each the first of its tick; counted like [`issue`], with the moves of
+/// the clock, which [`advance`] counts alone.
+#[inline(never)]
+fn first_of_tick<C: Clock>(generator: &Generator<C>, clock: &ManualClock, n: u64) -> u64 {
+    let mut last = 0;
+    for _ in 0..n {
+        clock.advance(1);
+        last = black_box(generator.next_id().expect("an id")).as_u64();
+    }
+    last
+}
+
+/// Moves the clock `n` times: what [`first_of_tick`] counts beside the ids.
+#[inline(never)]
+fn advance(clock: &ManualClock, n: u64) -> u64 {
+    for _ in 0..n {
+        clock.advance(1);
+    }
+    black_box(clock.now_ms())
 }
 
 /// Reads the clock `n` times; counted like [`issue`].

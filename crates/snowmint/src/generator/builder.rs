@@ -271,6 +271,7 @@ impl<C: Clock> Builder<C> {
                 timestamp_shift,
                 sequence_shift,
             },
+            monotonic: self.clock.never_goes_back(),
             reserved: AtomicU64::new(reserved),
             fence: AtomicU64::new(u64::MAX),
             epoch_ms: layout.epoch_ms(),

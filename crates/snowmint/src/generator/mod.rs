@@ -135,6 +135,9 @@ enum Verdict {
 pub struct Generator<C: Clock = SystemClock> {
     /// What every id reads, on one cache line.
     hot: Hot,
+    /// The clock never goes back ([`Clock::never_goes_back`]): the newest tick seen need not
+    /// be recorded to tell a clock that went back from a spent sequence.
+    monotonic: bool,
     /// Ids with a tick at or below this may be issued (the store's reservation).
     reserved: AtomicU64,
     /// Ids may be issued while the clock's tick is at or below this (a lease's validity).
@@ -229,7 +232,7 @@ impl<C: Clock> Generator<C> {
                     .compare_exchange(slot + 1, fresh + 1, SeqCst, SeqCst)
                     .is_ok()
                 {
-                    self.saw(now);
+                    self.moved(now);
                     return self.issue(fresh);
                 }
                 slot = self.hot.state.fetch_add(1, SeqCst);
@@ -308,7 +311,7 @@ impl<C: Clock> Generator<C> {
                 .is_ok()
             {
                 if fresh {
-                    self.saw(now);
+                    self.moved(now);
                 }
                 if spare {
                     self.counters.spare_ids.fetch_add(1, SeqCst);
@@ -369,7 +372,7 @@ impl<C: Clock> Generator<C> {
                 .is_ok()
             {
                 if fresh {
-                    self.saw(now);
+                    self.moved(now);
                 }
                 if spare {
                     self.counters.spare_ids.fetch_add(len, SeqCst);
@@ -576,6 +579,15 @@ impl<C: Clock> Generator<C> {
             SequenceStart::Continue => previous & self.hot.seq_mask,
         };
         tick << self.hot.seq_bits | start
+    }
+
+    /// After the counter was moved to the clock's tick `now`: for a clock that may go back,
+    /// records the newest tick seen (a second locked instruction on the first id of a tick,
+    /// which a clock that never goes back does without).
+    fn moved(&self, now: u64) {
+        if !self.monotonic {
+            self.saw(now);
+        }
     }
 
     fn saw(&self, tick: u64) {

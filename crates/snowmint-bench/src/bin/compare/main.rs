@@ -2,7 +2,7 @@
 //! in a rotating order, reported as medians and ratios from the same run.
 //!
 //! ```text
-//! cargo run --release -p snowmint-bench --bin compare -- [--rounds N] [--quick] [--only per-id,latency,cap,burst]
+//! cargo run --release -p snowmint-bench --bin compare -- [--rounds N] [--quick] [--only per-id,latency,cap,worst,burst]
 //! ```
 //!
 //! The report (Markdown) goes to stdout, progress to stderr.
@@ -21,7 +21,7 @@ use std::time::Duration;
 use clap::Parser;
 
 use crate::burst::Burst;
-use crate::measure::{Count, ForTime, Latency};
+use crate::measure::{Count, ForTime, Latency, Timer, Worst};
 use crate::peers::{Peer, Shape, Visit};
 use crate::results::{BurstKind, Results};
 
@@ -42,7 +42,7 @@ struct Flags {
     only: Vec<Section>,
 }
 
-/// One of the four measurements.
+/// One of the five measurements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Section {
     /// Per-id cost with no cap in reach.
@@ -51,6 +51,8 @@ enum Section {
     Latency,
     /// Sustained rate and CPU at the cap.
     Cap,
+    /// The slowest single call at the cap, 2 threads.
+    Worst,
     /// snowmint's bounded-drift burst.
     Burst,
 }
@@ -69,6 +71,8 @@ pub struct Plan {
     pub pause: Duration,
     /// Wall time of each run at the cap.
     pub cap_for: Duration,
+    /// Wall time of each run timing every call at the cap.
+    pub worst_for: Duration,
     /// The drift bound of the burst.
     pub lead: Duration,
     /// Ids asked for per `next_batch` call: one tick of Twitter's split.
@@ -81,9 +85,10 @@ impl Plan {
             rounds: 7,
             per_thread: 20_000_000,
             capped_per_thread: 2_000_000,
-            samples: 10_000,
+            samples: 20_000,
             pause: Duration::from_micros(100),
             cap_for: Duration::from_secs(2),
+            worst_for: Duration::from_secs(6),
             lead: Duration::from_secs(1),
             batch: 4_096,
         };
@@ -92,8 +97,9 @@ impl Plan {
                 rounds: 3,
                 per_thread: 2_000_000,
                 capped_per_thread: 200_000,
-                samples: 1_000,
+                samples: 2_000,
                 cap_for: Duration::from_millis(200),
+                worst_for: Duration::from_millis(600),
                 lead: Duration::from_millis(100),
                 ..full
             }
@@ -126,6 +132,7 @@ fn main() {
     let _ = snowmint::SystemClock::new();
     let _ = ferroid::time::MonotonicClock::<1>::default();
     sanity_check();
+    let timer = Timer::calibrate();
 
     let mut r = Results::default();
     for round in 0..plan.rounds {
@@ -135,10 +142,13 @@ fn main() {
             per_id(&plan, round, &mut r);
         }
         if only(Section::Latency) {
-            latency(&plan, round, &mut r);
+            latency(&plan, timer, round, &mut r);
         }
         if only(Section::Cap) {
             at_cap(&plan, round, &mut r);
+        }
+        if only(Section::Worst) {
+            worst(&plan, timer, round, &mut r);
         }
         if only(Section::Burst) {
             bursts(&plan, round, &mut r);
@@ -171,31 +181,67 @@ fn per_id(plan: &Plan, round: usize, r: &mut Results) {
             }
         }
     }
+    for threads in report::THREADS {
+        let t = measure::fetch_add_floor(Count {
+            threads,
+            per_thread: plan.per_thread,
+        });
+        eprintln!(
+            "  per-id   {:<16} {threads}t {:>8.1} M ids/s, waited for a CPU {:>4.1} %",
+            "fetch_add alone",
+            t.ids_per_sec / 1e6,
+            100.0 * t.waited
+        );
+        r.floor.push(threads, t.ids_per_sec);
+        if t.waited <= results::CLEAN_WAIT {
+            r.floor_clean.push(threads, t.ids_per_sec);
+        }
+    }
 }
 
-fn latency(plan: &Plan, round: usize, r: &mut Results) {
+fn latency(plan: &Plan, timer: Timer, round: usize, r: &mut Results) {
     let latency = Latency {
         samples: plan.samples,
         pause: plan.pause,
+        timer,
+    };
+    let show = |name: &str, p: &measure::Percentiles| {
+        eprintln!(
+            "  latency  {name:<16} p50 {:>4.0} ns, p99 {:>4.0} ns, p99.9 {:>5.0} ns, max {:>7.0} ns",
+            p.p50_ns, p.p99_ns, p.p999_ns, p.max_ns
+        );
     };
     for peer in rotated(&Peer::BELOW_CAP, round) {
         let p = peer.visit(Shape::Twitter, 1, latency);
-        eprintln!(
-            "  latency  {:<16} p50 {:>4.0} ns, p99 {:>4.0} ns",
-            peer.name(),
-            p.p50_ns,
-            p.p99_ns
-        );
-        r.p50.push(peer, p.p50_ns);
-        r.p99.push(peer, p.p99_ns);
+        show(peer.name(), &p);
+        r.latency.push(Some(peer), &p);
     }
-    let timer = latency.timer();
-    eprintln!(
-        "  latency  {:<16} p50 {:>4.0} ns, p99 {:>4.0} ns",
-        "timer alone", timer.p50_ns, timer.p99_ns
-    );
-    r.timer_p50.push((), timer.p50_ns);
-    r.timer_p99.push((), timer.p99_ns);
+    let alone = latency.timer();
+    show("timer alone", &alone);
+    r.latency.push(None, &alone);
+    let instant = latency.instant_pair();
+    show("Instant pair", &instant);
+    r.instant_pair.push((), &instant);
+}
+
+fn worst(plan: &Plan, timer: Timer, round: usize, r: &mut Results) {
+    let run = Worst {
+        threads: 2,
+        run_for: plan.worst_for,
+        timer,
+    };
+    for peer in rotated(&Peer::AT_CAP, round) {
+        let w = peer.visit(Shape::Twitter, run.threads, run);
+        eprintln!(
+            "  worst    {:<16} 2t {:>9.0} ns slowest call, {} of {} calls over 1 ms",
+            peer.name(),
+            w.max_ns,
+            w.over_1ms,
+            w.calls
+        );
+        r.worst.push(peer, w.max_ns);
+        r.worst_over_1ms.push(peer, w.over_1ms as f64);
+    }
 }
 
 fn at_cap(plan: &Plan, round: usize, r: &mut Results) {

@@ -191,11 +191,96 @@ pub fn idle_cpu_pct(run_for: Duration) -> f64 {
     100.0 * (cpu_time() - cpu0).as_secs_f64() / wall
 }
 
-/// p50 and p99 of single calls, in ns.
+/// The timer of every single-call figure: the CPU's time-stamp counter on x86_64 (`rdtsc`
+/// after an `lfence`, `rdtscp` then an `lfence` at the end, so the call is neither started
+/// early nor left running), scaled to ns by one calibration against `Instant`; elsewhere,
+/// `Instant`. A pair of readings costs less than a pair of `Instant::now` calls, which the
+/// latency table shows side by side.
+#[derive(Debug, Clone, Copy)]
+pub struct Timer {
+    ns_per_tick: f64,
+    /// What `Instant` readings count from, where `Instant` is the timer.
+    #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+    origin: Instant,
+}
+
+impl Timer {
+    /// Counts the ticks of 50 ms of `Instant` time.
+    pub fn calibrate() -> Timer {
+        let origin = Instant::now();
+        let probe = Timer {
+            ns_per_tick: 1.0,
+            origin,
+        };
+        let (t0, c0) = (Instant::now(), probe.start());
+        std::thread::sleep(Duration::from_millis(50));
+        let (c1, t1) = (probe.end(), Instant::now());
+        let ns_per_tick = if cfg!(target_arch = "x86_64") {
+            (t1 - t0).as_nanos() as f64 / c1.saturating_sub(c0).max(1) as f64
+        } else {
+            1.0
+        };
+        Timer {
+            ns_per_tick,
+            origin,
+        }
+    }
+
+    /// A reading before the timed call.
+    #[inline(always)]
+    pub fn start(&self) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `lfence` and `rdtsc` exist on every x86_64 CPU and touch no memory.
+        unsafe {
+            use std::arch::x86_64::{_mm_lfence, _rdtsc};
+            _mm_lfence();
+            let t = _rdtsc();
+            _mm_lfence();
+            t
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self.origin.elapsed().as_nanos() as u64
+        }
+    }
+
+    /// A reading after the timed call.
+    #[inline(always)]
+    pub fn end(&self) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `rdtscp` (every x86_64 CPU this runs on has it; /proc/cpuinfo says so) and
+        // `lfence` write only the local they are given.
+        unsafe {
+            use std::arch::x86_64::{__rdtscp, _mm_lfence};
+            let mut aux = 0;
+            let t = __rdtscp(&mut aux);
+            _mm_lfence();
+            t
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self.origin.elapsed().as_nanos() as u64
+        }
+    }
+
+    /// Ticks in ns.
+    pub fn ns(&self, ticks: u64) -> f64 {
+        ticks as f64 * self.ns_per_tick
+    }
+
+    /// Ns in ticks.
+    pub fn ticks(&self, ns: f64) -> u64 {
+        (ns / self.ns_per_tick) as u64
+    }
+}
+
+/// Percentiles of single calls, and the slowest, in ns.
 #[derive(Debug, Clone, Copy)]
 pub struct Percentiles {
     pub p50_ns: f64,
     pub p99_ns: f64,
+    pub p999_ns: f64,
+    pub max_ns: f64,
 }
 
 /// Times `samples` single calls on the calling thread, each followed by a pause (spun, so
@@ -204,6 +289,7 @@ pub struct Percentiles {
 pub struct Latency {
     pub samples: usize,
     pub pause: Duration,
+    pub timer: Timer,
 }
 
 impl Visit for Latency {
@@ -215,51 +301,130 @@ impl Visit for Latency {
         F: FnMut() -> u64,
     {
         let mut next = make();
+        let timer = self.timer;
         self.sample(|| {
-            let t0 = Instant::now();
+            let t0 = timer.start();
             black_box(next());
-            let t1 = Instant::now();
-            (t1 - t0, t1)
+            let t1 = timer.end();
+            timer.ns(t1.saturating_sub(t0))
         })
     }
 }
 
 impl Latency {
-    /// Two back-to-back `Instant::now` with nothing between: what every sample above
-    /// includes on top of the call itself.
+    /// Two readings of the timer with nothing between: what every sample above includes on
+    /// top of the call itself.
     pub fn timer(self) -> Percentiles {
+        let timer = self.timer;
         self.sample(|| {
-            let t0 = Instant::now();
-            let t1 = Instant::now();
-            (t1 - t0, t1)
+            let t0 = timer.start();
+            let t1 = timer.end();
+            timer.ns(t1.saturating_sub(t0))
         })
     }
 
-    fn sample(self, mut once: impl FnMut() -> (Duration, Instant)) -> Percentiles {
+    /// Two back-to-back `Instant::now`, the timer these figures were once taken with.
+    pub fn instant_pair(self) -> Percentiles {
+        self.sample(|| {
+            let t0 = Instant::now();
+            let t1 = Instant::now();
+            (t1 - t0).as_nanos() as f64
+        })
+    }
+
+    fn sample(self, mut once: impl FnMut() -> f64) -> Percentiles {
         let warm_up = self.samples / 10;
         let mut ns = Vec::with_capacity(self.samples);
         for i in 0..warm_up + self.samples {
-            let (took, end) = once();
+            let took = once();
             if i >= warm_up {
-                ns.push(took.as_nanos() as u64);
+                ns.push(took);
             }
-            let until = end + self.pause;
+            let until = Instant::now() + self.pause;
             while Instant::now() < until {
                 spin_loop();
             }
         }
-        ns.sort_unstable();
+        ns.sort_unstable_by(f64::total_cmp);
         Percentiles {
             p50_ns: percentile(&ns, 50.0),
             p99_ns: percentile(&ns, 99.0),
+            p999_ns: percentile(&ns, 99.9),
+            max_ns: ns.last().copied().unwrap_or(f64::NAN),
         }
     }
 }
 
 /// The nearest-rank percentile of sorted values.
-fn percentile(sorted: &[u64], p: f64) -> f64 {
+fn percentile(sorted: &[f64], p: f64) -> f64 {
     let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1] as f64
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// Every call timed, `threads` threads minting as fast as they can for `run_for` (at the
+/// cap, so most calls that wait, wait for the next tick): the slowest single call.
+#[derive(Debug, Clone, Copy)]
+pub struct Worst {
+    pub threads: usize,
+    pub run_for: Duration,
+    pub timer: Timer,
+}
+
+/// What [`Worst`] saw.
+#[derive(Debug, Clone, Copy)]
+pub struct WorstCall {
+    /// The slowest call of any thread, in ns.
+    pub max_ns: f64,
+    /// Calls that took longer than 1 ms.
+    pub over_1ms: u64,
+    pub calls: u64,
+}
+
+impl Visit for Worst {
+    type Output = WorstCall;
+
+    fn visit<M, F>(self, make: M) -> WorstCall
+    where
+        M: Fn() -> F + Sync,
+        F: FnMut() -> u64,
+    {
+        let start = Barrier::new(self.threads);
+        let stop = AtomicBool::new(false);
+        let timer = self.timer;
+        let one_ms = timer.ticks(1e6);
+        let runs = on_threads(self.threads, |i| {
+            let mut next = make();
+            start.wait();
+            let until = timer.start() + timer.ticks(self.run_for.as_nanos() as f64);
+            let (mut max, mut over, mut calls) = (0, 0, 0u64);
+            while !stop.load(Relaxed) {
+                let t0 = timer.start();
+                black_box(next());
+                let t1 = timer.end();
+                let took = t1.saturating_sub(t0);
+                max = max.max(took);
+                over += u64::from(took > one_ms);
+                calls += 1;
+                if i == 0 && t1 >= until {
+                    stop.store(true, Relaxed);
+                }
+            }
+            (max, over, calls)
+        });
+        WorstCall {
+            max_ns: timer.ns(runs.iter().map(|r| r.0).max().unwrap_or(0)),
+            over_1ms: runs.iter().map(|r| r.1).sum(),
+            calls: runs.iter().map(|r| r.2).sum(),
+        }
+    }
+}
+
+/// The floor of every design that takes one locked instruction per id: `fetch_add` on one
+/// shared counter and nothing else, with the harness of [`Count`].
+pub fn fetch_add_floor(count: Count) -> Throughput {
+    let counter = std::sync::atomic::AtomicU64::new(0);
+    let counter = &counter;
+    count.visit(move || move || counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst))
 }
 
 /// User plus system CPU time of the whole process, every thread.

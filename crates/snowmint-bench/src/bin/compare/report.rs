@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use crate::Plan;
 use crate::peers::{Peer, Shape};
 use crate::provenance::{command, machine, peer_versions, snowmint_revision};
-use crate::results::{CAP_PER_SEC, CLEAN_WAIT, Results, Tally};
+use crate::results::{CAP_PER_SEC, CLEAN_WAIT, Results, Spread, Tally};
 use crate::targets::targets;
 
 /// The thread counts every multi-thread measurement runs with.
@@ -32,11 +32,14 @@ pub fn render(plan: &Plan, r: &Results) -> String {
     if !r.per_id.is_empty() {
         per_id(o, plan, r);
     }
-    if !r.p99.is_empty() {
+    if !r.latency.p99.is_empty() {
         latency(o, plan, r);
     }
     if !r.cap_rate.is_empty() {
         at_cap(o, plan, r);
+    }
+    if !r.worst.is_empty() {
+        worst(o, plan, r);
     }
     if !r.bursts.is_empty() {
         bursts(o, plan, r);
@@ -79,16 +82,18 @@ fn per_id(o: &mut String, plan: &Plan, r: &Results) {
          of it runnable but waiting for a CPU (run delay, /proc/thread-self/schedstat): on this \
          shared 2-core machine other processes' work would otherwise be measured, and two \
          threads taking turns on one core contend for nothing. Ratios and targets use the \
-         clean runs' medians.\n",
+         clean runs' medians. The last row of each thread count is no generator: one \
+         `fetch_add` on a shared `AtomicU64` a call, the floor of any design that takes a \
+         locked instruction per id.\n",
         grouped(plan.per_thread as f64),
         grouped(plan.capped_per_thread as f64),
         100.0 * CLEAN_WAIT,
     );
     let _ = writeln!(
         o,
-        "| generator | split | threads | ids/s, clean runs | clean runs | ns/id | snowmint ÷ this | ids/s, all runs |"
+        "| generator | split | threads | ids/s, clean runs | clean runs | ns/id | snowmint ÷ this | ids/s, every run in order (M) |"
     );
-    let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|---|");
     for threads in THREADS {
         let ours = r.per_id_clean.median(&(Peer::Snowmint, threads));
         for peer in Peer::BELOW_CAP {
@@ -104,9 +109,20 @@ fn per_id(o: &mut String, plan: &Plan, r: &Results) {
                 r.per_id.count(&key),
                 or_dash(1e9 / theirs, |x| format!("{x:.1}")),
                 or_dash(ours / theirs, |x| format!("{x:.2}×")),
-                with_range(&r.per_id, &key, millions),
+                every(&r.per_id, &key, |x| format!("{:.1}", x / 1e6)),
             );
         }
+        let floor = r.floor_clean.median(&threads);
+        let _ = writeln!(
+            o,
+            "| *`fetch_add` alone* | — | {threads} | {} | {} of {} | {} | {} | {} |",
+            with_range(&r.floor_clean, &threads, millions),
+            r.floor_clean.count(&threads),
+            r.floor.count(&threads),
+            or_dash(1e9 / floor, |x| format!("{x:.1}")),
+            or_dash(ours / floor, |x| format!("{x:.2}×")),
+            every(&r.floor, &threads, |x| format!("{:.1}", x / 1e6)),
+        );
     }
 }
 
@@ -114,39 +130,87 @@ fn latency(o: &mut String, plan: &Plan, r: &Results) {
     let _ = writeln!(
         o,
         "\n## 2. Single-id latency below the cap\n\n\
-         Twitter's split. One id, then {} µs spun on `Instant`, {} times (after {} untimed); the \
-         time of the call alone between two `Instant::now`. The timer's own cost, two \
-         back-to-back `Instant::now`, is in the last row and inside every other figure.\n",
+         Twitter's split. One id, then {} µs spun on `Instant`, {} times (after {} untimed), so \
+         about one call in {} is the first of its millisecond; the time of the call alone \
+         between two readings of the time-stamp counter (`lfence; rdtsc` before, `rdtscp; \
+         lfence` after, scaled to ns against `Instant`). The timer's own cost, two readings \
+         with nothing between, is in the row \"timer alone\" and inside every other figure; \
+         two `Instant::now`, the timer of earlier runs, is in the last row. Each figure is \
+         the median over rounds (range in brackets); the p99 and p99.9 of every round are \
+         listed after.\n",
         plan.pause.as_micros(),
         grouped(plan.samples as f64),
         grouped((plan.samples / 10) as f64),
+        1_000 / plan.pause.as_micros().max(1),
     );
     let _ = writeln!(
         o,
-        "| generator | split | p50 ns | p99 ns | p99 − timer p50, ns | this p99 ÷ snowmint's |"
+        "| generator | split | p50 ns | p99 ns | p99.9 ns | max ns | this p99 ÷ snowmint's | p99 every round | p99.9 every round |"
     );
-    let _ = writeln!(o, "|---|---|---:|---:|---:|---:|");
-    let timer = r.timer_p50.median(&());
-    let ours = r.p99.median(&Peer::Snowmint);
+    let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|---|---|");
+    let l = &r.latency;
+    let ours = l.p99.median(&Some(Peer::Snowmint));
     for peer in Peer::BELOW_CAP {
-        let p99 = r.p99.median(&peer);
+        let key = Some(peer);
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {} | {:.0} | {:.2}× |",
+            "| {} | {} | {} | {} | {} | {} | {:.2}× | {} | {} |",
             peer.name(),
             peer.split(Shape::Twitter),
-            with_range(&r.p50, &peer, whole),
-            with_range(&r.p99, &peer, whole),
-            p99 - timer,
-            p99 / ours,
+            with_range(&l.p50, &key, whole),
+            with_range(&l.p99, &key, whole),
+            with_range(&l.p999, &key, whole),
+            with_range(&l.max, &key, whole),
+            l.p99.median(&key) / ours,
+            every(&l.p99, &key, whole),
+            every(&l.p999, &key, whole),
         );
     }
+    spread_row(o, "timer alone", l, &None);
+    spread_row(o, "two `Instant::now`", &r.instant_pair, &());
+}
+
+/// A latency row of something that is no generator.
+fn spread_row<K: Ord>(o: &mut String, name: &str, s: &Spread<K>, key: &K) {
     let _ = writeln!(
         o,
-        "| timer alone | — | {} | {} | — | — |",
-        with_range(&r.timer_p50, &(), whole),
-        with_range(&r.timer_p99, &(), whole),
+        "| {name} | — | {} | {} | {} | {} | — | {} | {} |",
+        with_range(&s.p50, key, whole),
+        with_range(&s.p99, key, whole),
+        with_range(&s.p999, key, whole),
+        with_range(&s.max, key, whole),
+        every(&s.p99, key, whole),
+        every(&s.p999, key, whole),
     );
+}
+
+fn worst(o: &mut String, plan: &Plan, r: &Results) {
+    let _ = writeln!(
+        o,
+        "\n## 4. The slowest call at the cap\n\n\
+         Twitter's split, 2 threads minting as fast as they can for {} ms a run, every call \
+         timed with the time-stamp counter as above: the slowest single call of either \
+         thread, and how many calls took over 1 ms. A generator at its cap makes a caller \
+         wait for the next millisecond, so a call of up to 1 ms is the wait itself; what is \
+         over it is the wake-up.\n",
+        plan.worst_for.as_millis()
+    );
+    let _ = writeln!(
+        o,
+        "| generator | waits by | slowest call, µs | calls over 1 ms | slowest call every round, µs |"
+    );
+    let _ = writeln!(o, "|---|---|---:|---:|---|");
+    for peer in Peer::AT_CAP {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} |",
+            peer.name(),
+            peer.waits_by(),
+            with_range(&r.worst, &peer, micros),
+            with_range(&r.worst_over_1ms, &peer, whole),
+            every(&r.worst, &peer, micros),
+        );
+    }
 }
 
 fn at_cap(o: &mut String, plan: &Plan, r: &Results) {
@@ -193,7 +257,7 @@ fn bursts(o: &mut String, plan: &Plan, r: &Results) {
     let lead_ms = plan.lead.as_millis();
     let _ = writeln!(
         o,
-        "\n## 4. Bounded drift: `next_batch` under `OverflowPolicy::Borrow {{ lead: {lead_ms} ms }}`\n\n\
+        "\n## 5. Bounded drift: `next_batch` under `OverflowPolicy::Borrow {{ lead: {lead_ms} ms }}`\n\n\
          snowmint alone, Twitter's split, a fresh generator per burst, `next_batch({})` in a \
          loop. After each batch the last id's ms is compared with `SystemTime::now()`. A burst \
          of the lead's worth ({lead_ms} ms × 4,096) fits in the ids the lead lets it borrow; a \
@@ -240,6 +304,19 @@ fn with_range<K: Ord>(t: &Tally<K>, key: &K, f: impl Fn(f64) -> String) -> Strin
     }
     let (lo, hi) = t.range(key);
     format!("{} ({}–{})", f(t.median(key)), f(lo), f(hi))
+}
+
+/// Every round's value, in order, or a dash when there is none.
+fn every<K: Ord>(t: &Tally<K>, key: &K, f: impl Fn(f64) -> String) -> String {
+    let all = t.all(key);
+    if all.is_empty() {
+        return "—".into();
+    }
+    all.iter().map(|&x| f(x)).collect::<Vec<_>>().join(", ")
+}
+
+fn micros(x: f64) -> String {
+    format!("{:.0}", x / 1e3)
 }
 
 /// `f(x)`, or a dash when `x` is not a number (a median of nothing).

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::burst::BurstRun;
+use crate::measure::Percentiles;
 use crate::peers::Peer;
 
 /// The cap of Twitter's layout: 4,096 ids per ms.
@@ -52,6 +53,11 @@ impl<K: Ord> Tally<K> {
         }
     }
 
+    /// Every value, in the order pushed (one per round).
+    pub fn all(&self, key: &K) -> &[f64] {
+        self.0.get(key).map_or(&[], Vec::as_slice)
+    }
+
     /// The smallest and largest value; NaN if none.
     pub fn range(&self, key: &K) -> (f64, f64) {
         let v = self.sorted(key);
@@ -59,6 +65,35 @@ impl<K: Ord> Tally<K> {
             v.first().copied().unwrap_or(f64::NAN),
             v.last().copied().unwrap_or(f64::NAN),
         )
+    }
+}
+
+/// Percentiles of single calls, round by round.
+#[derive(Debug)]
+pub struct Spread<K> {
+    pub p50: Tally<K>,
+    pub p99: Tally<K>,
+    pub p999: Tally<K>,
+    pub max: Tally<K>,
+}
+
+impl<K> Default for Spread<K> {
+    fn default() -> Self {
+        Spread {
+            p50: Tally::default(),
+            p99: Tally::default(),
+            p999: Tally::default(),
+            max: Tally::default(),
+        }
+    }
+}
+
+impl<K: Ord + Copy> Spread<K> {
+    pub fn push(&mut self, key: K, p: &Percentiles) {
+        self.p50.push(key, p.p50_ns);
+        self.p99.push(key, p.p99_ns);
+        self.p999.push(key, p.p999_ns);
+        self.max.push(key, p.max_ns);
     }
 }
 
@@ -85,14 +120,20 @@ pub struct Results {
     pub per_id: Tally<(Peer, usize)>,
     /// The per-id runs in which no thread waited for a CPU more than [`CLEAN_WAIT`] of the time.
     pub per_id_clean: Tally<(Peer, usize)>,
-    pub p50: Tally<Peer>,
-    pub p99: Tally<Peer>,
-    pub timer_p50: Tally<()>,
-    pub timer_p99: Tally<()>,
+    /// One `fetch_add` a call, by threads: every run, and the clean ones.
+    pub floor: Tally<usize>,
+    pub floor_clean: Tally<usize>,
+    /// Single-call latency by generator; `None` is the timer alone.
+    pub latency: Spread<Option<Peer>>,
+    /// Two `Instant::now` back to back, for comparison with the timer.
+    pub instant_pair: Spread<()>,
     pub cap_rate: Tally<(Peer, usize)>,
     pub cap_cpu: Tally<(Peer, usize)>,
     /// Largest share of a run any thread waited for a CPU, in %.
     pub cap_waited: Tally<(Peer, usize)>,
     pub idle_cpu: Tally<()>,
+    /// The slowest call at the cap with 2 threads, ns.
+    pub worst: Tally<Peer>,
+    pub worst_over_1ms: Tally<Peer>,
     pub bursts: BTreeMap<BurstKind, Vec<BurstRun>>,
 }
