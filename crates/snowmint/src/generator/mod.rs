@@ -233,6 +233,10 @@ impl<C: Clock> Generator<C> {
                     .is_ok()
                 {
                     self.moved(now);
+                    // What the fast path checks, read after the counter moved, as there.
+                    if now <= self.hot.limit.load(SeqCst) {
+                        return Ok(self.compose(fresh));
+                    }
                     return self.issue(fresh);
                 }
                 slot = self.hot.state.fetch_add(1, SeqCst);
