@@ -216,6 +216,15 @@ fn latency(plan: &Plan, timer: Timer, round: usize, r: &mut Results) {
         show(peer.name(), &p);
         r.latency.push(Some(peer), &p);
     }
+    // The clocks alone: the first reading after each tick is one the clock's thread wrote.
+    let clock = snowmint::SystemClock::new();
+    let p = latency.of(|| snowmint::Clock::now_ms(&clock));
+    show("snowmint's clock", &p);
+    r.clocks.push(results::ClockRow::Snowmint, &p);
+    let clock = ferroid::time::MonotonicClock::<1>::default();
+    let p = latency.of(|| ferroid::time::TimeSource::<u64>::current_millis(&clock));
+    show("ferroid's clock", &p);
+    r.clocks.push(results::ClockRow::Ferroid, &p);
     let alone = latency.timer();
     show("timer alone", &alone);
     r.latency.push(None, &alone);

@@ -300,18 +300,22 @@ impl Visit for Latency {
         M: Fn() -> F + Sync,
         F: FnMut() -> u64,
     {
-        let mut next = make();
-        let timer = self.timer;
-        self.sample(|| {
-            let t0 = timer.start();
-            black_box(next());
-            let t1 = timer.end();
-            timer.ns(t1.saturating_sub(t0))
-        })
+        self.of(make())
     }
 }
 
 impl Latency {
+    /// Single calls of `f`, as a generator's are timed.
+    pub fn of(self, mut f: impl FnMut() -> u64) -> Percentiles {
+        let timer = self.timer;
+        self.sample(|| {
+            let t0 = timer.start();
+            black_box(f());
+            let t1 = timer.end();
+            timer.ns(t1.saturating_sub(t0))
+        })
+    }
+
     /// Two readings of the timer with nothing between: what every sample above includes on
     /// top of the call itself.
     pub fn timer(self) -> Percentiles {

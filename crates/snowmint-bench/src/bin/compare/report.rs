@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use crate::Plan;
 use crate::peers::{Peer, Shape};
 use crate::provenance::{command, machine, peer_versions, snowmint_revision};
-use crate::results::{CAP_PER_SEC, CLEAN_WAIT, Results, Spread, Tally};
+use crate::results::{CAP_PER_SEC, CLEAN_WAIT, ClockRow, Results, Spread, Tally};
 use crate::targets::targets;
 
 /// The thread counts every multi-thread measurement runs with.
@@ -135,7 +135,10 @@ fn latency(o: &mut String, plan: &Plan, r: &Results) {
          between two readings of the time-stamp counter (`lfence; rdtsc` before, `rdtscp; \
          lfence` after, scaled to ns against `Instant`). The timer's own cost, two readings \
          with nothing between, is in the row \"timer alone\" and inside every other figure; \
-         two `Instant::now`, the timer of earlier runs, is in the last row. Each figure is \
+         two `Instant::now`, the timer of earlier runs, is in the last row. The rows of the clocks \
+         alone read snowmint's and ferroid's clock the same way: both are a word a thread of \
+         their own writes once a millisecond, so the first reading after each write fetches the \
+         line from the core that wrote it. Each figure is \
          the median over rounds (range in brackets); the p99 and p99.9 of every round are \
          listed after.\n",
         plan.pause.as_micros(),
@@ -165,6 +168,9 @@ fn latency(o: &mut String, plan: &Plan, r: &Results) {
             every(&l.p99, &key, whole),
             every(&l.p999, &key, whole),
         );
+    }
+    for clock in [ClockRow::Snowmint, ClockRow::Ferroid] {
+        spread_row(o, clock.name(), &r.clocks, &clock);
     }
     spread_row(o, "timer alone", l, &None);
     spread_row(o, "two `Instant::now`", &r.instant_pair, &());

@@ -68,6 +68,24 @@ impl<K: Ord> Tally<K> {
     }
 }
 
+/// A clock read alone in the latency table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ClockRow {
+    /// `SystemClock::now_ms`.
+    Snowmint,
+    /// ferroid's `MonotonicClock::current_millis`.
+    Ferroid,
+}
+
+impl ClockRow {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClockRow::Snowmint => "snowmint's clock alone (`SystemClock::now_ms`)",
+            ClockRow::Ferroid => "ferroid's clock alone (`MonotonicClock`)",
+        }
+    }
+}
+
 /// Percentiles of single calls, round by round.
 #[derive(Debug)]
 pub struct Spread<K> {
@@ -125,6 +143,8 @@ pub struct Results {
     pub floor_clean: Tally<usize>,
     /// Single-call latency by generator; `None` is the timer alone.
     pub latency: Spread<Option<Peer>>,
+    /// The clocks of snowmint and ferroid read alone.
+    pub clocks: Spread<ClockRow>,
     /// Two `Instant::now` back to back, for comparison with the timer.
     pub instant_pair: Spread<()>,
     pub cap_rate: Tally<(Peer, usize)>,
