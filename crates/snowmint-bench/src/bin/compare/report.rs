@@ -233,15 +233,15 @@ fn at_cap(o: &mut String, plan: &Plan, r: &Results) {
     );
     let _ = writeln!(
         o,
-        "| generator | waits by | threads | ids/s | % of 4,096,000 | process CPU, % of a core | waited for a CPU |"
+        "| generator | waits by | threads | ids/s | % of 4,096,000 | process CPU, % of a core | waited for a CPU | % of 4,096,000, every run |"
     );
-    let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|");
+    let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|---|");
     for peer in Peer::AT_CAP {
         for threads in THREADS {
             let key = (peer, threads);
             let _ = writeln!(
                 o,
-                "| {} | {} | {} | {} | {:.2} % | {} | {:.1} % |",
+                "| {} | {} | {} | {} | {:.2} % | {} | {:.1} % | {} |",
                 peer.name(),
                 peer.waits_by(),
                 threads,
@@ -249,12 +249,16 @@ fn at_cap(o: &mut String, plan: &Plan, r: &Results) {
                 100.0 * r.cap_rate.median(&key) / CAP_PER_SEC,
                 with_range(&r.cap_cpu, &key, |x| format!("{x:.1} %")),
                 r.cap_waited.median(&key),
+                every(&r.cap_rate, &key, |x| format!(
+                    "{:.2}",
+                    100.0 * x / CAP_PER_SEC
+                )),
             );
         }
     }
     let _ = writeln!(
         o,
-        "| (process idle) | — | 0 | — | — | {} | — |",
+        "| (process idle) | — | 0 | — | — | {} | — | — |",
         with_range(&r.idle_cpu, &(), |x| format!("{x:.1} %"))
     );
 }
