@@ -264,6 +264,7 @@ impl<C: Clock> Builder<C> {
             hot: Hot {
                 state: AtomicU64::new(floor << seq_bits),
                 seen: AtomicU64::new(seen),
+                _counter_line: [0; 6],
                 limit: AtomicU64::new(if fence_apart { 0 } else { reserved }),
                 seq_mask: layout.max_sequence(),
                 node: self.datacenter << datacenter_shift | self.worker << worker_shift,
