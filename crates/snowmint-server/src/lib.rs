@@ -27,7 +27,7 @@ pub use config::{
 pub use error::ApiError;
 pub use http::{MAX_BODY_BYTES, MAX_URI_BYTES, openapi_document, router};
 pub use limits::Limits;
-pub use metrics::Metrics;
+pub use metrics::{Metrics, RouteMetrics};
 pub use server::{Listeners, ServeError, run, serve};
 pub use source::{IdSource, Issuer};
 pub use state::AppState;

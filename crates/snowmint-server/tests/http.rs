@@ -134,6 +134,54 @@ async fn one_id_in_every_format() {
 }
 
 #[tokio::test]
+async fn one_id_as_text_when_the_client_prefers_it() {
+    let s = server("").await;
+    let a = call(&s, "GET", "/v1/id", &[("accept", "text/plain")]).await;
+    assert_eq!(a.status, StatusCode::OK);
+    assert_eq!(a.content_type, "text/plain; charset=utf-8");
+    // The bare id and a newline, as one line of /v1/ids.
+    let text = a.body.strip_suffix('\n').expect("a newline after the id");
+    let first: Id = text.parse().unwrap();
+    assert_eq!(Layout::TWITTER.decode(first).unwrap().worker, 5);
+
+    let a = call(&s, "GET", "/v1/id?format=hex", &[("accept", "text/plain")]).await;
+    assert_eq!(a.body.len(), 17, "{:?}", a.body);
+    let second = Id::parse_as(a.body.trim_end(), snowmint::Encoding::Hex).unwrap();
+    assert!(second > first);
+
+    // The Accept header is read as /v1/ids reads it; JSON stays the default.
+    for (accept, text) in [
+        ("text/plain;q=0, application/json", false),
+        ("application/json;q=0.5, text/plain;q=0.9", true),
+        ("text/*", true),
+        ("*/*", false),
+        ("text/html", false),
+    ] {
+        let a = call(&s, "GET", "/v1/id", &[("accept", accept)]).await;
+        assert_eq!(a.status, StatusCode::OK, "{accept}");
+        if text {
+            assert!(a.content_type.starts_with("text/plain"), "{accept}");
+            a.body.trim_end().parse::<Id>().unwrap();
+        } else {
+            assert_eq!(a.content_type, "application/json", "{accept}");
+            a.json()["id"].as_str().unwrap().parse::<Id>().unwrap();
+        }
+    }
+    let a = get(&s, "/v1/id").await;
+    assert_eq!(a.content_type, "application/json");
+    // Errors stay JSON whatever was asked for.
+    let a = call(
+        &s,
+        "GET",
+        "/v1/id?format=octal",
+        &[("accept", "text/plain")],
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+    assert!(a.error().starts_with("unknown format \"octal\""));
+}
+
+#[tokio::test]
 async fn many_ids_as_json_and_as_text() {
     let s = server("max_batch = 20000").await;
     let a = get(&s, "/v1/ids?count=10000").await;

@@ -2,12 +2,12 @@
 
 use axum::Extension;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use snowmint::Id;
 use utoipa::ToSchema;
 
-use super::accept::{Answer, negotiate};
+use super::accept::Accept;
 use super::json;
 use super::query::{Format, Params};
 use super::schema::{self, ErrorBody};
@@ -94,7 +94,24 @@ impl IntoResponse for IdLines {
     }
 }
 
-/// `GET /v1/id[?format=...]`.
+/// One id as plain text: the id and a newline, as one line of `/v1/ids`.
+#[derive(Debug)]
+struct IdLine {
+    id: Id,
+    format: Format,
+}
+
+impl IntoResponse for IdLine {
+    fn into_response(self) -> Response {
+        let mut body = String::with_capacity(self.format.max_len() as usize + 1);
+        self.format.push_text(self.id, &mut body);
+        body.push('\n');
+        ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
+    }
+}
+
+/// `GET /v1/id[?format=...]`, as JSON or, with `Accept: text/plain`, the bare id and a
+/// newline.
 #[utoipa::path(
     get,
     path = "/v1/id",
@@ -102,15 +119,26 @@ impl IntoResponse for IdLines {
     summary = "One id",
     params(("format" = inline(Option<Format>), Query, description = "How the id is written (default decimal); int for a JSON number")),
     responses(
-        (status = 200, description = "The id", body = IdBody),
+        (status = 200, description = "The id", content(
+            (IdBody = "application/json"),
+            (String = "text/plain", example = "7389021983019802624\n"),
+        )),
         (status = 400, description = "Unknown format or parameter", body = ErrorBody),
         (status = 503, description = "Not ready: clock behind the high-water mark, or shutting down", body = ErrorBody),
     ),
 )]
-pub async fn one(State(state): State<AppState>, params: Params) -> Result<IdBody, ApiError> {
+pub async fn one(
+    State(state): State<AppState>,
+    accept: Accept,
+    params: Params,
+) -> Result<Response, ApiError> {
     let format = Format::from_params(&params)?;
     let id = issue::one(&state).await?;
-    Ok(IdBody { id, format })
+    Ok(if accept.plain_text() {
+        IdLine { id, format }.into_response()
+    } else {
+        IdBody { id, format }.into_response()
+    })
 }
 
 /// `GET /v1/ids?count=N[&format=...]`, as JSON or, with `Accept: text/plain`, one id a line.
@@ -135,11 +163,11 @@ pub async fn one(State(state): State<AppState>, params: Params) -> Result<IdBody
 pub async fn many(
     State(state): State<AppState>,
     share: Option<Extension<ConnShare>>,
-    headers: HeaderMap,
+    accept: Accept,
     params: Params,
 ) -> Result<Response, ApiError> {
     let format = Format::from_params(&params)?;
-    let plain = wants_plain_text(&headers);
+    let plain = accept.plain_text();
     let asked = IdsRequest {
         count: count_param(&params),
         id_bytes: format.max_len(),
@@ -167,16 +195,4 @@ pub fn count_param(params: &Params) -> Count<'_> {
         Some(text) => Count::Text("count", text),
         None => Count::Missing("query parameter \"count\""),
     }
-}
-
-/// Whether the client prefers plain text to JSON, by its `Accept` headers' q-values (several
-/// header lines count as one list).
-fn wants_plain_text(headers: &HeaderMap) -> bool {
-    let lines: Vec<&str> = headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .collect();
-    let accept = (!lines.is_empty()).then(|| lines.join(","));
-    negotiate(accept.as_deref()) == Answer::PlainText
 }

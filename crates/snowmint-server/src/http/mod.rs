@@ -13,6 +13,7 @@ mod routes;
 mod schema;
 mod serials;
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
@@ -23,9 +24,9 @@ use axum::response::{IntoResponse, Response};
 
 pub(crate) use schema::ErrorBody;
 
-use self::routes::{DECLARED, Document, Http, Route};
+use self::routes::{DECLARED, Document, Http, Route, Shared};
 use crate::issue;
-use crate::{ApiError, AppState};
+use crate::{ApiError, AppState, RouteMetrics};
 
 /// The longest request target (path and query) accepted, in bytes.
 pub const MAX_URI_BYTES: usize = 8 * 1024;
@@ -45,15 +46,24 @@ pub const MAX_BODY_BYTES: usize = 16 * 1024;
 /// # }
 /// ```
 pub fn router(state: AppState) -> Router {
-    let http = Http {
+    let http = Http(Arc::new(Shared {
         page: page::Page::new(state.max_batch),
         document: Document::new(state.max_batch),
         app: state.clone(),
-    };
+    }));
+    let front_state = Front(Arc::new(FrontShared {
+        routes: DECLARED
+            .routes()
+            .iter()
+            .map(|route| state.metrics.route("http", route.path, 200))
+            .collect(),
+        unmatched: state.metrics.route("http", "unmatched", 404),
+        app: state,
+    }));
     Router::from(routes::api())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(middleware::from_fn_with_state(state, front))
+        .layer(middleware::from_fn_with_state(front_state, front))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(http)
 }
@@ -86,9 +96,22 @@ async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
     }
 }
 
+/// What the front needs: the server's state, and each route's metrics, resolved once.
+#[derive(Clone)]
+struct Front(Arc<FrontShared>);
+
+struct FrontShared {
+    app: AppState,
+    /// By [`Route::index`].
+    routes: Vec<RouteMetrics>,
+    /// Requests no route matched.
+    unmatched: RouteMetrics,
+}
+
 /// Every request passes here once: the size bounds, the bearer token, and the count and
-/// time by route and status (with static labels: no allocation per request).
-async fn front(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+/// time by route and status (through metrics looked up once per route, not per request).
+async fn front(State(front): State<Front>, mut request: Request, next: Next) -> Response {
+    let state = &front.0.app;
     let start = Instant::now();
     let route: Option<&'static Route> = request
         .extensions()
@@ -125,17 +148,13 @@ async fn front(State(state): State<AppState>, mut request: Request, next: Next) 
             "request body is {body} bytes, more than the {MAX_BODY_BYTES} this server accepts"
         ))
         .into_response()
-    } else if let Err(refused) = authorize(&state, route.is_some_and(|r| r.open), &request) {
+    } else if let Err(refused) = authorize(state, route.is_some_and(|r| r.open), &request) {
         refused.into_response()
     } else {
         next.run(request).await
     };
-    state.metrics.record(
-        "http",
-        route.map_or("unmatched", |r| r.path),
-        response.status().as_u16(),
-        start.elapsed(),
-    );
+    let metrics = route.map_or(&front.0.unmatched, |r| &front.0.routes[r.index]);
+    metrics.record(response.status().as_u16(), start.elapsed());
     response
 }
 

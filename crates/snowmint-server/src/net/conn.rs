@@ -52,7 +52,13 @@ pub struct Conn {
     progress_ms: AtomicU64,
     /// When the head being read began, in ms since `start`, plus one; 0 when none is.
     head_since: AtomicU64,
-    /// Woken when a head begins or ends, which may bring the next deadline forward.
+    /// The deadline the watchdog's timer is set for, in ms since `start`; `u64::MAX` when
+    /// none is.
+    armed_ms: AtomicU64,
+    /// Woken when a head begins or ends and that brings the deadline before the armed one.
+    /// Only then: a keep-alive connection moves its deadline with every request, and a
+    /// timer that fires early is only looked at again, so the watchdog is not woken, nor
+    /// its timer reset, once a request.
     pub changed: Notify,
 }
 
@@ -67,6 +73,7 @@ impl Conn {
             sending: AtomicU32::new(0),
             progress_ms: AtomicU64::new(0),
             head_since: AtomicU64::new(1),
+            armed_ms: AtomicU64::new(u64::MAX),
             changed: Notify::new(),
         }
     }
@@ -89,7 +96,7 @@ impl Conn {
     pub fn head_bytes(&self) {
         if self.between_requests() && self.head_since.load(SeqCst) == 0 {
             self.head_since.store(self.now_ms() + 1, SeqCst);
-            self.changed.notify_one();
+            self.wake_if_sooner();
         }
     }
 
@@ -101,8 +108,22 @@ impl Conn {
     /// No head is being read any more; the idle deadline, which may come sooner, applies.
     fn head_done(&self) {
         if self.head_since.swap(0, SeqCst) != 0 {
+            self.wake_if_sooner();
+        }
+    }
+
+    /// Wakes the watchdog if the deadline now comes before the one its timer is set for.
+    fn wake_if_sooner(&self) {
+        if self.deadline_ms() < self.armed_ms.load(SeqCst) {
             self.changed.notify_one();
         }
+    }
+
+    /// The watchdog set its timer for `deadline`.
+    pub fn armed(&self, deadline: Instant) {
+        let ms = deadline.saturating_duration_since(self.start).as_millis();
+        self.armed_ms
+            .store(u64::try_from(ms).unwrap_or(u64::MAX), SeqCst);
     }
 
     /// A request reached the router (a Thrift call, its processor).
@@ -115,6 +136,11 @@ impl Conn {
 
     /// When the watchdog should look again.
     pub fn deadline(&self) -> Instant {
+        self.start + Duration::from_millis(self.deadline_ms())
+    }
+
+    /// [`Conn::deadline`], in ms since `start`.
+    fn deadline_ms(&self) -> u64 {
         let now = self.now_ms();
         let head = self.head_since.load(SeqCst);
         let at = if head != 0 {
@@ -124,7 +150,7 @@ impl Conn {
         } else {
             self.progress_ms.load(SeqCst) + duration_ms(self.idle_timeout)
         };
-        self.start + Duration::from_millis(at.max(now + 1))
+        at.max(now + 1)
     }
 
     /// What to do now.

@@ -255,10 +255,20 @@ impl Net {
     {
         tokio::pin!(serving);
         let (mut stopping, mut closing) = (false, None);
+        // One timer, set again only when the deadline moves: it may fire before the
+        // deadline (which requests keep moving later), and then the verdict says to wait on.
+        let timer = tokio::time::sleep_until(Instant::now());
+        tokio::pin!(timer);
+        let mut armed = None;
         loop {
             let mut deadline = closing.unwrap_or_else(|| conn.deadline());
             if stopping && closing.is_none() {
                 deadline = deadline.min(Instant::now() + STOP_POLL);
+            }
+            if armed != Some(deadline) {
+                timer.as_mut().reset(deadline);
+                conn.armed(deadline);
+                armed = Some(deadline);
             }
             tokio::select! {
                 result = serving.as_mut() => {
@@ -273,7 +283,7 @@ impl Net {
                     graceful(serving.as_mut());
                 }
                 () = conn.changed.notified() => {}
-                () = tokio::time::sleep_until(deadline) => {
+                () = timer.as_mut() => {
                     if closing.is_some() {
                         return;
                     }
