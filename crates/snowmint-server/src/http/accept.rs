@@ -2,8 +2,8 @@
 //! the client's `Accept` header (RFC 9110, section 12.5.1).
 
 use axum::extract::FromRequestParts;
-use axum::http::header;
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, header};
 use std::convert::Infallible;
 
 /// The answer a request's `Accept` headers prefer, read from the request's headers in
@@ -22,8 +22,14 @@ impl<S: Send + Sync> FromRequestParts<S> for Accept {
     type Rejection = Infallible;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Accept, Infallible> {
-        let mut lines = parts
-            .headers
+        Ok(Accept::of(&parts.headers))
+    }
+}
+
+impl Accept {
+    /// The answer `headers` prefer.
+    pub fn of(headers: &HeaderMap) -> Accept {
+        let mut lines = headers
             .get_all(header::ACCEPT)
             .iter()
             .filter_map(|v| v.to_str().ok());
@@ -37,7 +43,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Accept {
                 negotiate(Some(&all.join(",")))
             }
         };
-        Ok(Accept(answer))
+        Accept(answer)
     }
 }
 

@@ -2,13 +2,16 @@
 
 use axum::Extension;
 use axum::extract::State;
-use axum::http::{StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use snowmint::Id;
 use utoipa::ToSchema;
 
 use super::accept::Accept;
-use super::json;
+use super::{answer, json};
+
+/// The content type of ids as text.
+const TEXT: &str = "text/plain; charset=utf-8";
 use super::query::{Format, Params};
 use super::schema::{self, ErrorBody};
 use crate::issue::{self, ConnShare, Count, Framing, IdsRequest};
@@ -90,7 +93,7 @@ impl IntoResponse for IdLines {
             self.format.push_text(id, &mut body);
             body.push('\n');
         }
-        ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
+        answer(StatusCode::OK, TEXT, body)
     }
 }
 
@@ -106,7 +109,7 @@ impl IntoResponse for IdLine {
         let mut body = String::with_capacity(self.format.max_len() as usize + 1);
         self.format.push_text(self.id, &mut body);
         body.push('\n');
-        ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
+        answer(StatusCode::OK, TEXT, body)
     }
 }
 
@@ -132,8 +135,18 @@ pub async fn one(
     accept: Accept,
     params: Params,
 ) -> Result<Response, ApiError> {
-    let format = Format::from_params(&params)?;
-    let id = issue::one(&state).await?;
+    answer_one(&state, accept, &params).await
+}
+
+/// What [`one`] answers, once its request is read; the fast path in front of the router
+/// answers through it too.
+pub async fn answer_one(
+    state: &AppState,
+    accept: Accept,
+    params: &Params,
+) -> Result<Response, ApiError> {
+    let format = Format::from_params(params)?;
+    let id = issue::one(state).await?;
     Ok(if accept.plain_text() {
         IdLine { id, format }.into_response()
     } else {

@@ -211,11 +211,20 @@ impl Drop for Sending {
     }
 }
 
+/// What answers a port's requests.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    /// The HTTP API, with its fast path.
+    Http(crate::HttpApi),
+    /// The gRPC router.
+    Grpc(axum::Router),
+}
+
 /// The router as one connection sees it: every request carries the connection's share of
 /// the id budget, and every response body reports its progress.
 #[derive(Debug, Clone)]
 pub struct PerConnection {
-    pub router: axum::Router,
+    pub service: Answer,
     pub conn: Arc<Conn>,
     pub share: ConnShare,
     /// The largest piece of a body handed to the transport at once.
@@ -229,11 +238,18 @@ impl hyper::service::Service<Request<Incoming>> for PerConnection {
 
     fn call(&self, mut request: Request<Incoming>) -> Self::Future {
         let pending = self.conn.request();
-        request.extensions_mut().insert(self.share.clone());
-        let router = self.router.clone();
+        let service = self.service.clone();
+        let share = self.share.clone();
         let piece = self.piece;
         Box::pin(async move {
-            let Ok(mut response) = router.oneshot(request).await;
+            let mut response = match service {
+                Answer::Http(api) => api.answer(request, Some(share)).await,
+                Answer::Grpc(router) => {
+                    request.extensions_mut().insert(share);
+                    let Ok(response) = router.oneshot(request).await;
+                    response
+                }
+            };
             let held = response.extensions_mut().remove::<Held>();
             let sending = pending.into_sending();
             Ok(response.map(|inner| Metered {

@@ -24,7 +24,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, mpsc, watch};
 use tokio::time::Instant;
 
-use self::conn::{Conn, PerConnection, Verdict};
+use self::conn::{Answer, Conn, PerConnection, Verdict};
 use self::io::{MAX_HEADERS, Place, Tracked};
 use crate::metrics::{ConnectionLabels, TimeoutLabels};
 use crate::{AppState, Limits};
@@ -48,7 +48,7 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 #[derive(Debug, Clone)]
 pub enum Protocol {
     /// The HTTP/JSON API: HTTP/1.1, or HTTP/2 with prior knowledge.
-    Http(axum::Router),
+    Http(crate::HttpApi),
     /// The gRPC API: HTTP/2 only.
     Grpc(axum::Router),
     /// Twitter's Snowflake Thrift service: framed transport, binary protocol.
@@ -207,9 +207,9 @@ impl Net {
     ) {
         let conn = Arc::new(Conn::new(&self.limits));
         let label = protocol.label();
-        let (router, builder) = match protocol {
-            Protocol::Http(router) => (router, &self.http),
-            Protocol::Grpc(router) => (router, &self.grpc),
+        let (service, builder) = match protocol {
+            Protocol::Http(api) => (Answer::Http(api), &self.http),
+            Protocol::Grpc(router) => (Answer::Grpc(router), &self.grpc),
             Protocol::Thrift => {
                 let (closing, closed) = watch::channel(false);
                 let serving = framed::serve(stream, Arc::clone(&conn), self.state.clone(), closed);
@@ -229,7 +229,7 @@ impl Net {
             place,
         );
         let service = PerConnection {
-            router,
+            service,
             conn: Arc::clone(&conn),
             share: self.state.budget.share(),
             piece: self.limits.stream_buffer_bytes as usize,
