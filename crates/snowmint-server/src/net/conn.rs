@@ -360,6 +360,36 @@ mod tests {
         assert_eq!(conn.verdict(), Verdict::Idle);
     }
 
+    /// Whether the watchdog has been woken since it last looked (taking the wake).
+    fn woken(conn: &Conn) -> bool {
+        let notified = conn.changed.notified();
+        tokio::pin!(notified);
+        notified.enable()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_watchdog_is_woken_only_when_the_deadline_comes_sooner() {
+        let conn = Arc::new(Conn::new(&limits()));
+        drop(conn.request().into_sending());
+        woken(&conn);
+        // Between requests, its timer is set for the idle deadline, 5 s on.
+        conn.armed(conn.deadline());
+        assert!(!woken(&conn));
+        // A head begins: its 1 s timeout comes sooner, so the watchdog must look again.
+        tokio::time::advance(Duration::from_millis(10)).await;
+        conn.head_bytes();
+        assert!(woken(&conn));
+        conn.armed(conn.deadline());
+        // The head is read: the request's deadline is later; the timer may fire early.
+        let pending = conn.request();
+        assert!(!woken(&conn));
+        drop(pending.into_sending());
+        // The next head on the same connection comes no sooner than the armed one.
+        tokio::time::advance(Duration::from_millis(10)).await;
+        conn.head_bytes();
+        assert!(!woken(&conn));
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_response_nobody_takes_is_stalled_but_a_request_being_served_is_not() {
         let conn = Arc::new(Conn::new(&limits()));
