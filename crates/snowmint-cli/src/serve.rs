@@ -81,7 +81,10 @@ pub fn run(args: ServeArgs, given: &ArgMatches) -> Result<(), Failure> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .init();
+    // Multi-thread even with one worker: the listeners and connections are spawned tasks,
+    // which run on the workers, while the thread that starts them waits for the signal.
     let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(config.worker_threads)
         .enable_all()
         .thread_name("snowmint-serve")
         .build()

@@ -576,3 +576,49 @@ fn idle_connections_do_not_hold_up_a_graceful_stop() {
     );
     assert!(took < Duration::from_secs(5), "{took:?}");
 }
+
+/// Requests pipelined in one write are each answered, in order, whatever their route and
+/// outcome; answers to one read go out together, and none is held back waiting for more.
+#[test]
+fn pipelined_requests_are_answered_in_order() {
+    let (_state, serve) = start(&[]);
+    let mut s = TcpStream::connect(serve.http).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut batch = String::new();
+    let mut expected = Vec::new();
+    for i in 0..24 {
+        let (target, accept, status) = match i % 6 {
+            1 => ("/v1/id", "text/plain", 200),
+            3 => ("/healthz", "*/*", 200),
+            4 => ("/v1/id?format=octal", "*/*", 400),
+            5 => ("/v1/ids?count=3", "text/plain", 200),
+            _ => ("/v1/id", "application/json", 200),
+        };
+        batch.push_str(&format!(
+            "GET {target} HTTP/1.1\r\nHost: t\r\nAccept: {accept}\r\n\r\n"
+        ));
+        expected.push((target, accept, status));
+    }
+    s.write_all(batch.as_bytes()).unwrap();
+    let mut last = 0u64;
+    for (target, accept, status) in expected {
+        let (got, body) = read_response(&mut s);
+        assert_eq!(got, status, "{target}: {body}");
+        if status != 200 || target == "/healthz" {
+            continue;
+        }
+        let first = if accept == "text/plain" {
+            body.lines().next().unwrap().parse::<u64>().unwrap()
+        } else {
+            let json: serde_json::Value = serde_json::from_str(&body).unwrap();
+            json["id"].as_str().unwrap().parse().unwrap()
+        };
+        assert!(first > last, "{target}: {first} after {last}");
+        last = body
+            .lines()
+            .last()
+            .and_then(|l| l.parse().ok())
+            .unwrap_or(first);
+    }
+    assert_eq!(serve.get("/v1/id").0, 200);
+}

@@ -1,6 +1,7 @@
 //! The gRPC API, `snowmint.v1.IdService`, over the same [`AppState`] as HTTP.
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Instant;
 
 use snowmint::{Decoded, Id};
@@ -12,7 +13,7 @@ use crate::issue::{
     self, ConnShare, Count, DecodeRequest as Decode, DecodeSerialRequest as DecodeSerial, Framing,
     Held, IdsRequest, SerialsRequest,
 };
-use crate::{ApiError, AppState};
+use crate::{ApiError, AppState, RouteMetrics};
 
 mod bound;
 mod codec;
@@ -54,13 +55,16 @@ const SERIALS: Framing = Framing {
 #[derive(Debug, Clone)]
 pub struct Service {
     state: AppState,
+    /// `Next`'s metrics, looked up once: it is the call made once per id.
+    next: Arc<RouteMetrics>,
 }
 
 impl Service {
     /// The service over `state`.
     #[must_use]
     pub fn new(state: AppState) -> Service {
-        Service { state }
+        let next = Arc::new(state.metrics.route("grpc", "Next", tonic::Code::Ok as u16));
+        Service { state, next }
     }
 
     /// Counts the call and turns its result into tonic's.
@@ -115,7 +119,11 @@ impl IdService for Service {
         let result = issue::one(&self.state)
             .await
             .map(|id| NextResponse { id: id.as_u64() });
-        self.finish("Next", start, result)
+        let code = result
+            .as_ref()
+            .map_or_else(ApiError::code, |_| tonic::Code::Ok);
+        self.next.record(code as u16, start.elapsed());
+        result.map(Response::new).map_err(Status::from)
     }
 
     async fn next_batch(

@@ -25,9 +25,9 @@ pub use config::{
     RollbackSetting, SequenceStartSetting, Settings,
 };
 pub use error::ApiError;
-pub use http::{MAX_BODY_BYTES, MAX_URI_BYTES, openapi_document, router};
+pub use http::{HttpApi, MAX_BODY_BYTES, MAX_URI_BYTES, http_api, openapi_document, router};
 pub use limits::Limits;
-pub use metrics::Metrics;
+pub use metrics::{Metrics, RouteMetrics};
 pub use server::{Listeners, ServeError, run, serve};
 pub use source::{IdSource, Issuer};
 pub use state::AppState;

@@ -181,7 +181,7 @@ pub async fn run(
     };
     let mut tasks = vec![(
         "http",
-        serve(http, Protocol::Http(crate::router(state.clone()))),
+        serve(http, Protocol::Http(crate::http_api(state.clone()))),
     )];
     if let Some(listener) = grpc {
         tasks.push((

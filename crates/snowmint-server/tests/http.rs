@@ -1,4 +1,5 @@
-//! The HTTP API, called through the router without a socket: every endpoint, and bad input
+//! The HTTP API, called as the server serves it (the router, with the fast path for
+//! `GET /v1/id` in front) without a socket: every endpoint, and bad input
 //! for each.
 
 mod support;
@@ -8,7 +9,7 @@ use axum::http::{Request, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use snowmint::{Id, Layout};
-use snowmint_server::router;
+use snowmint_server::{http_api, router};
 use support::{Server, server};
 use tower::ServiceExt;
 
@@ -51,7 +52,8 @@ async fn call_with_body(
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    let response = router(server.state.clone())
+    // What the server serves: the router, with the fast path for GET /v1/id in front.
+    let response = http_api(server.state.clone())
         .oneshot(request.body(body).unwrap())
         .await
         .unwrap();
@@ -131,6 +133,112 @@ async fn one_id_in_every_format() {
         a.error(),
         "unknown query parameter \"fromat\": expected format"
     );
+}
+
+#[tokio::test]
+async fn one_id_as_text_when_the_client_prefers_it() {
+    let s = server("").await;
+    let a = call(&s, "GET", "/v1/id", &[("accept", "text/plain")]).await;
+    assert_eq!(a.status, StatusCode::OK);
+    assert_eq!(a.content_type, "text/plain; charset=utf-8");
+    // The bare id and a newline, as one line of /v1/ids.
+    let text = a.body.strip_suffix('\n').expect("a newline after the id");
+    let first: Id = text.parse().unwrap();
+    assert_eq!(Layout::TWITTER.decode(first).unwrap().worker, 5);
+
+    let a = call(&s, "GET", "/v1/id?format=hex", &[("accept", "text/plain")]).await;
+    assert_eq!(a.body.len(), 17, "{:?}", a.body);
+    let second = Id::parse_as(a.body.trim_end(), snowmint::Encoding::Hex).unwrap();
+    assert!(second > first);
+
+    // The Accept header is read as /v1/ids reads it; JSON stays the default.
+    for (accept, text) in [
+        ("text/plain;q=0, application/json", false),
+        ("application/json;q=0.5, text/plain;q=0.9", true),
+        ("text/*", true),
+        ("*/*", false),
+        ("text/html", false),
+    ] {
+        let a = call(&s, "GET", "/v1/id", &[("accept", accept)]).await;
+        assert_eq!(a.status, StatusCode::OK, "{accept}");
+        if text {
+            assert!(a.content_type.starts_with("text/plain"), "{accept}");
+            a.body.trim_end().parse::<Id>().unwrap();
+        } else {
+            assert_eq!(a.content_type, "application/json", "{accept}");
+            a.json()["id"].as_str().unwrap().parse::<Id>().unwrap();
+        }
+    }
+    let a = get(&s, "/v1/id").await;
+    assert_eq!(a.content_type, "application/json");
+    // Errors stay JSON whatever was asked for.
+    let a = call(
+        &s,
+        "GET",
+        "/v1/id?format=octal",
+        &[("accept", "text/plain")],
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+    assert!(a.error().starts_with("unknown format \"octal\""));
+}
+
+/// `GET /v1/id` is answered in front of the router; the router alone must answer every
+/// such request the same way, refusals and their words included, and count it the same.
+#[tokio::test]
+async fn the_fast_path_answers_as_the_router_does() {
+    let s = server("auth_token = \"s3cret\"").await;
+    let long = format!("/v1/id?format={}", "x".repeat(9000));
+    let token = ("authorization", "Bearer s3cret");
+    let cases: Vec<(&str, Vec<(&str, &str)>)> = vec![
+        ("/v1/id", vec![token]),
+        ("/v1/id", vec![token, ("accept", "text/plain")]),
+        ("/v1/id?format=hex", vec![token, ("accept", "text/plain")]),
+        ("/v1/id?format=int", vec![token]),
+        ("/v1/id?format=octal", vec![token]),
+        ("/v1/id?format=hex&format=hex", vec![token]),
+        ("/v1/id?count=2", vec![token]),
+        ("/v1/id", vec![]),
+        ("/v1/id", vec![("authorization", "Bearer s3cre")]),
+        ("/v1/id", vec![token, ("content-length", "20000")]),
+        (long.as_str(), vec![token]),
+    ];
+    for (uri, headers) in &cases {
+        let mut via_router = Request::get(*uri);
+        for (name, value) in headers {
+            via_router = via_router.header(*name, *value);
+        }
+        let routed = router(s.state.clone())
+            .oneshot(via_router.body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let fast = call(&s, "GET", uri, headers).await;
+        assert_eq!(fast.status, routed.status(), "{uri} {headers:?}");
+        let routed_type = routed.headers()[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(fast.content_type, routed_type, "{uri} {headers:?}");
+        let routed_body = routed.into_body().collect().await.unwrap().to_bytes();
+        if fast.status == StatusCode::OK {
+            // Two different ids, written alike.
+            assert_eq!(fast.body.len(), routed_body.len(), "{uri} {headers:?}");
+        } else {
+            assert_eq!(fast.body.as_bytes(), &routed_body[..], "{uri} {headers:?}");
+        }
+    }
+    // Both counted each request under the route and its status.
+    let metrics = call(&s, "GET", "/metrics", &[token]).await.body;
+    for expected in [
+        "snowmint_requests_total{protocol=\"http\",route=\"/v1/id\",status=\"200\"} 8\n",
+        "snowmint_requests_total{protocol=\"http\",route=\"/v1/id\",status=\"400\"} 6\n",
+        "snowmint_requests_total{protocol=\"http\",route=\"/v1/id\",status=\"401\"} 4\n",
+        "snowmint_requests_total{protocol=\"http\",route=\"/v1/id\",status=\"413\"} 2\n",
+        "snowmint_requests_total{protocol=\"http\",route=\"/v1/id\",status=\"414\"} 2\n",
+        "snowmint_request_duration_seconds_count{protocol=\"http\",route=\"/v1/id\"} 22\n",
+    ] {
+        assert!(metrics.contains(expected), "{expected} in\n{metrics}");
+    }
 }
 
 #[tokio::test]

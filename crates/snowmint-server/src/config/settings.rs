@@ -62,6 +62,11 @@ pub struct Settings {
     #[arg(long, env = "SNOWMINT_SHUTDOWN_GRACE_MS", value_name = "MS")]
     pub shutdown_grace_ms: Option<u64>,
 
+    /// Threads that serve requests, 1 to 1024 (default: the cores this process may run on).
+    /// Fewer leave cores to other work on the machine, such as a load generator beside it
+    #[arg(long, env = "SNOWMINT_WORKER_THREADS", value_name = "N")]
+    pub worker_threads: Option<u64>,
+
     /// Layout: a preset (twitter, discord, instagram, sonyflake, tsid, mastodon; baidu ran
     /// out in 2024) or custom:T/D/W/S, the timestamp, datacenter, worker and sequence bits
     /// from high to low, adding up to 63 or 64 (default: twitter)

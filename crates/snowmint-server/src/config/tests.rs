@@ -151,6 +151,11 @@ fn each_bad_value_is_blamed_on_its_key() {
             "config key `auth_token`: \"\" must not be empty",
         ),
         (
+            "worker_threads",
+            "0",
+            "config key `worker_threads`: \"0\" is out of range 1..=1024",
+        ),
+        (
             "shutdown_grace_ms",
             "600001",
             "config key `shutdown_grace_ms`: \"600001\" must be at most 600000 ms: requests in flight are waited for this long at shutdown",
@@ -656,4 +661,23 @@ fn the_identity_comes_from_one_place() {
         err.to_string(),
         "config key `identity_from`: \"ip:lo\" names no address: interface lo has no address but loopback or link-local ones"
     );
+}
+
+#[test]
+fn worker_threads_default_to_the_cores_and_are_bounded() {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    assert_eq!(config("").unwrap().worker_threads, cores);
+    assert_eq!(config("worker_threads = 1").unwrap().worker_threads, 1);
+    assert_eq!(
+        config("worker_threads = 1024").unwrap().worker_threads,
+        1024
+    );
+    for (toml, value) in [("worker_threads = 0", 0), ("worker_threads = 1025", 1025)] {
+        assert_eq!(
+            config(toml).unwrap_err().to_string(),
+            format!("config key `worker_threads`: \"{value}\" is out of range 1..=1024")
+        );
+    }
+    let flags = from_flags(&["--worker-threads", "3"]).unwrap();
+    assert_eq!(flags.worker_threads, Some(3));
 }

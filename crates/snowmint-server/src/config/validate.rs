@@ -17,6 +17,10 @@ use super::{
 };
 use crate::Limits;
 
+/// The most threads `worker_threads` may ask for: far beyond any core count that one
+/// generator (one worker id) could keep busy.
+const MAX_WORKER_THREADS: u64 = 1024;
+
 /// A validated configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
@@ -42,6 +46,8 @@ pub struct Config {
     pub max_response_bytes: u64,
     /// Grace period of shutdown.
     pub shutdown_grace: Duration,
+    /// Threads that serve requests.
+    pub worker_threads: usize,
     /// Start-up behaviour behind the high-water mark.
     pub restart_behind: RestartBehind,
     /// Where the ids' time comes from, what to do when the clock goes back, and where
@@ -176,6 +182,17 @@ impl TryFrom<Settings> for Config {
             SHUTDOWN_GRACE_MAX_MS,
             "requests in flight are waited for this long at shutdown",
         )?;
+        let worker_threads = match s.worker_threads {
+            None => std::thread::available_parallelism().map_or(1, usize::from),
+            Some(n @ 1..=MAX_WORKER_THREADS) => n as usize,
+            Some(n) => {
+                return Err(invalid(
+                    "worker_threads",
+                    n,
+                    format!("is out of range 1..={MAX_WORKER_THREADS}"),
+                ));
+            }
+        };
         Ok(Config {
             http_addr,
             grpc_addr,
@@ -189,6 +206,7 @@ impl TryFrom<Settings> for Config {
             max_batch,
             max_response_bytes,
             shutdown_grace: Duration::from_millis(shutdown_grace_ms),
+            worker_threads,
             restart_behind: s.restart_behind.unwrap_or(RestartBehind::Wait),
             clock,
             overflow,

@@ -1,12 +1,58 @@
-//! Content negotiation for `/v1/ids`: JSON or plain text, by the q-values of the client's
-//! `Accept` header (RFC 9110, section 12.5.1).
+//! Content negotiation for `/v1/id` and `/v1/ids`: JSON or plain text, by the q-values of
+//! the client's `Accept` header (RFC 9110, section 12.5.1).
 
-/// What `/v1/ids` can answer with.
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, header};
+use std::convert::Infallible;
+
+/// The answer a request's `Accept` headers prefer, read from the request's headers in
+/// place (several header lines count as one list).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Accept(pub Answer);
+
+impl Accept {
+    /// Whether the client prefers plain text to JSON.
+    pub fn plain_text(self) -> bool {
+        self.0 == Answer::PlainText
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Accept {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Accept, Infallible> {
+        Ok(Accept::of(&parts.headers))
+    }
+}
+
+impl Accept {
+    /// The answer `headers` prefer.
+    pub fn of(headers: &HeaderMap) -> Accept {
+        let mut lines = headers
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok());
+        // Most requests send none or one line: joined only when there are more.
+        let answer = match (lines.next(), lines.next()) {
+            (None, _) => negotiate(None),
+            (Some(one), None) => negotiate(Some(one)),
+            (Some(first), Some(second)) => {
+                let mut all = vec![first, second];
+                all.extend(lines);
+                negotiate(Some(&all.join(",")))
+            }
+        };
+        Accept(answer)
+    }
+}
+
+/// What `/v1/id` and `/v1/ids` can answer with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answer {
     /// `application/json`, the default.
     Json,
-    /// `text/plain`, one id per line.
+    /// `text/plain`, one id a line.
     PlainText,
 }
 

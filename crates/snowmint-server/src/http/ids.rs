@@ -2,13 +2,16 @@
 
 use axum::Extension;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use snowmint::Id;
 use utoipa::ToSchema;
 
-use super::accept::{Answer, negotiate};
-use super::json;
+use super::accept::Accept;
+use super::{answer, json};
+
+/// The content type of ids as text.
+const TEXT: &str = "text/plain; charset=utf-8";
 use super::query::{Format, Params};
 use super::schema::{self, ErrorBody};
 use crate::issue::{self, ConnShare, Count, Framing, IdsRequest};
@@ -90,11 +93,28 @@ impl IntoResponse for IdLines {
             self.format.push_text(id, &mut body);
             body.push('\n');
         }
-        ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
+        answer(StatusCode::OK, TEXT, body)
     }
 }
 
-/// `GET /v1/id[?format=...]`.
+/// One id as plain text: the id and a newline, as one line of `/v1/ids`.
+#[derive(Debug)]
+struct IdLine {
+    id: Id,
+    format: Format,
+}
+
+impl IntoResponse for IdLine {
+    fn into_response(self) -> Response {
+        let mut body = String::with_capacity(self.format.max_len() as usize + 1);
+        self.format.push_text(self.id, &mut body);
+        body.push('\n');
+        answer(StatusCode::OK, TEXT, body)
+    }
+}
+
+/// `GET /v1/id[?format=...]`, as JSON or, with `Accept: text/plain`, the bare id and a
+/// newline.
 #[utoipa::path(
     get,
     path = "/v1/id",
@@ -102,15 +122,36 @@ impl IntoResponse for IdLines {
     summary = "One id",
     params(("format" = inline(Option<Format>), Query, description = "How the id is written (default decimal); int for a JSON number")),
     responses(
-        (status = 200, description = "The id", body = IdBody),
+        (status = 200, description = "The id", content(
+            (IdBody = "application/json"),
+            (String = "text/plain", example = "7389021983019802624\n"),
+        )),
         (status = 400, description = "Unknown format or parameter", body = ErrorBody),
         (status = 503, description = "Not ready: clock behind the high-water mark, or shutting down", body = ErrorBody),
     ),
 )]
-pub async fn one(State(state): State<AppState>, params: Params) -> Result<IdBody, ApiError> {
-    let format = Format::from_params(&params)?;
-    let id = issue::one(&state).await?;
-    Ok(IdBody { id, format })
+pub async fn one(
+    State(state): State<AppState>,
+    accept: Accept,
+    params: Params,
+) -> Result<Response, ApiError> {
+    answer_one(&state, accept, &params).await
+}
+
+/// What [`one`] answers, once its request is read; the fast path in front of the router
+/// answers through it too.
+pub async fn answer_one(
+    state: &AppState,
+    accept: Accept,
+    params: &Params,
+) -> Result<Response, ApiError> {
+    let format = Format::from_params(params)?;
+    let id = issue::one(state).await?;
+    Ok(if accept.plain_text() {
+        IdLine { id, format }.into_response()
+    } else {
+        IdBody { id, format }.into_response()
+    })
 }
 
 /// `GET /v1/ids?count=N[&format=...]`, as JSON or, with `Accept: text/plain`, one id a line.
@@ -135,11 +176,11 @@ pub async fn one(State(state): State<AppState>, params: Params) -> Result<IdBody
 pub async fn many(
     State(state): State<AppState>,
     share: Option<Extension<ConnShare>>,
-    headers: HeaderMap,
+    accept: Accept,
     params: Params,
 ) -> Result<Response, ApiError> {
     let format = Format::from_params(&params)?;
-    let plain = wants_plain_text(&headers);
+    let plain = accept.plain_text();
     let asked = IdsRequest {
         count: count_param(&params),
         id_bytes: format.max_len(),
@@ -167,16 +208,4 @@ pub fn count_param(params: &Params) -> Count<'_> {
         Some(text) => Count::Text("count", text),
         None => Count::Missing("query parameter \"count\""),
     }
-}
-
-/// Whether the client prefers plain text to JSON, by its `Accept` headers' q-values (several
-/// header lines count as one list).
-fn wants_plain_text(headers: &HeaderMap) -> bool {
-    let lines: Vec<&str> = headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .collect();
-    let accept = (!lines.is_empty()).then(|| lines.join(","));
-    negotiate(accept.as_deref()) == Answer::PlainText
 }

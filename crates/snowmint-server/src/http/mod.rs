@@ -4,6 +4,7 @@
 mod accept;
 mod compose;
 mod decode;
+mod fast;
 mod health;
 mod ids;
 mod page;
@@ -13,6 +14,7 @@ mod routes;
 mod schema;
 mod serials;
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
@@ -21,11 +23,12 @@ use axum::http::{Method, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 
+pub use fast::HttpApi;
 pub(crate) use schema::ErrorBody;
 
-use self::routes::{DECLARED, Document, Http, Route};
+use self::routes::{DECLARED, Document, Http, Route, Shared};
 use crate::issue;
-use crate::{ApiError, AppState};
+use crate::{ApiError, AppState, RouteMetrics};
 
 /// The longest request target (path and query) accepted, in bytes.
 pub const MAX_URI_BYTES: usize = 8 * 1024;
@@ -45,17 +48,39 @@ pub const MAX_BODY_BYTES: usize = 16 * 1024;
 /// # }
 /// ```
 pub fn router(state: AppState) -> Router {
-    let http = Http {
+    routed(state).0
+}
+
+/// The HTTP API as the server serves it: [`router`], with `GET /v1/id`, the call made once
+/// per id, answered in front of it through the same checks, handler and metrics.
+pub fn http_api(state: AppState) -> HttpApi {
+    let (router, front) = routed(state);
+    HttpApi::new(router, front)
+}
+
+/// The router, and the front it puts every request through.
+fn routed(state: AppState) -> (Router, Front) {
+    let http = Http(Arc::new(Shared {
         page: page::Page::new(state.max_batch),
         document: Document::new(state.max_batch),
         app: state.clone(),
-    };
-    Router::from(routes::api())
+    }));
+    let front_state = Front(Arc::new(FrontShared {
+        routes: DECLARED
+            .routes()
+            .iter()
+            .map(|route| state.metrics.route("http", route.path, 200))
+            .collect(),
+        unmatched: state.metrics.route("http", "unmatched", 404),
+        app: state,
+    }));
+    let router = Router::from(routes::api())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(middleware::from_fn_with_state(state, front))
+        .layer(middleware::from_fn_with_state(front_state.clone(), front))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .with_state(http)
+        .with_state(http);
+    (router, front_state)
 }
 
 /// The OpenAPI 3 document of the HTTP API of a server whose largest batch is `max_batch`,
@@ -86,9 +111,22 @@ async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
     }
 }
 
+/// What the front needs: the server's state, and each route's metrics, resolved once.
+#[derive(Clone)]
+struct Front(Arc<FrontShared>);
+
+struct FrontShared {
+    app: AppState,
+    /// By [`Route::index`].
+    routes: Vec<RouteMetrics>,
+    /// Requests no route matched.
+    unmatched: RouteMetrics,
+}
+
 /// Every request passes here once: the size bounds, the bearer token, and the count and
-/// time by route and status (with static labels: no allocation per request).
-async fn front(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+/// time by route and status (through metrics looked up once per route, not per request).
+async fn front(State(front): State<Front>, mut request: Request, next: Next) -> Response {
+    let state = &front.0.app;
     let start = Instant::now();
     let route: Option<&'static Route> = request
         .extensions()
@@ -98,6 +136,23 @@ async fn front(State(state): State<AppState>, mut request: Request, next: Next) 
         // For the handler's extractors (the query parameters it declares).
         request.extensions_mut().insert(route);
     }
+    let response = match admit(state, route.is_some_and(|r| r.open), &request) {
+        Err(refused) => refused.into_response(),
+        Ok(()) => next.run(request).await,
+    };
+    let metrics = route.map_or(&front.0.unmatched, |r| &front.0.routes[r.index]);
+    metrics.record(response.status().as_u16(), start.elapsed());
+    response
+}
+
+/// The bounds every request is held to before its route sees it: the target's length, the
+/// HTTP/2 header list's size, the announced body's size, then the token (unless the route
+/// is `open`).
+fn admit<B>(
+    state: &AppState,
+    open: bool,
+    request: &axum::http::Request<B>,
+) -> Result<(), ApiError> {
     let len = request
         .uri()
         .path_and_query()
@@ -108,35 +163,23 @@ async fn front(State(state): State<AppState>, mut request: Request, next: Next) 
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
         .unwrap_or(0);
-    let head = http2_header_list_size(&request);
+    let head = http2_header_list_size(request);
     let max_head = state.limits.max_header_bytes as usize;
-    let response = if len > MAX_URI_BYTES {
-        ApiError::UriTooLong(format!(
+    if len > MAX_URI_BYTES {
+        Err(ApiError::UriTooLong(format!(
             "request target is {len} bytes, more than the {MAX_URI_BYTES} this server accepts"
-        ))
-        .into_response()
+        )))
     } else if head > max_head {
-        ApiError::HeadTooLarge(format!(
+        Err(ApiError::HeadTooLarge(format!(
             "request headers take {head} bytes, more than the {max_head} this server accepts (max_header_bytes)"
-        ))
-        .into_response()
+        )))
     } else if body > MAX_BODY_BYTES as u64 {
-        ApiError::TooLarge(format!(
+        Err(ApiError::TooLarge(format!(
             "request body is {body} bytes, more than the {MAX_BODY_BYTES} this server accepts"
-        ))
-        .into_response()
-    } else if let Err(refused) = authorize(&state, route.is_some_and(|r| r.open), &request) {
-        refused.into_response()
+        )))
     } else {
-        next.run(request).await
-    };
-    state.metrics.record(
-        "http",
-        route.map_or("unmatched", |r| r.path),
-        response.status().as_u16(),
-        start.elapsed(),
-    );
-    response
+        authorize(state, open, request)
+    }
 }
 
 /// An HTTP/2 request's header list size as RFC 9113 counts it (name, value and 32 bytes
@@ -144,7 +187,7 @@ async fn front(State(state): State<AppState>, mut request: Request, next: Next) 
 ///
 /// The HTTP/2 layer lets lists up to twice `max_header_bytes` through so that this check,
 /// not the protocol layer's empty 431, answers the usual oversized request.
-fn http2_header_list_size(request: &Request) -> usize {
+fn http2_header_list_size<B>(request: &axum::http::Request<B>) -> usize {
     if request.version() != axum::http::Version::HTTP_2 {
         return 0;
     }
@@ -165,7 +208,11 @@ fn http2_header_list_size(request: &Request) -> usize {
 }
 
 /// The token check, for every request but those to open routes.
-fn authorize(state: &AppState, open: bool, request: &Request) -> Result<(), ApiError> {
+fn authorize<B>(
+    state: &AppState,
+    open: bool,
+    request: &axum::http::Request<B>,
+) -> Result<(), ApiError> {
     if open {
         return Ok(());
     }
@@ -175,5 +222,17 @@ fn authorize(state: &AppState, open: bool, request: &Request) -> Result<(), ApiE
 
 /// A JSON body with the right content type, built without a serializer on hot paths.
 fn json(status: StatusCode, body: String) -> Response {
-    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+    answer(status, "application/json", body)
+}
+
+/// A response of `body` as `content_type`, built in place: the generic conversions (a
+/// header name and value from strings) cost more than the single id they carry.
+fn answer(status: StatusCode, content_type: &'static str, body: String) -> Response {
+    let mut response = Response::new(axum::body::Body::from(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static(content_type),
+    );
+    response
 }

@@ -30,7 +30,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Params {
 
 impl Params {
     /// Parses `raw`, accepting only the names in `allowed`.
-    fn parse(raw: Option<&str>, allowed: &[&str]) -> Result<Params, ApiError> {
+    pub fn parse(raw: Option<&str>, allowed: &[&str]) -> Result<Params, ApiError> {
         let pairs: Vec<(String, String)> = form_urlencoded::parse(raw.unwrap_or("").as_bytes())
             .map(|(k, v)| (k.into_owned(), v.into_owned()))
             .collect();

@@ -5,7 +5,7 @@
 //! route's metrics, whether it answers without the token (it says `security(())`; any
 //! other route needs it), and the query parameters it takes.
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use axum::body::Bytes;
 use axum::extract::FromRef;
@@ -20,9 +20,14 @@ use super::schema::{self, Frame};
 use super::{compose, decode, health, ids, page, serials};
 use crate::AppState;
 
-/// What the HTTP handlers share: the server's state, and the page made for it.
+/// What the HTTP handlers share: the server's state, and the page made for it. Cloned for
+/// every request, so one shared allocation.
 #[derive(Debug, Clone)]
-pub struct Http {
+pub struct Http(pub Arc<Shared>);
+
+/// The contents of [`Http`].
+#[derive(Debug)]
+pub struct Shared {
     /// The server's state.
     pub app: AppState,
     /// The web page, with this server's limits in it.
@@ -52,19 +57,19 @@ impl Document {
 
 impl FromRef<Http> for Document {
     fn from_ref(http: &Http) -> Document {
-        http.document.clone()
+        http.0.document.clone()
     }
 }
 
 impl FromRef<Http> for AppState {
     fn from_ref(http: &Http) -> AppState {
-        http.app.clone()
+        http.0.app.clone()
     }
 }
 
 impl FromRef<Http> for Page {
     fn from_ref(http: &Http) -> Page {
-        http.page.clone()
+        http.0.page.clone()
     }
 }
 
@@ -89,6 +94,8 @@ pub fn api() -> OpenApiRouter<Http> {
 /// What the layers in front of the handlers need to know of a route.
 #[derive(Debug)]
 pub struct Route {
+    /// Its place in [`Declared::routes`], where tables by route look it up.
+    pub index: usize,
     /// Its path template (`/v1/decode/{id}`), which labels its metrics.
     pub path: &'static str,
     /// Whether it answers without the token.
@@ -108,6 +115,11 @@ impl Declared {
     pub fn route(&self, path: &str) -> Option<&Route> {
         self.routes.iter().find(|route| route.path == path)
     }
+
+    /// Every route, in the order of their indexes.
+    pub fn routes(&self) -> &[Route] {
+        &self.routes
+    }
 }
 
 static DOCUMENT: LazyLock<OpenApi> = LazyLock::new(|| schema::finish(api().into_openapi()));
@@ -118,7 +130,8 @@ pub static DECLARED: LazyLock<Declared> = LazyLock::new(|| Declared {
         .paths
         .paths
         .iter()
-        .map(|(path, item)| {
+        .enumerate()
+        .map(|(index, (path, item))| {
             let operations = || schema::operations(item);
             let mut query = Vec::new();
             for parameter in operations().flat_map(|op| op.parameters.iter().flatten()) {
@@ -129,6 +142,7 @@ pub static DECLARED: LazyLock<Declared> = LazyLock::new(|| Declared {
                 }
             }
             Route {
+                index,
                 path,
                 open: !operations().any(schema::needs_token),
                 query,

@@ -52,7 +52,13 @@ pub struct Conn {
     progress_ms: AtomicU64,
     /// When the head being read began, in ms since `start`, plus one; 0 when none is.
     head_since: AtomicU64,
-    /// Woken when a head begins or ends, which may bring the next deadline forward.
+    /// The deadline the watchdog's timer is set for, in ms since `start`; `u64::MAX` when
+    /// none is.
+    armed_ms: AtomicU64,
+    /// Woken when a head begins or ends and that brings the deadline before the armed one.
+    /// Only then: a keep-alive connection moves its deadline with every request, and a
+    /// timer that fires early is only looked at again, so the watchdog is not woken, nor
+    /// its timer reset, once a request.
     pub changed: Notify,
 }
 
@@ -67,6 +73,7 @@ impl Conn {
             sending: AtomicU32::new(0),
             progress_ms: AtomicU64::new(0),
             head_since: AtomicU64::new(1),
+            armed_ms: AtomicU64::new(u64::MAX),
             changed: Notify::new(),
         }
     }
@@ -89,7 +96,7 @@ impl Conn {
     pub fn head_bytes(&self) {
         if self.between_requests() && self.head_since.load(SeqCst) == 0 {
             self.head_since.store(self.now_ms() + 1, SeqCst);
-            self.changed.notify_one();
+            self.wake_if_sooner();
         }
     }
 
@@ -101,8 +108,22 @@ impl Conn {
     /// No head is being read any more; the idle deadline, which may come sooner, applies.
     fn head_done(&self) {
         if self.head_since.swap(0, SeqCst) != 0 {
+            self.wake_if_sooner();
+        }
+    }
+
+    /// Wakes the watchdog if the deadline now comes before the one its timer is set for.
+    fn wake_if_sooner(&self) {
+        if self.deadline_ms() < self.armed_ms.load(SeqCst) {
             self.changed.notify_one();
         }
+    }
+
+    /// The watchdog set its timer for `deadline`.
+    pub fn armed(&self, deadline: Instant) {
+        let ms = deadline.saturating_duration_since(self.start).as_millis();
+        self.armed_ms
+            .store(u64::try_from(ms).unwrap_or(u64::MAX), SeqCst);
     }
 
     /// A request reached the router (a Thrift call, its processor).
@@ -115,6 +136,11 @@ impl Conn {
 
     /// When the watchdog should look again.
     pub fn deadline(&self) -> Instant {
+        self.start + Duration::from_millis(self.deadline_ms())
+    }
+
+    /// [`Conn::deadline`], in ms since `start`.
+    fn deadline_ms(&self) -> u64 {
         let now = self.now_ms();
         let head = self.head_since.load(SeqCst);
         let at = if head != 0 {
@@ -124,7 +150,7 @@ impl Conn {
         } else {
             self.progress_ms.load(SeqCst) + duration_ms(self.idle_timeout)
         };
-        self.start + Duration::from_millis(at.max(now + 1))
+        at.max(now + 1)
     }
 
     /// What to do now.
@@ -185,11 +211,20 @@ impl Drop for Sending {
     }
 }
 
+/// What answers a port's requests.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    /// The HTTP API, with its fast path.
+    Http(crate::HttpApi),
+    /// The gRPC router.
+    Grpc(axum::Router),
+}
+
 /// The router as one connection sees it: every request carries the connection's share of
 /// the id budget, and every response body reports its progress.
 #[derive(Debug, Clone)]
 pub struct PerConnection {
-    pub router: axum::Router,
+    pub service: Answer,
     pub conn: Arc<Conn>,
     pub share: ConnShare,
     /// The largest piece of a body handed to the transport at once.
@@ -203,11 +238,18 @@ impl hyper::service::Service<Request<Incoming>> for PerConnection {
 
     fn call(&self, mut request: Request<Incoming>) -> Self::Future {
         let pending = self.conn.request();
-        request.extensions_mut().insert(self.share.clone());
-        let router = self.router.clone();
+        let service = self.service.clone();
+        let share = self.share.clone();
         let piece = self.piece;
         Box::pin(async move {
-            let Ok(mut response) = router.oneshot(request).await;
+            let mut response = match service {
+                Answer::Http(api) => api.answer(request, Some(share)).await,
+                Answer::Grpc(router) => {
+                    request.extensions_mut().insert(share);
+                    let Ok(response) = router.oneshot(request).await;
+                    response
+                }
+            };
             let held = response.extensions_mut().remove::<Held>();
             let sending = pending.into_sending();
             Ok(response.map(|inner| Metered {
@@ -316,6 +358,36 @@ mod tests {
         assert_eq!(conn.verdict(), Verdict::Open);
         conn.no_head();
         assert_eq!(conn.verdict(), Verdict::Idle);
+    }
+
+    /// Whether the watchdog has been woken since it last looked (taking the wake).
+    fn woken(conn: &Conn) -> bool {
+        let notified = conn.changed.notified();
+        tokio::pin!(notified);
+        notified.enable()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_watchdog_is_woken_only_when_the_deadline_comes_sooner() {
+        let conn = Arc::new(Conn::new(&limits()));
+        drop(conn.request().into_sending());
+        woken(&conn);
+        // Between requests, its timer is set for the idle deadline, 5 s on.
+        conn.armed(conn.deadline());
+        assert!(!woken(&conn));
+        // A head begins: its 1 s timeout comes sooner, so the watchdog must look again.
+        tokio::time::advance(Duration::from_millis(10)).await;
+        conn.head_bytes();
+        assert!(woken(&conn));
+        conn.armed(conn.deadline());
+        // The head is read: the request's deadline is later; the timer may fire early.
+        let pending = conn.request();
+        assert!(!woken(&conn));
+        drop(pending.into_sending());
+        // The next head on the same connection comes no sooner than the armed one.
+        tokio::time::advance(Duration::from_millis(10)).await;
+        conn.head_bytes();
+        assert!(!woken(&conn));
     }
 
     #[tokio::test(start_paused = true)]

@@ -1,0 +1,122 @@
+//! `GET /v1/id` in front of the router: the call made once per id, answered with the
+//! same checks ([`admit`]), the same handler body ([`ids::answer_one`]) and the same
+//! metrics as through the router, without what routing costs per request (matching the
+//! path, request extensions, the middleware's boxed futures, the extractors, the state's
+//! clones). Every other request, `HEAD /v1/id` and `POST /v1/id` included, goes to the
+//! router.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Method, Request};
+use axum::response::{IntoResponse, Response};
+use tower::{Service, ServiceExt};
+
+use super::accept::Accept;
+use super::query::Params;
+use super::routes::{DECLARED, Route};
+use super::{Front, admit, ids};
+use crate::issue::ConnShare;
+
+/// The path the fast path answers.
+const ONE: &str = "/v1/id";
+
+/// The HTTP API as the server serves it: the router, with `GET /v1/id` answered in front
+/// of it. A [`tower::Service`], so tests call it as they call the router.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo(state: snowmint_server::AppState) {
+/// use tower::ServiceExt;
+/// let request = axum::http::Request::get("/v1/id").body(axum::body::Body::empty()).unwrap();
+/// let response = snowmint_server::http_api(state).oneshot(request).await.unwrap();
+/// assert!(response.status().is_success());
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct HttpApi {
+    router: Router,
+    front: Front,
+    one: &'static Route,
+}
+
+impl std::fmt::Debug for HttpApi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpApi").finish_non_exhaustive()
+    }
+}
+
+impl HttpApi {
+    pub(super) fn new(router: Router, front: Front) -> HttpApi {
+        let one = DECLARED
+            .route(ONE)
+            .expect("/v1/id is declared in routes.rs");
+        HttpApi { router, front, one }
+    }
+
+    /// Answers `request`: in front of the router if it is `GET /v1/id`, else through it,
+    /// with `share` (the connection's share of the ids in flight) for the routes that
+    /// issue batches. `GET /v1/id` issues one id and takes no share.
+    pub(crate) async fn answer<B>(
+        &self,
+        mut request: Request<B>,
+        share: Option<ConnShare>,
+    ) -> Response
+    where
+        B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+        B::Error: Into<axum::BoxError>,
+    {
+        if request.method() == Method::GET && request.uri().path() == ONE {
+            // No route reads a body; without it the head can be shared across an await.
+            let (head, _) = request.into_parts();
+            return self.one(&Request::from_parts(head, ())).await;
+        }
+        if let Some(share) = share {
+            request.extensions_mut().insert(share);
+        }
+        let Ok(response) = self.router.clone().oneshot(request).await;
+        response
+    }
+
+    async fn one(&self, request: &Request<()>) -> Response {
+        let start = Instant::now();
+        let front = &self.front.0;
+        let state = &front.app;
+        let route = self.one;
+        let response = match admit(state, route.open, request) {
+            Err(refused) => refused.into_response(),
+            Ok(()) => match Params::parse(request.uri().query(), &route.query) {
+                Err(e) => e.into_response(),
+                Ok(params) => ids::answer_one(state, Accept::of(request.headers()), &params)
+                    .await
+                    .into_response(),
+            },
+        };
+        front.routes[route.index].record(response.status().as_u16(), start.elapsed());
+        response
+    }
+}
+
+impl<B> Service<Request<B>> for HttpApi
+where
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let api = self.clone();
+        Box::pin(async move { Ok(api.answer(request, None).await) })
+    }
+}
