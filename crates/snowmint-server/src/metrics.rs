@@ -193,9 +193,9 @@ impl Metrics {
 
 /// One route's request metrics: its latency histogram and the count of its usual status,
 /// looked up in the families once, when first needed (so a route never called, or a status
-/// never answered, shows no series, as before), then kept. A request that answers the usual status costs an atomic
-/// add and a histogram observation, not two lookups in the families' label maps; any other
-/// status is rare and is looked up as it comes.
+/// never answered, shows no series, as before), then kept. A request that answers the
+/// usual status costs an atomic add and a histogram observation, not two lookups in the
+/// families' label maps; any other status is rare and is looked up as it comes.
 #[derive(Debug)]
 pub struct RouteMetrics {
     protocol: &'static str,

@@ -117,12 +117,8 @@ impl tonic::codec::Decoder for RawCodec {
     }
 }
 
-/// One unary call of `method` with `body` as the message's bytes.
-pub async fn raw_call(
-    server: &Running,
-    method: &str,
-    body: Vec<u8>,
-) -> Result<Vec<u8>, tonic::Status> {
+/// A client of `server` that sends messages as given bytes, ready for a call.
+async fn raw_client(server: &Running) -> tonic::client::Grpc<Channel> {
     let channel = Channel::from_shared(format!("http://{}", server.addr))
         .unwrap()
         .connect()
@@ -130,6 +126,16 @@ pub async fn raw_call(
         .unwrap();
     let mut grpc = tonic::client::Grpc::new(channel);
     grpc.ready().await.unwrap();
+    grpc
+}
+
+/// One unary call of `method` with `body` as the message's bytes.
+pub async fn raw_call(
+    server: &Running,
+    method: &str,
+    body: Vec<u8>,
+) -> Result<Vec<u8>, tonic::Status> {
+    let mut grpc = raw_client(server).await;
     let path = format!("/snowmint.v1.IdService/{method}").parse().unwrap();
     grpc.unary(tonic::Request::new(body), path, RawCodec)
         .await
@@ -143,13 +149,7 @@ pub async fn raw_stream(
     body: Vec<u8>,
     messages: usize,
 ) -> Result<Vec<Vec<u8>>, tonic::Status> {
-    let channel = Channel::from_shared(format!("http://{}", server.addr))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let mut grpc = tonic::client::Grpc::new(channel);
-    grpc.ready().await.unwrap();
+    let mut grpc = raw_client(server).await;
     let path = "/snowmint.v1.IdService/Stream".parse().unwrap();
     let mut stream = grpc
         .server_streaming(tonic::Request::new(body), path, RawCodec)

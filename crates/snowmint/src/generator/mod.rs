@@ -138,7 +138,7 @@ enum Verdict {
 /// ```
 #[derive(Debug)]
 pub struct Generator<C: Clock = SystemClock> {
-    /// What every id reads, on one cache line.
+    /// What every id touches after reading the clock: the counter's line and the next.
     hot: Hot,
     /// The clock never goes back ([`Clock::never_goes_back`]): the newest tick seen need not
     /// be recorded to tell a clock that went back from a spent sequence.
