@@ -105,6 +105,11 @@ pub struct IssueArgs {
     #[arg(long, env = "SNOWMINT_STATE_DIR", value_name = "DIR")]
     state_dir: Option<PathBuf>,
 
+    /// The fleet whose marks in the state directory this run shares: runs of layouts
+    /// that could issue the same ids take turns with a worker id (default: default)
+    #[arg(long, env = "SNOWMINT_FLEET", value_name = "NAME")]
+    fleet: Option<String>,
+
     /// Where the ids' time comes from: monotonic, wall or counter; counter ids count spent
     /// sequences and no longer tell time (default: monotonic)
     #[arg(long, env = "SNOWMINT_CLOCK", value_name = "MODE")]
@@ -139,7 +144,12 @@ impl IssueArgs {
             .datacenter(self.datacenter)
             .worker(self.worker)
             .check()?;
+        let fleet = match self.fleet.as_deref() {
+            Some(name) => snowmint_lease::Fleet::new(name)?,
+            None => snowmint_lease::Fleet::default(),
+        };
         Ok(GenConfig {
+            fleet,
             policies,
             count: self.count,
             layout,
@@ -167,6 +177,7 @@ pub struct GenConfig {
     pub worker: u64,
     pub output: Output,
     pub state_dir: PathBuf,
+    pub fleet: snowmint_lease::Fleet,
 }
 
 /// How each id is printed.
@@ -214,6 +225,7 @@ pub fn generate(config: &GenConfig) -> anyhow::Result<()> {
     let mode = config.policies.clock;
     let store = FileStore::for_generator(
         &config.state_dir,
+        &config.fleet,
         &config.layout,
         config.datacenter,
         config.worker,

@@ -12,7 +12,7 @@ use support::{
 };
 
 fn mark_file(sm: &Snowmint) -> std::path::PathBuf {
-    FileStore::path_in(sm.state_dir(), &Layout::TWITTER, 0, 0)
+    FileStore::path_in(sm.state_dir(), &snowmint_lease::Fleet::default(), 0, 0)
 }
 
 fn tick(id: u64) -> u64 {
@@ -64,7 +64,7 @@ fn a_clock_never_follows_a_counters_mark_nor_the_reverse() {
         let err = fails(&sm, &["gen", "--clock", mode], 1);
         assert!(
             err.contains(&format!(
-                "twitter-1288834974657-dc0-w0.mark was left by a generator with clock counter, which this one's clock {mode} cannot follow: give it another worker id, or run it with clock counter"
+                "fleet.default-dc0-w0.mark was left by a generator with clock counter, which this one's clock {mode} cannot follow: give it another worker id, or run it with clock counter"
             )),
             "{err}"
         );

@@ -29,7 +29,7 @@ fn uncreatable(tmp: &Path) -> PathBuf {
 /// A state directory whose mark for the default layout, datacenter 0 and worker 0 holds
 /// "soon"; returns the mark file's path.
 fn corrupt_mark(dir: &Path) -> PathBuf {
-    let mark = dir.join("twitter-1288834974657-dc0-w0.mark");
+    let mark = dir.join("fleet.default-dc0-w0.mark");
     std::fs::write(&mark, "soon\n").unwrap();
     mark
 }

@@ -108,7 +108,7 @@ fn the_mark_lives_where_documented() {
     let dir = sm.state_dir().join("explicit");
     let out = sm.ok(&["gen", "--state-dir", dir.to_str().unwrap(), "--worker", "3"]);
     let id: u64 = out.trim().parse().unwrap();
-    let mark = dir.join("twitter-1288834974657-dc0-w3.mark");
+    let mark = dir.join("fleet.default-dc0-w3.mark");
     let held = FileStore::open(&mark).unwrap().mark().unwrap();
     // A clean run lowers the mark to its last id, so the next run starts at once.
     assert_eq!(held, Some(twitter_ms(id)));
@@ -199,7 +199,7 @@ fn a_closed_pipe_ends_the_run_quietly() {
 }
 
 fn crash_leaving_a_mark(sm: &Snowmint, ahead_ms: u64) -> u64 {
-    let path = FileStore::path_in(sm.state_dir(), &Layout::TWITTER, 0, 0);
+    let path = FileStore::path_in(sm.state_dir(), &snowmint_lease::Fleet::default(), 0, 0);
     let mark = now_ms() + ahead_ms;
     FileStore::open(&path).unwrap().raise(mark).unwrap();
     mark
@@ -240,7 +240,7 @@ fn after_a_crash_too_far_ahead_it_refuses() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("twitter-1288834974657-dc0-w0.mark: clock is "),
+        stderr.contains("fleet.default-dc0-w0.mark: clock is "),
         "{stderr}"
     );
     assert!(
@@ -249,7 +249,7 @@ fn after_a_crash_too_far_ahead_it_refuses() {
         ),
         "{stderr}"
     );
-    let path = FileStore::path_in(sm.state_dir(), &Layout::TWITTER, 0, 0);
+    let path = FileStore::path_in(sm.state_dir(), &snowmint_lease::Fleet::default(), 0, 0);
     assert_eq!(FileStore::open(&path).unwrap().mark().unwrap(), Some(mark));
 }
 
@@ -258,7 +258,7 @@ fn after_a_crash_too_far_ahead_it_refuses() {
 #[test]
 fn a_corrupt_mark_is_reported_not_ignored() {
     let sm = Snowmint::new();
-    let path = FileStore::path_in(sm.state_dir(), &Layout::TWITTER, 0, 0);
+    let path = FileStore::path_in(sm.state_dir(), &snowmint_lease::Fleet::default(), 0, 0);
     std::fs::write(&path, "garbage\n").unwrap();
     let out = sm.run(&["gen"]);
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -41,3 +41,65 @@ fn a_successor_with_an_empty_state_dir_and_its_clock_behind_starts_after_the_dea
     let url = format!("file:{}", dir.path().join("registry").display());
     fleet::successor_with_an_empty_state_dir_and_its_clock_behind(&url);
 }
+
+/// A successor stopped while it waits for its clock, 4 s behind, to pass the dead holder's
+/// mark gives the worker file back with that mark, so a third process behind too starts
+/// after the dead.
+#[test]
+fn a_successor_stopped_while_it_waits_keeps_the_dead_holders_mark() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file:{}", dir.path().join("registry").display());
+    fleet::successor_stopped_while_it_waits_keeps_the_dead_holders_mark(&url);
+}
+
+/// One registry, three servers: the Twitter layout, the same layout spelled as a custom one,
+/// and a custom layout whose ids can collide with it (the same fields, one bit moved from
+/// the worker to the sequence). The first two share the fleet's pool of worker ids; the
+/// third is refused at start, naming both layouts and the setting that separates fleets,
+/// and starts once it names a fleet of its own.
+#[test]
+fn a_server_of_another_layout_is_refused_until_it_names_a_fleet_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file:{}", dir.path().join("registry").display());
+    let serve = |state: &str, extra: &[&str]| {
+        let mut args = vec!["--grpc-addr", "off", "--lease", &url];
+        args.extend(extra);
+        support::serve_command(&dir.path().join(state), &args)
+    };
+    let twitter = support::spawn_logged(serve("a", &[]));
+    twitter.wait_ready(std::time::Duration::from_secs(20));
+    let spelled = support::spawn_logged(serve("b", &["--layout", "custom:41/5/5/12"]));
+    spelled.wait_ready(std::time::Duration::from_secs(20));
+    let worker = |server: &support::Serve| {
+        let (_, body) = server.get("/v1/layout");
+        let layout: serde_json::Value = serde_json::from_str(&body).unwrap();
+        layout["worker"].as_u64().expect("a worker id")
+    };
+    assert_ne!(
+        worker(&twitter),
+        worker(&spelled),
+        "one pool for one layout"
+    );
+
+    let refused = serve("c", &["--layout", "custom:41/5/4/13"])
+        .output()
+        .expect("run snowmint serve");
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains(
+            "fleet \"default\" issues ids of layout timestamp@22:41,datacenter@17:5,worker@12:5,sequence@0:12;tick=1ms;epoch=1288834974657, and this generator's layout is timestamp@22:41,datacenter@17:5,worker@13:4,sequence@0:13;tick=1ms;epoch=1288834974657: a generator of another layout needs a fleet of its own (--fleet NAME)"
+        ),
+        "{stderr}"
+    );
+    let own = support::spawn_logged(serve(
+        "c",
+        &["--layout", "custom:41/5/4/13", "--fleet", "narrow"],
+    ));
+    own.wait_ready(std::time::Duration::from_secs(20));
+    assert_eq!(
+        worker(&own),
+        0,
+        "a fleet of its own has every worker id free"
+    );
+}

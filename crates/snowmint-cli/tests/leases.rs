@@ -32,6 +32,13 @@ macro_rules! registry_tests {
             }
 
             #[test]
+            fn a_successor_stopped_while_it_waits_keeps_the_dead_holders_mark() {
+                fleet::successor_stopped_while_it_waits_keeps_the_dead_holders_mark(
+                    &$server::start().url(),
+                );
+            }
+
+            #[test]
             fn a_fleet_survives_a_killed_member_and_a_registry_restart() {
                 fleet::fleet_survives_a_crash_and_a_registry_restart(&mut $server::start());
             }
@@ -98,7 +105,7 @@ fn a_zookeeper_lease_lasts_the_session_granted_and_sigterm_gives_it_back() {
     // Released: the same identity gets the same worker at once, its mark at the last id.
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let registry = snowmint_lease::registry_from_url(&url).unwrap();
-    let namespace = format!("twitter-{}", snowmint::Layout::TWITTER.epoch_ms());
+    let namespace = snowmint_lease::Fleet::default().namespace();
     let claim = snowmint_lease::Claim::new(&namespace, 0, 32, "solo", Duration::from_secs(4));
     let lease = runtime.block_on(registry.acquire(&claim)).unwrap();
     assert_eq!(lease.worker, worker, "the worker id was not given back");

@@ -166,10 +166,7 @@ fn the_worker_id_and_its_state_file_are_logged_at_start() {
     let state = tempfile::tempdir().unwrap();
     let mut serve = start(state.path(), "0s", &["--datacenter", "2", "--worker", "7"]);
     let logged = serve.logged();
-    let file = state.path().join(format!(
-        "twitter-{}-dc2-w7.mark",
-        snowmint::Layout::TWITTER.epoch_ms()
-    ));
+    let file = state.path().join("fleet.default-dc2-w7.mark");
     let line = logged
         .lines()
         .find(|l| l.contains("issuing ids"))

@@ -2,22 +2,29 @@
 //!
 //! # Files
 //!
-//! For a layout named `L` with epoch `E` (ms since the Unix epoch), datacenter `D` and
-//! worker `W`, the state directory holds ([`FileStore::path_in`]):
+//! For a fleet whose namespace is `F` ([`Fleet::namespace`], `fleet.default` unless a
+//! setting names another fleet), datacenter `D` and worker `W`, the state directory holds
+//! ([`FileStore::path_in`]):
 //!
 //! | file                    | holds                                                         |
 //! |-------------------------|---------------------------------------------------------------|
-//! | `L-E-dcD-wW.mark`       | the mark: ms since the Unix epoch, in decimal, one line; then |
+//! | `F-dcD-wW.mark`         | the mark: ms since the Unix epoch, in decimal, one line; then |
 //! |                         | a space and the clock mode, unless it is `monotonic`          |
-//! | `L-E-dcD-wW.mark.lock`  | nothing; its lock says who owns the worker id                 |
-//! | `L-E-dcD-wW.mark.tmp`   | a new mark on its way in (only while one is being written)    |
+//! | `F-dcD-wW.mark.lock`    | nothing; its lock says who owns the worker id                 |
+//! | `F-dcD-wW.mark.tmp`     | a new mark on its way in (only while one is being written)    |
 //!
-//! e.g. `twitter-1288834974657-dc0-w0.mark` holding `1763780112345`, or `1288835974657 counter`
-//! for a [`ClockMode::Counter`] generator, whose marks count ticks from the epoch: a store
-//! refuses a mark left by the other kind of clock ([`Error::OtherClock`]). The layout and epoch
-//! are in the name so that two layouts never share a mark by accident; sharing one would
-//! only ever make a generator wait longer, never issue a duplicate, since a mark is an
-//! instant, not a tick.
+//! e.g. `fleet.default-dc0-w0.mark` holding `1763780112345`, or `1288835974657 counter` for
+//! a [`ClockMode::Counter`] generator, whose marks count ticks from the epoch: a store
+//! refuses a mark left by the other kind of clock ([`Error::OtherClock`]). The name holds
+//! the fleet, not the layout: two layouts that could issue the same ids (the same layout
+//! spelled twice, or two that differ only in where a field starts) must take turns with a
+//! worker id, and share its mark. Sharing a mark only ever makes a generator wait longer,
+//! never issue a duplicate, since a mark is an instant, not a tick.
+//!
+//! Earlier releases named the files `<layout name>-<epoch ms>-dcD-wW.mark`, one set per
+//! spelling of a layout. [`FileStore::for_generator`] also claims those of them that exist
+//! for its layout ([`legacy_namespaces`](crate::legacy_namespaces)), so it never runs beside
+//! a generator of an earlier release, and starts after the largest of their marks.
 //!
 //! # Protocol
 //!
@@ -71,6 +78,8 @@ use std::time::Duration;
 
 use snowmint::{ClockMode, Layout, Store, StoreError};
 
+use crate::Fleet;
+
 use self::disk::{file_options, lock_within, sibling};
 use crate::Error;
 
@@ -111,72 +120,85 @@ pub struct FileStore {
     writing: Mutex<()>,
     /// The clock mode of the generator whose marks this store keeps.
     clock: ClockMode,
+    /// The files earlier releases kept for this worker id, claimed with this one: their
+    /// marks count in [`Store::load`], and their locks keep an older generator out.
+    inherited: Vec<FileStore>,
 }
 
 impl FileStore {
-    /// The name of the mark file for a layout, datacenter and worker:
-    /// `<layout name>-<epoch ms>-dc<datacenter>-w<worker>.mark`.
+    /// The name of the mark file for a fleet, datacenter and worker:
+    /// `<fleet namespace>-dc<datacenter>-w<worker>.mark`.
     ///
     /// # Examples
     ///
     /// ```
-    /// use snowmint::Layout;
-    /// use snowmint_lease::FileStore;
+    /// use snowmint_lease::{FileStore, Fleet};
     ///
-    /// assert_eq!(FileStore::file_name(&Layout::TWITTER, 0, 3), "twitter-1288834974657-dc0-w3.mark");
+    /// assert_eq!(FileStore::file_name(&Fleet::default(), 0, 3), "fleet.default-dc0-w3.mark");
     /// ```
     #[must_use]
-    pub fn file_name(layout: &Layout, datacenter: u64, worker: u64) -> String {
-        format!(
-            "{}-{}-dc{datacenter}-w{worker}.mark",
-            layout.name(),
-            layout.epoch_ms()
-        )
+    pub fn file_name(fleet: &Fleet, datacenter: u64, worker: u64) -> String {
+        Self::name_in(&fleet.namespace(), datacenter, worker)
     }
 
-    /// The mark file for a layout, datacenter and worker in `dir`.
+    /// The mark file's name in a namespace, a fleet's or an earlier release's.
+    fn name_in(namespace: &str, datacenter: u64, worker: u64) -> String {
+        format!("{namespace}-dc{datacenter}-w{worker}.mark")
+    }
+
+    /// The mark file for a fleet, datacenter and worker in `dir`.
     ///
     /// # Examples
     ///
     /// ```
     /// use std::path::Path;
-    /// use snowmint::Layout;
-    /// use snowmint_lease::FileStore;
+    /// use snowmint_lease::{FileStore, Fleet};
     ///
-    /// let path = FileStore::path_in(Path::new("/var/lib/snowmint"), &Layout::SONYFLAKE, 0, 7);
-    /// assert_eq!(path, Path::new("/var/lib/snowmint/sonyflake-1409529600000-dc0-w7.mark"));
+    /// let path = FileStore::path_in(Path::new("/var/lib/snowmint"), &Fleet::default(), 0, 7);
+    /// assert_eq!(path, Path::new("/var/lib/snowmint/fleet.default-dc0-w7.mark"));
     /// ```
     #[must_use]
-    pub fn path_in(dir: &Path, layout: &Layout, datacenter: u64, worker: u64) -> PathBuf {
-        dir.join(Self::file_name(layout, datacenter, worker))
+    pub fn path_in(dir: &Path, fleet: &Fleet, datacenter: u64, worker: u64) -> PathBuf {
+        dir.join(Self::file_name(fleet, datacenter, worker))
     }
 
     /// Creates `dir` if need be ([`ensure_state_dir`](crate::ensure_state_dir)) and claims
-    /// the mark for a layout, datacenter and worker in it: what a generator should use.
+    /// the mark for a fleet, datacenter and worker in it: what a generator of `layout`
+    /// should use. The marks that earlier releases left for the layout in `dir` are claimed
+    /// too, and count in [`Store::load`].
     ///
     /// # Errors
     ///
-    /// As [`ensure_state_dir`](crate::ensure_state_dir) and [`FileStore::claim`].
+    /// As [`ensure_state_dir`](crate::ensure_state_dir) and [`FileStore::claim`], for the
+    /// fleet's file or an earlier release's.
     ///
     /// # Examples
     ///
     /// ```
-    /// use snowmint::Layout;
-    /// use snowmint_lease::FileStore;
+    /// use snowmint::{Layout, Store};
+    /// use snowmint_lease::{FileStore, Fleet};
     ///
     /// let dir = tempfile::tempdir()?;
-    /// let store = FileStore::for_generator(&dir.path().join("state"), &Layout::TWITTER, 1, 2)?;
-    /// assert!(store.path().ends_with("state/twitter-1288834974657-dc1-w2.mark"));
+    /// // A mark that an earlier release left for the Twitter layout.
+    /// std::fs::write(dir.path().join("twitter-1288834974657-dc1-w2.mark"), "1763780112345\n")?;
+    /// let store = FileStore::for_generator(dir.path(), &Fleet::default(), &Layout::TWITTER, 1, 2)?;
+    /// assert!(store.path().ends_with("fleet.default-dc1-w2.mark"));
+    /// assert_eq!(store.load()?, Some(1_763_780_112_345));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn for_generator(
         dir: &Path,
+        fleet: &Fleet,
         layout: &Layout,
         datacenter: u64,
         worker: u64,
     ) -> Result<FileStore, Error> {
         crate::ensure_state_dir(dir)?;
-        Self::claim(Self::path_in(dir, layout, datacenter, worker))
+        let store = Self::claim(Self::path_in(dir, fleet, datacenter, worker))?;
+        let left = crate::legacy_namespaces(layout)
+            .into_iter()
+            .map(|namespace| dir.join(Self::name_in(&namespace, datacenter, worker)));
+        Ok(store.inheriting(Self::claim_left(left, DEFAULT_LOCK_WAIT)?))
     }
 
     /// Claims the mark at `path`: locks its lock file until the store is dropped, waiting
@@ -294,6 +316,7 @@ impl FileStore {
             wait,
             writing: Mutex::new(()),
             clock: ClockMode::Monotonic,
+            inherited: Vec::new(),
         })
     }
 
@@ -319,7 +342,16 @@ impl FileStore {
     /// ```
     #[must_use]
     pub fn with_clock(self, clock: ClockMode) -> FileStore {
-        FileStore { clock, ..self }
+        let inherited = self
+            .inherited
+            .into_iter()
+            .map(|store| FileStore { clock, ..store })
+            .collect();
+        FileStore {
+            clock,
+            inherited,
+            ..self
+        }
     }
     /// The mark file.
     #[must_use]
@@ -456,8 +488,11 @@ impl Drop for Exclusive<'_> {
 }
 
 impl Store for FileStore {
+    /// The mark, or the largest of the marks an earlier release left for this worker id
+    /// if that is larger.
     fn load(&self) -> Result<Option<u64>, StoreError> {
-        Ok(self.mark()?)
+        let (left, _) = self.inherited_mark()?;
+        Ok(self.mark()?.max(left))
     }
 
     fn reserve(&self, until_ms: u64) -> Result<u64, StoreError> {
@@ -472,5 +507,6 @@ impl Store for FileStore {
 }
 
 mod disk;
+mod left;
 #[cfg(test)]
 mod tests;

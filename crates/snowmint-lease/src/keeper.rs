@@ -505,7 +505,7 @@ mod tests {
             }
         }
 
-        async fn release(
+        async fn give_back(
             &self,
             _: &Claim,
             lease: &Lease,

@@ -29,14 +29,14 @@ use crate::{FileStore, Lease, Registry};
 /// ```
 /// use std::sync::Arc;
 /// use snowmint::{Layout, Store};
-/// use snowmint_lease::{FileStore, FixedRegistry, LeasedStore, Registry};
+/// use snowmint_lease::{FileStore, FixedRegistry, Fleet, LeasedStore, Registry};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build()?.block_on(async {
 /// let registry: Arc<dyn Registry> = Arc::new(FixedRegistry::new(3));
-/// let claim = snowmint_lease::Claim::new("twitter-0", 0, 32, "host", std::time::Duration::from_secs(10));
+/// let claim = snowmint_lease::Claim::new("fleet.default", 0, 32, "host", std::time::Duration::from_secs(10));
 /// let lease = registry.acquire(&claim).await?;
 /// let dir = tempfile::tempdir()?;
-/// let local = FileStore::for_generator(dir.path(), &Layout::TWITTER, 0, lease.worker)?;
+/// let local = FileStore::for_generator(dir.path(), &Fleet::default(), &Layout::TWITTER, 0, lease.worker)?;
 /// let store = LeasedStore::new(registry, lease, 5_000, local);
 /// assert_eq!(store.reserve(9_000)?, 5_000); // cut to what the registry vouches for
 /// store.confirm(12_000);

@@ -13,15 +13,15 @@
 //! ```
 //! use std::sync::Arc;
 //! use snowmint::{Generator, Layout};
-//! use snowmint_lease::FileStore;
+//! use snowmint_lease::{FileStore, Fleet};
 //!
 //! let dir = tempfile::tempdir()?;
-//! let store = FileStore::for_generator(dir.path(), &Layout::TWITTER, 0, 1)?;
+//! let store = FileStore::for_generator(dir.path(), &Fleet::default(), &Layout::TWITTER, 0, 1)?;
 //! let generator = Generator::builder(Layout::TWITTER).worker(1).store(Arc::new(store)).build()?;
 //! let id = generator.next_id()?;
 //! generator.shutdown()?; // lowers the mark to the last id issued
 //!
-//! let path = FileStore::path_in(dir.path(), &Layout::TWITTER, 0, 1);
+//! let path = FileStore::path_in(dir.path(), &Fleet::default(), 0, 1);
 //! let mark = FileStore::open(&path)?.mark()?.expect("a mark was written");
 //! assert_eq!(mark, Layout::TWITTER.decode(id)?.unix_ms);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -32,6 +32,7 @@ mod backend;
 mod dir;
 mod error;
 pub mod file;
+mod fleet;
 mod identity;
 mod keeper;
 mod leased;
@@ -45,6 +46,7 @@ pub use backend::{
 pub use dir::{STATE_DIR_ENV, default_state_dir, ensure_state_dir};
 pub use error::Error;
 pub use file::{DEFAULT_LOCK_WAIT, FileStore};
+pub use fleet::{Fleet, legacy_namespaces};
 pub use identity::{IdentitySource, primary_ip};
 pub use keeper::{Held, Keeper, LeaseCounters, LeaseSettings, LeaseStatus};
 pub use leased::LeasedStore;

@@ -12,8 +12,17 @@ use std::time::Duration;
 /// What a process asks a registry for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claim {
-    /// Names the layout and epoch, so registries shared by layouts never mix their workers.
+    /// Where the claim's fleet keeps its records: [`Fleet::namespace`](crate::Fleet::namespace)
+    /// (`fleet.default`), one pool of worker ids for every generator of the fleet.
     pub namespace: String,
+    /// The fleet's layout in canonical form ([`snowmint::Layout::canonical`]): a registry
+    /// records it with the fleet's first lease and refuses a claim with another
+    /// ([`LeaseError::OtherLayout`]).
+    pub layout: String,
+    /// Namespaces in which servers of earlier releases kept this layout's leases and marks
+    /// ([`legacy_namespaces`](crate::legacy_namespaces)): a worker id held under one of
+    /// them is passed over, and a lease starts after the largest mark left under them.
+    pub legacy: Vec<String>,
     /// The datacenter whose worker ids are wanted.
     pub datacenter: u64,
     /// How many worker ids the datacenter has (`2^worker_bits`); ids are `0..workers`.
@@ -62,7 +71,52 @@ impl Claim {
             holder: format!("{identity}/{}/{nonce:08x}", std::process::id()),
             ttl,
             clock: snowmint::ClockMode::Monotonic,
+            layout: snowmint::Layout::TWITTER.canonical().to_string(),
+            legacy: Vec::new(),
         }
+    }
+
+    /// The same claim for generators of `layout` (default: Twitter's), inheriting the
+    /// leases and marks that earlier releases kept for it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use snowmint::Layout;
+    /// use snowmint_lease::{Claim, Fleet};
+    ///
+    /// let claim = Claim::new(&Fleet::default().namespace(), 0, 256, "web-7", Duration::from_secs(10))
+    ///     .with_layout(&Layout::SONYFLAKE);
+    /// assert_eq!(claim.layout, Layout::SONYFLAKE.canonical().to_string());
+    /// assert_eq!(claim.legacy, ["sonyflake-1409529600000", "custom-1409529600000"]);
+    /// ```
+    #[must_use]
+    pub fn with_layout(self, layout: &snowmint::Layout) -> Claim {
+        Claim {
+            layout: layout.canonical().to_string(),
+            legacy: crate::legacy_namespaces(layout),
+            ..self
+        }
+    }
+
+    /// The fleet's name, for messages: the namespace without its `fleet.` prefix.
+    #[must_use]
+    pub fn fleet_name(&self) -> &str {
+        self.namespace
+            .strip_prefix("fleet.")
+            .unwrap_or(&self.namespace)
+    }
+
+    /// [`LeaseError::OtherLayout`] for a registry that recorded `recorded` as the fleet's
+    /// layout; `None` when it is this claim's.
+    #[must_use]
+    pub fn other_layout(&self, recorded: &str) -> Option<LeaseError> {
+        (recorded != self.layout).then(|| LeaseError::OtherLayout {
+            fleet: self.fleet_name().to_string(),
+            recorded: recorded.to_string(),
+            ours: self.layout.clone(),
+        })
     }
 
     /// The same claim for a generator in clock mode `clock` (default: `monotonic`).
@@ -84,6 +138,28 @@ pub struct Lease {
     pub high_water_ms: Option<u64>,
     /// A backend's own handle on the lease (etcd's lease id); 0 when it has none.
     pub token: i64,
+}
+
+impl Lease {
+    /// The high-water mark a release writes when the last id was issued up to
+    /// `issued_until_ms`: that instant, so a successor need not wait out this holder's
+    /// reservation, but never below the mark the lease was acquired with. That mark covers
+    /// every holder before this one; a holder that issued nothing (stopped while it waited
+    /// for its clock to pass the mark, say) must not hand its successor a lower one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_lease::Lease;
+    ///
+    /// let lease = Lease { datacenter: 0, worker: 3, high_water_ms: Some(5_000), token: 0 };
+    /// assert_eq!(lease.release_mark(7_000), 7_000); // issued past the acquired mark
+    /// assert_eq!(lease.release_mark(1_000), 5_000); // a clock behind never lowers it
+    /// ```
+    #[must_use]
+    pub fn release_mark(&self, issued_until_ms: u64) -> u64 {
+        issued_until_ms.max(self.high_water_ms.unwrap_or(0))
+    }
 }
 
 /// Why a registry could not give, keep or take back a lease.
@@ -109,6 +185,19 @@ pub enum LeaseError {
         worker: u64,
         /// What the registry said.
         reason: String,
+    },
+    /// The fleet issues ids of another layout: a generator of this one could issue the
+    /// same ids as its members, so it must not share their worker ids.
+    #[error(
+        "fleet {fleet:?} issues ids of layout {recorded}, and this generator's layout is {ours}: a generator of another layout needs a fleet of its own (--fleet NAME)"
+    )]
+    OtherLayout {
+        /// The fleet's name.
+        fleet: String,
+        /// The layout the registry recorded for the fleet, in canonical form.
+        recorded: String,
+        /// The claim's layout, in canonical form.
+        ours: String,
     },
     /// The registry could not be reached or answered with an error.
     #[error("{backend} registry is unavailable{}", Detail(.message))]
@@ -238,8 +327,10 @@ pub trait Registry: Send + Sync + fmt::Debug {
         high_water_ms: u64,
     ) -> Result<(), LeaseError>;
 
-    /// Gives the worker id back at once, raising its high-water mark to at least
-    /// `high_water_ms` first, so a successor starts after the last id issued.
+    /// Gives the worker id back at once, so a successor need not wait out its TTL, with
+    /// its high-water mark set to [`Lease::release_mark`]: the last id issued, never below
+    /// the mark the lease was acquired with. Every backend is held to that rule here, in
+    /// one place; a backend writes the mark it is given ([`Registry::give_back`]).
     ///
     /// # Errors
     ///
@@ -248,6 +339,20 @@ pub trait Registry: Send + Sync + fmt::Debug {
         &self,
         claim: &Claim,
         lease: &Lease,
-        high_water_ms: u64,
-    ) -> Result<(), LeaseError>;
+        issued_until_ms: u64,
+    ) -> Result<(), LeaseError> {
+        self.give_back(claim, lease, lease.release_mark(issued_until_ms))
+            .await
+    }
+
+    /// Gives the worker id back at once, setting its high-water mark to exactly `mark_ms`
+    /// (which may lower this holder's own reservation: nothing past it was issued), if the
+    /// claim still holds the lease. Called by [`Registry::release`], which has already
+    /// raised `mark_ms` to the mark the lease was acquired with.
+    ///
+    /// # Errors
+    ///
+    /// [`LeaseError::Unavailable`]; a lease already lost is not an error.
+    async fn give_back(&self, claim: &Claim, lease: &Lease, mark_ms: u64)
+    -> Result<(), LeaseError>;
 }

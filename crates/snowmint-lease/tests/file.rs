@@ -10,6 +10,30 @@ conformance::takeover!({
     (dir, url)
 });
 
+/// The release rule, which the network registries take with the whole suite.
+#[tokio::test]
+async fn conformance_release_never_lowers_the_acquired_mark() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file:{}", dir.path().join("registry").display());
+    let registry = snowmint_lease::registry_from_url(&url).unwrap();
+    conformance::release_never_lowers_the_acquired_mark(registry, "floor").await;
+}
+
+#[tokio::test]
+async fn conformance_a_fleet_refuses_another_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file:{}", dir.path().join("registry").display());
+    let registry = snowmint_lease::registry_from_url(&url).unwrap();
+    conformance::a_fleet_refuses_another_layout(registry, "layouts").await;
+}
+
+#[tokio::test]
+async fn conformance_an_upgrade_inherits_old_marks_and_respects_old_holders() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file:{}", dir.path().join("registry").display());
+    conformance::an_upgrade_inherits_old_marks_and_respects_old_holders(&url, "upgrade").await;
+}
+
 /// A worker whose mark a counter left is passed over by a clock, and the other way round;
 /// with no other worker free, the refusal names both modes.
 #[tokio::test]

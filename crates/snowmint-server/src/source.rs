@@ -49,6 +49,10 @@ pub struct IdSource {
 /// How long start-up waits for a lease that does not expire (static, hostname, file):
 /// those answer at once, so a server with one is ready when it starts listening.
 const FIRST_LEASE_WAIT: Duration = Duration::from_secs(15);
+/// How long start-up waits for a registry whose leases expire to answer the first
+/// acquisition, so that a fleet of another layout refuses the server at once: longer than
+/// a call to any registry may take, which fails as unavailable within 2.5 s.
+const FIRST_ANSWER_WAIT: Duration = Duration::from_secs(3);
 
 impl IdSource {
     /// Starts keeping the configured lease and follows it with generators. Backends whose
@@ -70,12 +74,13 @@ impl IdSource {
         }
         let layout = config.layout;
         let claim = Claim::new(
-            &format!("{}-{}", layout.name(), layout.epoch_ms()),
+            &config.fleet.namespace(),
             config.datacenter,
             layout.max_worker() + 1,
             &config.identity,
             config.lease_settings.ttl,
         )
+        .with_layout(&layout)
         .with_clock(mode);
         let clock = SystemClock::new();
         // The generator's clock: the keeper confirms marks in the ids' time (the wall
@@ -98,6 +103,7 @@ impl IdSource {
             keeper: Mutex::new(Some(keeper)),
         });
         let mut status = source.status.clone();
+        source.refuse_another_layout(&mut status).await?;
         if !registry.expires() {
             let no_lease = || ServeError::NoLease {
                 waited_ms: snowmint::whole_ms(FIRST_LEASE_WAIT),
@@ -132,6 +138,30 @@ impl IdSource {
         }
         tokio::spawn(Arc::clone(&source).follow(status));
         Ok(source)
+    }
+
+    /// Waits for the keeper's first answer from the registry, for at most
+    /// [`FIRST_ANSWER_WAIT`]: a fleet of another layout refuses this server at start, with
+    /// the registry's message; anything else (a registry that is down or slow, every worker
+    /// id held) is waited out in the background, with `/readyz` saying why.
+    async fn refuse_another_layout(
+        &self,
+        status: &mut watch::Receiver<LeaseStatus>,
+    ) -> Result<(), ServeError> {
+        let answered = tokio::time::timeout(
+            FIRST_ANSWER_WAIT,
+            status.wait_for(|s| !matches!(s, LeaseStatus::Acquiring { attempts: 0, .. })),
+        )
+        .await;
+        if let Ok(Ok(current)) = answered
+            && let LeaseStatus::Acquiring {
+                last_error: Some(err @ snowmint_lease::LeaseError::OtherLayout { .. }),
+                ..
+            } = &*current
+        {
+            return Err(ServeError::Lease(err.clone()));
+        }
+        Ok(())
     }
 
     /// Follows the keeper: a new lease gets a new generator, a renewal moves the fence, a
@@ -404,8 +434,8 @@ impl IdSource {
         };
         let keeper = self.keeper.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(keeper) = keeper {
-            // Nothing issued: the mark the lease came with stands (a clock's is the present,
-            // a counter's is the count it started after).
+            // Nothing issued: the present for a clock, the count it started after for a
+            // counter; the release never writes less than the mark the lease came with.
             let mark = issued.filter(|ms| *ms > 0).unwrap_or_else(|| {
                 if self.config.clock.clock.tells_time() {
                     self.clock.now_ms()
@@ -426,8 +456,14 @@ fn build_slot(
 ) -> Result<Issuer, ServeError> {
     let (datacenter, worker) = (held.lease.datacenter, held.lease.worker);
     let mode = config.clock.clock;
-    let local = FileStore::for_generator(&config.state_dir, &config.layout, datacenter, worker)?
-        .with_clock(mode);
+    let local = FileStore::for_generator(
+        &config.state_dir,
+        &config.fleet,
+        &config.layout,
+        datacenter,
+        worker,
+    )?
+    .with_clock(mode);
     let store = Arc::new(LeasedStore::new(
         registry,
         held.lease.clone(),

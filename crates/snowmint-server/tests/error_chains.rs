@@ -89,7 +89,14 @@ async fn a_state_directory_that_cannot_be_made_or_used() {
         "cannot create state directory {}: Not a directory (os error 20)",
         dir.display()
     );
-    let err = FileStore::for_generator(&dir, &Layout::TWITTER, 0, 0).unwrap_err();
+    let err = FileStore::for_generator(
+        &dir,
+        &snowmint_lease::Fleet::default(),
+        &Layout::TWITTER,
+        0,
+        0,
+    )
+    .unwrap_err();
     assert_eq!(line(&err), expected);
     let err = IdSource::start(&config(&dir, "")).await.unwrap_err();
     assert!(matches!(err, ServeError::State(_)), "{err:?}");
@@ -109,7 +116,7 @@ async fn a_state_directory_that_cannot_be_made_or_used() {
 #[tokio::test]
 async fn a_corrupt_mark_file() {
     let dir = tempfile::tempdir().unwrap();
-    let path = FileStore::path_in(dir.path(), &Layout::TWITTER, 0, 0);
+    let path = FileStore::path_in(dir.path(), &snowmint_lease::Fleet::default(), 0, 0);
     std::fs::write(&path, "soon\n").unwrap();
     let corrupt = format!(
         r#"mark file {} is corrupt: found "soon\n", expected milliseconds since the Unix epoch"#,
@@ -199,7 +206,14 @@ async fn a_lease_gone_under_a_generator() {
     let claim = Claim::new("chains", 0, 32, "host", std::time::Duration::from_secs(5));
     let lease = registry.acquire(&claim).await.unwrap();
     registry.release(&claim, &lease, T).await.unwrap();
-    let local = FileStore::for_generator(dir.path(), &Layout::TWITTER, 0, lease.worker).unwrap();
+    let local = FileStore::for_generator(
+        dir.path(),
+        &snowmint_lease::Fleet::default(),
+        &Layout::TWITTER,
+        0,
+        lease.worker,
+    )
+    .unwrap();
     let store = LeasedStore::new(registry, lease, u64::MAX, local);
     let clock = Arc::new(ManualClock::new(T));
     let generator = Generator::builder(Layout::TWITTER)

@@ -37,6 +37,7 @@
 //! | **serial** | a business serial number made from an id by a template, and parsed back to it |
 #![warn(missing_docs)]
 
+mod canonical;
 mod clock;
 mod decoded;
 mod diagram;
@@ -51,6 +52,7 @@ pub mod serial;
 mod store;
 mod time;
 
+pub use canonical::Canonical;
 pub use clock::{Clock, ManualClock, ModeClock, SystemClock, WallClock};
 pub use decoded::Decoded;
 pub use diagram::Diagram;

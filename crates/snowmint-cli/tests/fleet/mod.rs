@@ -8,8 +8,6 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use snowmint::Layout;
-
 use snowmint_testkit::Server;
 
 use crate::support::{
@@ -41,7 +39,7 @@ impl Blockers {
     pub fn hold_all_but_one(url: &str) -> Blockers {
         let runtime = tokio::runtime::Runtime::new().unwrap();
         let registry = snowmint_lease::registry_from_url(url).unwrap();
-        let namespace = format!("twitter-{}", Layout::TWITTER.epoch_ms());
+        let namespace = snowmint_lease::Fleet::default().namespace();
         let held = (0..31)
             .map(|i| {
                 let claim = snowmint_lease::Claim::new(
@@ -117,6 +115,78 @@ pub fn successor_with_an_empty_state_dir_and_its_clock_behind(url: &str) {
     assert!(
         after[0] > dead_max,
         "the successor issued {} at or below {dead_max}",
+        after[0]
+    );
+}
+
+/// The attack that found the release rule missing (`file:` and etcd): a holder pulling ids
+/// is killed; a successor with the same identity, its clock 4 s behind, takes the worker
+/// id and waits for its clock to pass the mark; it is stopped with SIGTERM while it waits,
+/// as a rollout or a node drain stops a pod that is not ready. A third process on the
+/// second one's state directory, its clock still behind, must still start after every id
+/// the dead holder issued: the stopped one, which issued nothing, gave the worker id back
+/// with the mark it was acquired with, not its own clock's reading.
+pub fn successor_stopped_while_it_waits_keeps_the_dead_holders_mark(url: &str) {
+    let _blockers = Blockers::hold_all_but_one(url);
+    let state = tempfile::tempdir().unwrap();
+    let mut dead = serve(&state.path().join("dead"), url, "node");
+    dead.wait_ready(Duration::from_secs(20));
+    let mut issued = Vec::new();
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(2) {
+        issued.extend(pull(&dead, 10_000).expect("ids before the crash"));
+    }
+    dead.kill();
+    let dead_max = *issued.iter().max().unwrap();
+
+    let behind = |dir: &str| {
+        let mut cmd = serve_leased(&state.path().join(dir), url, "node");
+        wall_clock_offset(&mut cmd, "-4s");
+        spawn_logged(cmd)
+    };
+    let mut waiting = behind("successor");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (status, body) = waiting.get("/readyz");
+        assert_ne!(
+            status, 200,
+            "ready with its clock 4 s behind the dead's ids"
+        );
+        if body.contains("behind the high-water mark") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never waited for its clock: {body}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(waiting.terminate().success(), "{}", waiting.logged());
+
+    let next = behind("successor");
+    let mut after = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while after.len() < 20_000 {
+        assert!(Instant::now() < deadline, "the third issued nothing");
+        if let Some(ids) = pull(&next, 10_000) {
+            after.extend(ids);
+        } else {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let repeated = after
+        .iter()
+        .filter(|id| issued.binary_search(id).is_ok())
+        .count();
+    assert_eq!(
+        repeated,
+        0,
+        "{repeated} of the third's {} ids were issued by the dead holder",
+        after.len()
+    );
+    assert!(
+        after[0] > dead_max,
+        "the third issued {} at or below {dead_max}",
         after[0]
     );
 }

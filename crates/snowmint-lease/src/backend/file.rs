@@ -4,6 +4,13 @@
 //! high-water mark, kept across holders, and raised with every reservation of the generator
 //! that holds it ([`Registry::reserve_now`]), so a successor that starts on another state
 //! directory, even with its clock behind, issues nothing at or below an id already issued.
+//!
+//! The fleet's layout is recorded beside them, in `<namespace>.layout`, by the first process
+//! that takes one of its worker ids; a process of another layout is refused. Worker files
+//! that earlier releases kept under the layout's name and epoch
+//! (`twitter-1288834974657-dc0-w3.worker`) are claimed with the fleet's, so a process of
+//! an earlier release that still holds one keeps its worker id, and the successor starts
+//! after its mark.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -13,7 +20,8 @@ use std::time::Duration;
 use crate::registry::{Claim, Lease, LeaseError, Registry};
 use crate::{Error, FileStore, ensure_state_dir};
 
-/// A directory of `<namespace>-dc<D>-w<W>.worker` files, one per worker id.
+/// A directory of `<namespace>-dc<D>-w<W>.worker` files, one per worker id, and a
+/// `<namespace>.layout` file per fleet.
 #[derive(Debug)]
 pub struct FileRegistry {
     dir: PathBuf,
@@ -31,11 +39,63 @@ impl FileRegistry {
         }
     }
 
-    fn path(&self, claim: &Claim, worker: u64) -> PathBuf {
-        self.dir.join(format!(
-            "{}-dc{}-w{worker}.worker",
-            claim.namespace, claim.datacenter
-        ))
+    fn path(&self, namespace: &str, datacenter: u64, worker: u64) -> PathBuf {
+        self.dir
+            .join(format!("{namespace}-dc{datacenter}-w{worker}.worker"))
+    }
+
+    /// Records the claim's layout as its fleet's, unless one is recorded; then refuses a
+    /// claim of another layout. The file appears whole or not at all: it is written under
+    /// a name of its own and linked into place, which fails if another process was first.
+    fn check_layout(&self, claim: &Claim) -> Result<(), LeaseError> {
+        let path = self.dir.join(format!("{}.layout", claim.namespace));
+        let failed = |what: &str, err: std::io::Error| {
+            LeaseError::unavailable_because(
+                "file",
+                format!("cannot {what} {}", path.display()),
+                err,
+            )
+        };
+        if !path.exists() {
+            let tmp = self
+                .dir
+                .join(format!("{}.layout.{}", claim.namespace, std::process::id()));
+            std::fs::write(&tmp, format!("{}\n", claim.layout)).map_err(|e| failed("write", e))?;
+            let linked = std::fs::hard_link(&tmp, &path);
+            let _ = std::fs::remove_file(&tmp);
+            match linked {
+                Ok(()) => return Ok(()),
+                Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(err) => return Err(failed("write", err)),
+            }
+        }
+        let recorded = std::fs::read_to_string(&path).map_err(|e| failed("read", e))?;
+        match claim.other_layout(recorded.trim_end()) {
+            Some(err) => Err(err),
+            None => Ok(()),
+        }
+    }
+
+    /// Claims `worker`'s file and those an earlier release kept for it; `None` when any of
+    /// them is held by a live process.
+    fn claim_worker(&self, claim: &Claim, worker: u64) -> Result<Option<FileStore>, Error> {
+        let store = match FileStore::claim_within(
+            self.path(&claim.namespace, claim.datacenter, worker),
+            Duration::ZERO,
+        ) {
+            Ok(store) => store,
+            Err(Error::Busy { .. }) => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        let left = claim
+            .legacy
+            .iter()
+            .map(|namespace| self.path(namespace, claim.datacenter, worker));
+        match FileStore::claim_left(left, Duration::ZERO) {
+            Ok(left) => Ok(Some(store.inheriting(left).with_clock(claim.clock))),
+            Err(Error::Busy { .. }) => Ok(None),
+            Err(err) => Err(err),
+        }
     }
 
     fn held(&self) -> std::sync::MutexGuard<'_, HashMap<(u64, u64), Arc<FileStore>>> {
@@ -69,16 +129,25 @@ impl Registry for FileRegistry {
 
     async fn acquire(&self, claim: &Claim) -> Result<Lease, LeaseError> {
         ensure_state_dir(&self.dir).map_err(unavailable)?;
+        self.check_layout(claim)?;
         // A free worker whose mark this claim's clock cannot follow is passed over; if no
         // other is free, that refusal, naming both clocks, is the answer.
         let mut other_clock = None;
         for worker in 0..claim.workers {
-            let store = match FileStore::claim_within(self.path(claim, worker), Duration::ZERO) {
-                Ok(store) => store.with_clock(claim.clock),
-                Err(Error::Busy { .. }) => continue,
-                Err(err) => return Err(unavailable(err)),
+            let Some(store) = self.claim_worker(claim, worker).map_err(unavailable)? else {
+                continue;
             };
-            let high_water_ms = match store.mark() {
+            let high_water_ms = match store.mark().and_then(|own| {
+                let (left, holding) = store.inherited_mark()?;
+                if holding > 1 {
+                    tracing::warn!(
+                        worker,
+                        namespaces = ?claim.legacy,
+                        "marks of this worker id were left under {holding} namespaces of earlier releases; starting after the largest"
+                    );
+                }
+                Ok(own.max(left))
+            }) {
                 Ok(mark) => mark,
                 Err(err @ Error::OtherClock { .. }) => {
                     other_clock.get_or_insert(err);
@@ -123,7 +192,7 @@ impl Registry for FileRegistry {
         Ok(())
     }
 
-    async fn release(
+    async fn give_back(
         &self,
         _claim: &Claim,
         lease: &Lease,
@@ -132,8 +201,9 @@ impl Registry for FileRegistry {
         let Some(store) = self.held().remove(&(lease.datacenter, lease.worker)) else {
             return Ok(());
         };
-        // Set the mark to the last id issued: nothing past it was, so a successor need not
-        // wait out the reservation.
+        // Set the mark to the one `Registry::release` chose: the last id issued (nothing
+        // past it was, so a successor need not wait out the reservation), never below the
+        // mark the lease was acquired with.
         if let Some(mark) = store.mark().map_err(unavailable)? {
             if mark > high_water_ms {
                 store.lower(mark, high_water_ms).map_err(unavailable)?;

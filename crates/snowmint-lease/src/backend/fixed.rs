@@ -105,12 +105,7 @@ impl Registry for FixedRegistry {
         Ok(())
     }
 
-    async fn release(
-        &self,
-        _claim: &Claim,
-        _lease: &Lease,
-        _high_water_ms: u64,
-    ) -> Result<(), LeaseError> {
+    async fn give_back(&self, _: &Claim, _: &Lease, _mark_ms: u64) -> Result<(), LeaseError> {
         Ok(())
     }
 }

@@ -41,30 +41,59 @@ const RESPONSE_TIMEOUT: Duration = Duration::from_secs(1);
 const OPERATION_TIMEOUT: Duration = Duration::from_secs(2);
 
 const ACQUIRE: &str = r"
--- KEYS: hwm, sticky, expiry, cursor. ARGV: worker key prefix, identity, holder, workers,
--- ttl ms, candidates, sweep. Returns {worker, hwm or nil}, or nil when all are held.
+-- KEYS: hwm, sticky, expiry, cursor, layout. ARGV: worker key prefix, identity, holder,
+-- workers, ttl ms, candidates, sweep, layout, then the key prefixes of earlier releases'
+-- namespaces. Returns {worker, hwm or nil, old namespaces holding a mark}, {-1, the
+-- recorded layout} when the fleet's layout is another, or nil when all are held.
 local prefix, identity, holder = ARGV[1], ARGV[2], ARGV[3]
 local workers, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
+local recorded = redis.call('GET', KEYS[5])
+if not recorded then
+  redis.call('SET', KEYS[5], ARGV[8])
+elseif recorded ~= ARGV[8] then
+  return {-1, recorded}
+end
+local legacy = {}
+for i = 9, #ARGV do legacy[#legacy + 1] = ARGV[i] end
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local function id(n) return string.format('%d', n) end
+-- Whether no server of an earlier release holds w under its own namespace.
+local function left_free(w)
+  for _, p in ipairs(legacy) do
+    if redis.call('EXISTS', p .. 'w' .. id(w)) == 1 then return false end
+  end
+  return true
+end
 local function take(w)
   redis.call('SET', prefix .. id(w), holder, 'PX', ttl)
   redis.call('ZADD', KEYS[3], id(now + ttl), id(w))
   redis.call('HSET', KEYS[2], identity, id(w))
-  return {w, redis.call('HGET', KEYS[1], id(w))}
+  -- The largest of the fleet's mark and those earlier releases left (a corrupt one is
+  -- returned as it is, for the client to name).
+  local mark = redis.call('HGET', KEYS[1], id(w))
+  local holding = 0
+  for _, p in ipairs(legacy) do
+    local left = redis.call('HGET', p .. 'hwm', id(w))
+    if left then
+      holding = holding + 1
+      local n = tonumber(left)
+      if not n or not mark or not tonumber(mark) or n > tonumber(mark) then mark = left end
+    end
+  end
+  return {w, mark, holding}
 end
 local old = tonumber(redis.call('HGET', KEYS[2], identity))
 if old and old >= 0 and old < workers then
   local current = redis.call('GET', prefix .. id(old))
-  if not current or current == holder then return take(old) end
+  if (not current or current == holder) and left_free(old) then return take(old) end
 end
 local ended = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, ARGV[6])
 for _, member in ipairs(ended) do
   local left = redis.call('PTTL', prefix .. member)
   if left == -2 then
     local w = tonumber(member)
-    if w and w >= 0 and w < workers then return take(w) end
+    if w and w >= 0 and w < workers and left_free(w) then return take(w) end
   else
     -- Held although its entry says it ended (the server's clock jumped, or the key was
     -- written by hand): correct the entry so it stops coming first.
@@ -76,7 +105,7 @@ if start >= workers then start = 0 end
 local budget = math.min(workers, tonumber(ARGV[7]))
 for i = 0, budget - 1 do
   local w = (start + i) % workers
-  if redis.call('EXISTS', prefix .. id(w)) == 0 then
+  if redis.call('EXISTS', prefix .. id(w)) == 0 and left_free(w) then
     redis.call('SET', KEYS[4], id((w + 1) % workers))
     return take(w)
   end
@@ -101,12 +130,10 @@ return 1
 ";
 
 const RELEASE: &str = r"
--- KEYS: the worker, hwm, expiry. ARGV: holder, worker, hwm, floor ('' for none).
+-- KEYS: the worker, hwm, expiry. ARGV: holder, worker, hwm.
 -- Returns 1 when released, 0 when the lease was not held.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-local mark = ARGV[3]
-if ARGV[4] ~= '' and tonumber(ARGV[4]) > tonumber(mark) then mark = ARGV[4] end
-redis.call('HSET', KEYS[2], ARGV[2], mark)
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 redis.call('DEL', KEYS[1])
 redis.call('ZADD', KEYS[3], 0, ARGV[2])
 return 1
@@ -125,7 +152,13 @@ static SCRIPTS: LazyLock<[Script; 3]> =
 /// snowmint:NS:dcD:sticky  hash    identity -> the worker it last acquired
 /// snowmint:NS:dcD:expiry  zset    W -> when its lease ends (Redis time, ms); 0 once released
 /// snowmint:NS:dcD:cursor  string  where the next sweep for a free worker starts
+/// snowmint:NS:layout      string  the fleet's layout in canonical form; never expires
 /// ```
+///
+/// `NS` is the fleet's namespace (`fleet.default`). Earlier releases used the layout's
+/// name and epoch (`twitter-1288834974657`) instead: an acquisition passes over a worker
+/// whose `wW` key is held under one of the claim's [`legacy`](Claim::legacy) namespaces,
+/// and starts after the largest of the marks left in their `hwm` hashes.
 pub struct RedisRegistry {
     client: Client,
     /// The URL without credentials, for messages.
@@ -328,8 +361,11 @@ impl Registry for RedisRegistry {
             )));
         }
         let p = prefix(&claim.namespace, claim.datacenter);
-        let keys = ["hwm", "sticky", "expiry", "cursor"].map(|k| format!("{p}{k}"));
-        let args = [
+        let mut keys = ["hwm", "sticky", "expiry", "cursor"]
+            .map(|k| format!("{p}{k}"))
+            .to_vec();
+        keys.push(format!("snowmint:{}:layout", claim.namespace));
+        let mut args = vec![
             format!("{p}w"),
             claim.identity.clone(),
             claim.holder.clone(),
@@ -337,16 +373,32 @@ impl Registry for RedisRegistry {
             ttl_ms(claim)?.to_string(),
             CANDIDATES.to_string(),
             SWEEP.to_string(),
+            claim.layout.clone(),
         ];
+        args.extend(claim.legacy.iter().map(|ns| prefix(ns, claim.datacenter)));
         // The mark as stored, read here rather than by the client library's conversion, so
         // that a corrupt one is named with its key.
-        let taken: Option<(u64, Option<Vec<u8>>)> = self.run(&SCRIPTS[0], &keys, &args).await?;
-        let Some((worker, stored)) = taken else {
+        type Taken = (i64, Option<Vec<u8>>, Option<u64>);
+        let taken: Option<Taken> = self.run(&SCRIPTS[0], &keys, &args).await?;
+        let Some((worker, stored, holding)) = taken else {
             return Err(LeaseError::Exhausted {
                 datacenter: claim.datacenter,
                 workers: claim.workers,
             });
         };
+        let Ok(worker) = u64::try_from(worker) else {
+            let recorded = String::from_utf8_lossy(stored.as_deref().unwrap_or_default());
+            return Err(claim.other_layout(&recorded).unwrap_or_else(|| {
+                LeaseError::unavailable("redis", format!("{}: refused the layout", self.shown))
+            }));
+        };
+        if holding.unwrap_or(0) > 1 {
+            tracing::warn!(
+                worker,
+                namespaces = ?claim.legacy,
+                "marks of this worker id were left under several namespaces of earlier releases; starting after the largest"
+            );
+        }
         let high_water_ms = stored
             .map(|bytes| mark::decode(&bytes))
             .transpose()
@@ -391,21 +443,16 @@ impl Registry for RedisRegistry {
         Err(LeaseError::lost(lease, reason))
     }
 
-    /// Sets the mark to `high_water_ms`, which may lower this holder's reservation (nothing
-    /// past it was issued), but never below the mark it acquired with: that one covers the
-    /// ids of the holders before it.
-    async fn release(
+    async fn give_back(
         &self,
         claim: &Claim,
         lease: &Lease,
-        high_water_ms: u64,
+        mark_ms: u64,
     ) -> Result<(), LeaseError> {
-        let floor = lease.high_water_ms.map(mark::encode).unwrap_or_default();
         let args = [
             claim.holder.clone(),
             lease.worker.to_string(),
-            mark::encode(high_water_ms),
-            floor,
+            mark::encode(mark_ms),
         ];
         let released: u8 = self
             .run(&SCRIPTS[2], &lease_keys(claim, lease), &args)

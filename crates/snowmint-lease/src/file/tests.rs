@@ -6,6 +6,7 @@ use snowmint::error::Chain;
 use snowmint::{Clock, Generator, Id, Layout, ManualClock};
 
 use super::*;
+use crate::Fleet;
 
 fn temp_mark() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -309,16 +310,48 @@ fn a_restart_after_a_crash_issues_only_after_the_mark() {
 }
 
 #[test]
-fn file_names_carry_layout_epoch_datacenter_and_worker() {
+fn file_names_carry_the_fleet_datacenter_and_worker() {
     let dir = Path::new("/state");
-    let twitter = FileStore::path_in(dir, &Layout::TWITTER, 1, 31);
+    let fleet = FileStore::path_in(dir, &Fleet::default(), 1, 31);
+    assert_eq!(fleet, Path::new("/state/fleet.default-dc1-w31.mark"));
+    let payments = Fleet::new("payments").unwrap();
     assert_eq!(
-        twitter,
-        Path::new("/state/twitter-1288834974657-dc1-w31.mark")
+        FileStore::file_name(&payments, 1, 31),
+        "fleet.payments-dc1-w31.mark"
     );
-    let moved = Layout::TWITTER.with_epoch_ms(1_700_000_000_000).unwrap();
-    assert_eq!(
-        FileStore::file_name(&moved, 1, 31),
-        "twitter-1700000000000-dc1-w31.mark"
-    );
+}
+
+/// A state directory written by an earlier release, whose files carry the layout's name and
+/// epoch: the marks of every spelling of the layout count, and a generator of that release
+/// still running holds its worker id.
+#[test]
+fn marks_left_under_the_layouts_old_names_count_and_their_owners_keep_out() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("twitter-1288834974657-dc1-w3.mark"),
+        "5000\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("custom-1288834974657-dc1-w3.mark"),
+        "7000\n",
+    )
+    .unwrap();
+    // Another layout's old file is no concern of this one.
+    std::fs::write(
+        dir.path().join("discord-1420070400000-dc1-w3.mark"),
+        "9000\n",
+    )
+    .unwrap();
+    let fleet = Fleet::default();
+    let store = FileStore::for_generator(dir.path(), &fleet, &Layout::TWITTER, 1, 3).unwrap();
+    assert_eq!(store.load().unwrap(), Some(7_000));
+    store.reserve(8_000).unwrap();
+    assert_eq!(store.mark().unwrap(), Some(8_000));
+    drop(store);
+
+    let old = FileStore::claim(dir.path().join("custom-1288834974657-dc1-w4.mark")).unwrap();
+    old.reserve(1_000).unwrap();
+    let err = FileStore::for_generator(dir.path(), &fleet, &Layout::TWITTER, 1, 4);
+    assert!(matches!(err, Err(Error::Busy { .. })), "{err:?}");
 }

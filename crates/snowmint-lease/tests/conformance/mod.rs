@@ -127,6 +127,144 @@ pub async fn release_frees_at_once_and_keeps_the_mark(registry: Arc<dyn Registry
     assert_eq!(third.high_water_ms, Some(issued + 1));
 }
 
+/// The release rule ([`snowmint_lease::Lease::release_mark`]), asked of the backend
+/// directly: a holder that releases with a mark below the one it acquired with (it issued
+/// nothing, its clock behind the mark) leaves the acquired mark in place, and a renewal
+/// never lowers a mark. A successor of a successor that was stopped while it waited still
+/// starts after every id of the first holder.
+pub async fn release_never_lowers_the_acquired_mark(registry: Arc<dyn Registry>, ns: &str) {
+    let first = claim(ns, "first", 1);
+    let lease = registry.acquire(&first).await.unwrap();
+    let issued = now_ms() + 5_000; // as if its clock ran ahead, or it reserved far
+    registry.renew(&first, &lease, issued).await.unwrap();
+    registry.release(&first, &lease, issued).await.unwrap();
+
+    let waiting = claim(ns, "waiting", 1);
+    let behind = registry.acquire(&waiting).await.unwrap();
+    assert_eq!(
+        (behind.worker, behind.high_water_ms),
+        (lease.worker, Some(issued))
+    );
+    // Its clock is behind the mark: it renews with what it reads, then is stopped.
+    registry
+        .renew(&waiting, &behind, issued - 11_000)
+        .await
+        .unwrap();
+    registry
+        .release(&waiting, &behind, issued - 11_000)
+        .await
+        .unwrap();
+    let next = claim(ns, "next", 1);
+    let after = registry.acquire(&next).await.unwrap();
+    assert_eq!(
+        after.high_water_ms,
+        Some(issued),
+        "a release below the acquired mark lowered it"
+    );
+    // Nothing issued at all (a mark of 0) changes nothing either.
+    registry.release(&next, &after, 0).await.unwrap();
+    let last_claim = claim(ns, "last", 1);
+    let last = registry.acquire(&last_claim).await.unwrap();
+    assert_eq!(last.high_water_ms, Some(issued));
+    registry.release(&last_claim, &last, 0).await.unwrap();
+}
+
+/// A fleet has one layout: the first claim records it, a claim of the same layout spelled
+/// another way shares the pool, and a claim of any other layout is refused, naming both,
+/// until it names a fleet of its own.
+pub async fn a_fleet_refuses_another_layout(registry: Arc<dyn Registry>, ns: &str) {
+    use snowmint::Bits;
+    let custom = |worker: u8, sequence: u8| {
+        let bits = Bits {
+            timestamp: 41,
+            datacenter: 5,
+            worker,
+            sequence,
+        };
+        Layout::new(bits, 1, Layout::TWITTER.epoch_ms()).unwrap()
+    };
+    let first = claim(ns, "twitter", 4).with_layout(&Layout::TWITTER);
+    let lease = registry.acquire(&first).await.unwrap();
+    let spelled = claim(ns, "spelled", 4).with_layout(&custom(5, 12));
+    let same = registry.acquire(&spelled).await.unwrap();
+    assert_ne!(same.worker, lease.worker, "one pool for one layout");
+    for other in [
+        custom(4, 13),
+        Layout::TWITTER.with_epoch_ms(1_288_834_974_658).unwrap(),
+    ] {
+        let refused = claim(ns, "other", 4).with_layout(&other);
+        let err = registry.acquire(&refused).await.unwrap_err();
+        assert!(matches!(err, LeaseError::OtherLayout { .. }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "fleet {ns:?} issues ids of layout {}, and this generator's layout is {}: a generator of another layout needs a fleet of its own (--fleet NAME)",
+                Layout::TWITTER.canonical(),
+                other.canonical()
+            )
+        );
+        let own = claim(&format!("{ns}-other"), "other", 4).with_layout(&other);
+        let taken = registry.acquire(&own).await.unwrap();
+        registry.release(&own, &taken, now_ms()).await.unwrap();
+    }
+    registry.release(&first, &lease, now_ms()).await.unwrap();
+    registry.release(&spelled, &same, now_ms()).await.unwrap();
+}
+
+/// An upgrade from a release that kept one pool per spelling of a layout (`twitter-E`,
+/// `custom-E`), with the keys that release wrote (the same per-namespace keys, written here
+/// through claims in those namespaces): a claim of the fleet passes over a worker still held
+/// under an old namespace, starts after the largest mark of every old namespace, and takes
+/// the held worker once its old holder is gone. Each release runs in a process of its own,
+/// with a registry client of its own.
+pub async fn an_upgrade_inherits_old_marks_and_respects_old_holders(url: &str, ns: &str) {
+    let registry = registry_from_url(url).unwrap();
+    let (old_twitter, old_custom) = (format!("{ns}_twitter-1"), format!("{ns}_custom-1"));
+    let (twitter_process, custom_process) = (
+        registry_from_url(url).unwrap(),
+        registry_from_url(url).unwrap(),
+    );
+    let old = |namespace: &str, identity: &str| claim(namespace, identity, 2);
+    // Worker 0 is held under the Twitter spelling, by a server of the old release.
+    let live = old(&old_twitter, "live");
+    let held = twitter_process.acquire(&live).await.unwrap();
+    assert_eq!(held.worker, 0);
+    // Worker 1 was used by both spellings, each with a mark of its own.
+    let b = old(&old_twitter, "b");
+    let lease_b = twitter_process.acquire(&b).await.unwrap();
+    assert_eq!(lease_b.worker, 1);
+    twitter_process.release(&b, &lease_b, 5_000).await.unwrap();
+    let (c, d) = (old(&old_custom, "c"), old(&old_custom, "d"));
+    let (lease_c, lease_d) = (
+        custom_process.acquire(&c).await.unwrap(),
+        custom_process.acquire(&d).await.unwrap(),
+    );
+    assert_eq!((lease_c.worker, lease_d.worker), (0, 1));
+    custom_process.release(&c, &lease_c, 7_000).await.unwrap();
+    custom_process.release(&d, &lease_d, 9_000).await.unwrap();
+
+    let upgraded = |identity: &str| {
+        let mut claim = claim(ns, identity, 2);
+        claim.legacy = vec![old_twitter.clone(), old_custom.clone()];
+        claim
+    };
+    let new = upgraded("new");
+    let lease = registry.acquire(&new).await.unwrap();
+    assert_eq!(
+        (lease.worker, lease.high_water_ms),
+        (1, Some(9_000)),
+        "worker 0 is held under an old namespace; worker 1's largest old mark is 9000"
+    );
+    let next = upgraded("next");
+    let err = registry.acquire(&next).await.unwrap_err();
+    assert!(matches!(err, LeaseError::Exhausted { .. }), "{err:?}");
+    twitter_process.release(&live, &held, 3_000).await.unwrap();
+    let taken = registry.acquire(&next).await.unwrap();
+    assert_eq!((taken.worker, taken.high_water_ms), (0, Some(7_000)));
+    registry.release(&new, &lease, now_ms()).await.unwrap();
+    registry.release(&next, &taken, now_ms()).await.unwrap();
+}
+
 /// An instance gets its old worker id back when it is free (sticky by identity), and
 /// renewals never lower the mark.
 pub async fn same_identity_gets_its_worker_back(registry: Arc<dyn Registry>, ns: &str) {
@@ -258,7 +396,14 @@ fn leased_generator(
     clock: SystemClock,
 ) -> Leased {
     let (datacenter, worker) = (held.lease.datacenter, held.lease.worker);
-    let local = FileStore::for_generator(state, &Layout::TWITTER, datacenter, worker).unwrap();
+    let local = FileStore::for_generator(
+        state,
+        &snowmint_lease::Fleet::default(),
+        &Layout::TWITTER,
+        datacenter,
+        worker,
+    )
+    .unwrap();
     let store = Arc::new(LeasedStore::new(
         registry,
         held.lease.clone(),
@@ -416,11 +561,20 @@ macro_rules! suite {
                 eight_distinct_then_exhausted "eight",
                 dead_holder_is_taken_over_after_its_ttl "dead",
                 release_frees_at_once_and_keeps_the_mark "release",
+                release_never_lowers_the_acquired_mark "floor",
+                a_fleet_refuses_another_layout "layouts",
                 same_identity_gets_its_worker_back "sticky"
             );
         }
 
         conformance::takeover!($setup);
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn conformance_an_upgrade_inherits_old_marks_and_respects_old_holders() {
+            let (_server, url) = $setup;
+            conformance::an_upgrade_inherits_old_marks_and_respects_old_holders(&url, "upgrade")
+                .await;
+        }
     };
     (@each $setup:expr, $($test:ident $namespace:literal),*) => {$(
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

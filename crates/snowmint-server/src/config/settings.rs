@@ -134,6 +134,17 @@ pub struct Settings {
     )]
     pub lease: Option<String>,
 
+    /// The pool of worker ids this server shares with the rest of its fleet, and the one
+    /// layout the fleet issues: a server of another layout on the same registry needs a
+    /// fleet name of its own (default: default)
+    #[arg(
+        long,
+        env = "SNOWMINT_FLEET",
+        value_name = "NAME",
+        help_heading = "Worker id lease"
+    )]
+    pub fleet: Option<String>,
+
     /// This instance's name in the registry; it gets its old worker id back when free
     /// (default: from --identity-from)
     #[arg(

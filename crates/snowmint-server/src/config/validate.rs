@@ -9,7 +9,7 @@ use snowmint::{
     Builder, Clock, ClockMode, Layout, LayoutError, OverflowPolicy, RollbackPolicy, SequenceStart,
     UnixMs, WallClock,
 };
-use snowmint_lease::{IdentitySource, LeaseSettings};
+use snowmint_lease::{Fleet, IdentitySource, LeaseSettings};
 
 use super::{
     ClockSetting, ConfigError, RestartBehind, RollbackSetting, SequenceStartSetting, Settings,
@@ -61,6 +61,8 @@ pub struct Config {
     pub lease: String,
     /// The instance's name in the registry.
     pub identity: String,
+    /// The pool of worker ids, and the layout, the server shares with its fleet.
+    pub fleet: Fleet,
     /// How leases are kept.
     pub lease_settings: LeaseSettings,
     /// What one client may take: connections, timeouts, header bytes, streams, ids.
@@ -163,6 +165,11 @@ impl TryFrom<Settings> for Config {
         )?;
         let (reserve_ahead, overflow) = reservation(&s, &layout)?;
         let lease_settings = lease_settings(&s)?;
+        let fleet = match s.fleet.as_deref() {
+            None => Fleet::default(),
+            Some(name) => Fleet::new(name)
+                .map_err(|err| invalid("fleet", name, rule_after_value(&err.to_string(), name)))?,
+        };
         let identity = identity(&s)?;
         if identity.is_empty() || identity.len() > IDENTITY_MAX_BYTES {
             return Err(invalid(
@@ -214,6 +221,7 @@ impl TryFrom<Settings> for Config {
             reserve_ahead,
             lease,
             identity,
+            fleet,
             lease_settings,
             limits,
         })

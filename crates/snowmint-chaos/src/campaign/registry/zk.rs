@@ -83,13 +83,11 @@ impl Session {
         }
     }
 
-    /// Every held worker of datacenter 0 of the Twitter layout, with its holder's pid.
+    /// Every held worker of datacenter 0 of the default fleet, with its holder's pid.
     pub fn workers(&mut self) -> anyhow::Result<Vec<(u16, u32)>> {
-        let dc = format!(
-            "/snowmint/twitter-{}/dc0",
-            snowmint::Layout::TWITTER.epoch_ms()
-        );
-        let Some(body) = self.call(GET_CHILDREN, &dc)? else {
+        // The default fleet's namespace (snowmint_lease::Fleet::default().namespace()).
+        let dc = "/snowmint/fleet.default/dc0";
+        let Some(body) = self.call(GET_CHILDREN, dc)? else {
             return Ok(Vec::new());
         };
         let mut at = 0;

@@ -58,6 +58,17 @@ impl EtcdRegistry {
         self.call("/v3/kv/txn", &body).await
     }
 
+    /// A txn with operations for when a compare fails too.
+    pub(super) async fn txn_else(
+        &self,
+        compare: Vec<Value>,
+        success: Vec<Value>,
+        failure: Vec<Value>,
+    ) -> Result<Txn, LeaseError> {
+        let body = json!({ "compare": compare, "success": success, "failure": failure });
+        self.call("/v3/kv/txn", &body).await
+    }
+
     /// Grants a lease of `ttl`, rounded up to whole seconds as etcd counts them.
     pub(super) async fn grant(&self, ttl: Duration) -> Result<i64, LeaseError> {
         let seconds = u64::try_from(ttl.as_millis().div_ceil(1_000))

@@ -10,6 +10,11 @@ pub(super) struct Keys {
     pub(super) workers_end: String,
     /// The claim's sticky key.
     pub(super) sticky: String,
+    /// `/snowmint/{namespace}/layout`: the fleet's layout in canonical form.
+    pub(super) layout: String,
+    /// `/snowmint/{old}/dc{D}/w` for each namespace of an earlier release whose worker
+    /// keys and marks the claim respects and inherits.
+    legacy: Vec<String>,
 }
 
 impl Keys {
@@ -19,7 +24,20 @@ impl Keys {
             workers: format!("{dc}/w"),
             workers_end: format!("{dc}/x"),
             sticky: format!("{dc}/sticky/{}", claim.identity),
+            layout: format!("/snowmint/{}/layout", claim.namespace),
+            legacy: claim
+                .legacy
+                .iter()
+                .map(|old| format!("/snowmint/{old}/dc{}/w", claim.datacenter))
+                .collect(),
         }
+    }
+
+    /// The worker key and the mark of `worker` in each earlier release's namespace.
+    pub(super) fn left(&self, worker: u64) -> impl Iterator<Item = (String, String)> + '_ {
+        self.legacy
+            .iter()
+            .map(move |w| (format!("{w}{worker}"), format!("{w}{worker}/hwm")))
     }
 
     pub(super) fn worker(&self, worker: u64) -> String {

@@ -7,7 +7,13 @@
 //! /snowmint/{namespace}/dc{D}/w{W}                 holder   bound to the holder's etcd lease
 //! /snowmint/{namespace}/dc{D}/w{W}/hwm             ms       high-water mark, no lease: kept
 //! /snowmint/{namespace}/dc{D}/sticky/{identity}    W        the instance's last worker, kept
+//! /snowmint/{namespace}/layout                     layout   the fleet's, in canonical form
 //! ```
+//!
+//! `{namespace}` is the fleet's (`fleet.default`). Earlier releases used the layout's name
+//! and epoch (`twitter-1288834974657`): the take txn also requires the worker key to be
+//! absent in each of the claim's [`legacy`](Claim::legacy) namespaces, and reads their marks
+//! to start after the largest.
 //!
 //! A worker is held while its key exists; etcd deletes it when the lease expires, so a
 //! killed holder frees its worker one TTL after its last keep-alive, never before.
@@ -156,6 +162,7 @@ impl EtcdRegistry {
             });
         }
         let keys = Keys::new(claim);
+        self.check_layout(claim, &keys).await?;
         let lease = self.grant(claim.ttl).await?;
         match self.take_free(claim, &keys, lease).await {
             Ok(taken) => Ok(taken),
@@ -228,8 +235,9 @@ impl EtcdRegistry {
     ) -> Result<(), LeaseError> {
         let keys = Keys::new(claim);
         let (key, hwm) = (keys.worker(lease.worker), keys.mark(lease.worker));
-        // The mark becomes the last id's instant, lower than the reservation: nothing past
-        // it was issued, so a successor need not wait out the reservation.
+        // The mark as `Registry::release` chose it: the last id's instant, which may be
+        // lower than the reservation (nothing past it was issued), never below the mark
+        // the lease was acquired with.
         self.txn(
             vec![
                 compare(&key, "VALUE", "value", &BASE64.encode(&claim.holder)),
@@ -266,13 +274,13 @@ impl Registry for EtcdRegistry {
             .await
     }
 
-    async fn release(
+    async fn give_back(
         &self,
         claim: &Claim,
         lease: &Lease,
-        high_water_ms: u64,
+        mark_ms: u64,
     ) -> Result<(), LeaseError> {
-        self.within("release", self.release_within(claim, lease, high_water_ms))
+        self.within("release", self.release_within(claim, lease, mark_ms))
             .await
     }
 }

@@ -12,7 +12,33 @@ use super::{BATCH, EtcdRegistry, MAX_TAKES, parse_mark};
 use crate::registry::{Claim, Lease, LeaseError};
 
 impl EtcdRegistry {
-    /// Tries to take `worker` with one txn; `None` if someone holds it.
+    /// Records the claim's layout as its fleet's unless one is recorded, in one txn; then
+    /// refuses a claim of another layout.
+    pub(super) async fn check_layout(&self, claim: &Claim, keys: &Keys) -> Result<(), LeaseError> {
+        let answer = self
+            .txn_else(
+                vec![compare(&keys.layout, "CREATE", "create_revision", "0")],
+                vec![put(&keys.layout, &claim.layout, 0)],
+                vec![range(&keys.layout)],
+            )
+            .await?;
+        if answer.succeeded {
+            return Ok(());
+        }
+        let recorded = answer
+            .range(0)?
+            .kvs
+            .first()
+            .map(|kv| String::from_utf8_lossy(&kv.value).into_owned())
+            .unwrap_or_default();
+        match claim.other_layout(&recorded) {
+            Some(err) => Err(err),
+            None => Ok(()),
+        }
+    }
+
+    /// Tries to take `worker` with one txn; `None` if someone holds it, in the fleet's
+    /// namespace or in an earlier release's.
     async fn take(
         &self,
         claim: &Claim,
@@ -22,23 +48,39 @@ impl EtcdRegistry {
     ) -> Result<Option<Lease>, LeaseError> {
         let key = keys.worker(worker);
         let hwm = keys.mark(worker);
-        let answer = self
-            .txn(
-                vec![compare(&key, "CREATE", "create_revision", "0")],
-                vec![
-                    put(&key, &claim.holder, lease),
-                    range(&hwm),
-                    put(&keys.sticky, &worker.to_string(), 0),
-                ],
-            )
-            .await?;
+        let left: Vec<(String, String)> = keys.left(worker).collect();
+        let mut compares = vec![compare(&key, "CREATE", "create_revision", "0")];
+        let mut success = vec![
+            put(&key, &claim.holder, lease),
+            range(&hwm),
+            put(&keys.sticky, &worker.to_string(), 0),
+        ];
+        for (old, old_hwm) in &left {
+            compares.push(compare(old, "CREATE", "create_revision", "0"));
+            success.push(range(old_hwm));
+        }
+        let answer = self.txn(compares, success).await?;
         if !answer.succeeded {
             return Ok(None);
         }
-        let high_water_ms = match answer.range(1)?.kvs.first() {
+        let mut high_water_ms = match answer.range(1)?.kvs.first() {
             Some(kv) => Some(parse_mark(&hwm, kv)?),
             None => None,
         };
+        let mut holding = 0;
+        for (i, (_, old_hwm)) in left.iter().enumerate() {
+            if let Some(kv) = answer.range(3 + i)?.kvs.first() {
+                holding += 1;
+                high_water_ms = high_water_ms.max(Some(parse_mark(old_hwm, kv)?));
+            }
+        }
+        if holding > 1 {
+            tracing::warn!(
+                worker,
+                namespaces = ?claim.legacy,
+                "marks of this worker id were left under {holding} namespaces of earlier releases; starting after the largest"
+            );
+        }
         Ok(Some(Lease {
             datacenter: claim.datacenter,
             worker,

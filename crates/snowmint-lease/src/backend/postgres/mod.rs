@@ -32,6 +32,13 @@ use crate::registry::{Claim, Lease, LeaseError, Registry};
 /// `workers`. Releasing sets the mark to the last id issued, but never below the mark the
 /// lease began with.
 ///
+/// `namespace` is the fleet's (`fleet.default`). The row of worker -1 in datacenter -1
+/// records the fleet's layout (in `identity`); an acquisition with another is refused.
+/// Earlier releases used the layout's name and epoch as the namespace
+/// (`twitter-1288834974657`): an acquisition passes over a worker whose row is held under
+/// one of the claim's [`legacy`](Claim::legacy) namespaces, and starts after the largest
+/// mark left in their rows.
+///
 /// **Cost.** Renewing and releasing touch one row through the primary key: O(log R), R
 /// being the rows of the namespace and datacenter. Acquiring walks that datacenter's part
 /// of the primary-key index in worker order, stopping at the first free or expired row, or
@@ -152,13 +159,13 @@ impl Registry for PostgresRegistry {
             .await
     }
 
-    async fn release(
+    async fn give_back(
         &self,
         claim: &Claim,
         lease: &Lease,
-        high_water_ms: u64,
+        mark_ms: u64,
     ) -> Result<(), LeaseError> {
-        self.on_session(async |s| self.release_on(s, claim, lease, high_water_ms).await)
+        self.on_session(async |s| self.release_on(s, claim, lease, mark_ms).await)
             .await
     }
 }

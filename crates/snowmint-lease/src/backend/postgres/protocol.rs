@@ -25,14 +25,20 @@ pub(super) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS snowmint_worke
 /// a subquery joined in `FROM`, the planner may run it again for every row of the
 /// datacenter; each rerun skips the rows this statement has just updated and picks the
 /// next free one, so one call took every free row.)
-/// Parameters: namespace, datacenter, workers, holder, identity, TTL in seconds.
+/// A row held under one of the namespaces of earlier releases (`$7`) is passed over.
+/// Parameters: namespace, datacenter, workers, holder, identity, TTL in seconds, the
+/// namespaces of earlier releases.
 pub(super) fn take_sql(sticky: bool) -> String {
     let only_identity = if sticky { "AND identity = $5" } else { "" };
     format!(
         "WITH free AS MATERIALIZED (
-             SELECT worker FROM snowmint_workers
+             SELECT worker FROM snowmint_workers w
              WHERE namespace = $1 AND datacenter = $2 AND worker >= 0 AND worker < $3
                AND (holder IS NULL OR expires_at < clock_timestamp()) {only_identity}
+               AND NOT EXISTS (SELECT FROM snowmint_workers old
+                               WHERE old.namespace = ANY($7::text[]) AND old.datacenter = $2
+                                 AND old.worker = w.worker AND old.holder IS NOT NULL
+                                 AND old.expires_at > clock_timestamp())
              ORDER BY worker LIMIT 1
              FOR UPDATE SKIP LOCKED)
          UPDATE snowmint_workers
@@ -69,6 +75,26 @@ pub(super) const INSERT: &str = "INSERT INTO snowmint_workers
     ON CONFLICT DO NOTHING
     RETURNING worker";
 
+/// The fleet's layout: recorded with its first acquisition, in the row of worker -1 of
+/// datacenter -1 (its `identity`), which no acquisition takes; then read back.
+/// Parameters: namespace, layout.
+pub(super) const LAYOUT: &str = "WITH recorded AS (
+        INSERT INTO snowmint_workers (namespace, datacenter, worker, identity)
+        VALUES ($1, -1, -1, $2)
+        ON CONFLICT DO NOTHING
+        RETURNING identity)
+    SELECT identity FROM recorded
+    UNION ALL
+    SELECT identity FROM snowmint_workers WHERE namespace = $1 AND datacenter = -1 AND worker = -1
+    LIMIT 1";
+
+/// What earlier releases left for one worker: the largest mark, how many namespaces hold
+/// one, and how many hold the worker now. Parameters: their namespaces, datacenter, worker.
+pub(super) const LEFT: &str = "SELECT max(high_water), count(high_water),
+        count(*) FILTER (WHERE holder IS NOT NULL AND expires_at > clock_timestamp())
+    FROM snowmint_workers
+    WHERE namespace = ANY($1::text[]) AND datacenter = $2 AND worker = $3";
+
 /// Parameters: namespace, datacenter, worker, holder, TTL in seconds, high-water mark.
 pub(super) const RENEW: &str = "UPDATE snowmint_workers
     SET expires_at = clock_timestamp() + $5::float8 * interval '1 second',
@@ -80,11 +106,10 @@ pub(super) const RENEW: &str = "UPDATE snowmint_workers
 pub(super) const HOLDER: &str = "SELECT holder FROM snowmint_workers
     WHERE namespace = $1 AND datacenter = $2 AND worker = $3";
 
-/// Sets the mark to the last id issued, but never below the mark the lease began with:
-/// that one covers a predecessor's ids. Parameters: namespace, datacenter, worker,
-/// holder, last issued (ms), mark at acquisition (ms, or null).
+/// Frees the worker with the mark [`Registry::release`](crate::Registry::release) chose.
+/// Parameters: namespace, datacenter, worker, holder, mark (ms).
 pub(super) const RELEASE: &str = "UPDATE snowmint_workers
-    SET holder = NULL, expires_at = NULL, high_water = greatest($5::bigint, $6::bigint)
+    SET holder = NULL, expires_at = NULL, high_water = $5
     WHERE namespace = $1 AND datacenter = $2 AND worker = $3 AND holder = $4";
 
 /// A bound parameter.
@@ -101,8 +126,17 @@ impl PostgresRegistry {
         let dc = bigint("datacenter", claim.datacenter)?;
         let workers = bigint("worker count", claim.workers)?;
         let ttl = claim.ttl.as_secs_f64();
+        let legacy = &claim.legacy;
+        let recorded = s.client.query_opt(&s.layout, &[ns, &claim.layout]).await;
+        let recorded: Option<String> = match recorded.map_err(pg)? {
+            Some(row) => row.try_get(0).map_err(pg)?,
+            None => None,
+        };
+        if let Some(err) = claim.other_layout(recorded.as_deref().unwrap_or_default()) {
+            return Err(err);
+        }
         let tx = s.client.transaction().await.map_err(pg)?;
-        let take: [Param; 6] = [ns, &dc, &workers, holder, identity, &ttl];
+        let take: [Param; 7] = [ns, &dc, &workers, holder, identity, &ttl, legacy];
         let mut taken = tx.query_opt(&s.take_own, &take).await.map_err(pg)?;
         if taken.is_none() {
             taken = tx.query_opt(&s.take_any, &take).await.map_err(pg)?;
@@ -127,12 +161,33 @@ impl PostgresRegistry {
                     .query_opt(&s.insert, &insert)
                     .await
                     .map_err(pg)?
-                    .is_some()
+                    .is_none()
                 {
-                    break (worker, None);
+                    continue;
                 }
+                // A server of an earlier release holds it under its own namespace: leave
+                // the new row free, so the next search moves past it.
+                let left = tx.query_one(&s.left, &[legacy, &dc, &worker]).await;
+                if left.map_err(pg)?.try_get::<_, i64>(2).map_err(pg)? > 0 {
+                    let free: [Param; 5] = [ns, &dc, &worker, holder, &None::<i64>];
+                    tx.execute(&s.release, &free).await.map_err(pg)?;
+                    continue;
+                }
+                break (worker, None);
             },
         };
+        let left = tx.query_one(&s.left, &[legacy, &dc, &worker]).await;
+        let left = left.map_err(pg)?;
+        let (left_mark, holding): (Option<i64>, i64) =
+            (left.try_get(0).map_err(pg)?, left.try_get(1).map_err(pg)?);
+        if holding > 1 {
+            tracing::warn!(
+                worker,
+                namespaces = ?legacy,
+                "marks of this worker id were left under {holding} namespaces of earlier releases; starting after the largest"
+            );
+        }
+        let mark = mark.max(left_mark);
         let unsigned = |value: i64, what: &str| {
             u64::try_from(value).map_err(|_| {
                 let dc = claim.datacenter;
@@ -192,13 +247,9 @@ impl PostgresRegistry {
     ) -> Result<(), LeaseError> {
         let (ns, holder) = (&claim.namespace, &claim.holder);
         let (dc, worker) = key(lease)?;
-        let issued = bigint("high-water mark", mark)?;
-        let floor = lease
-            .high_water_ms
-            .map(|m| bigint("high-water mark", m))
-            .transpose()?;
+        let mark = bigint("high-water mark", mark)?;
         // No row changed means the lease was already lost: nothing to give back.
-        let release: [Param; 6] = [ns, &dc, &worker, holder, &issued, &floor];
+        let release: [Param; 5] = [ns, &dc, &worker, holder, &mark];
         let released = s.client.execute(&s.release, &release).await;
         released.map_err(|err| self.failed(err))?;
         Ok(())

@@ -9,7 +9,9 @@ use tokio::sync::MutexGuard;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 
 use super::PostgresRegistry;
-use super::protocol::{CREATE_TABLE, HOLDER, INSERT, LOWEST_MISSING, RELEASE, RENEW, take_sql};
+use super::protocol::{
+    CREATE_TABLE, HOLDER, INSERT, LAYOUT, LEFT, LOWEST_MISSING, RELEASE, RENEW, take_sql,
+};
 use crate::registry::LeaseError;
 
 /// How long the whole of one call may take, connecting included: past it the registry is
@@ -38,6 +40,8 @@ pub(super) struct Session {
     pub(super) renew: Statement,
     pub(super) holder: Statement,
     pub(super) release: Statement,
+    pub(super) layout: Statement,
+    pub(super) left: Statement,
 }
 
 impl PostgresRegistry {
@@ -111,7 +115,7 @@ impl PostgresRegistry {
         }
         let (take_own, take_any) = (take_sql(true), take_sql(false));
         // Prepared together: the client pipelines them in one round trip.
-        let (take_own, take_any, lowest_missing, insert, renew, holder, release) =
+        let (take_own, take_any, lowest_missing, insert, renew, holder, release, layout, left) =
             tokio::try_join!(
                 client.prepare(&take_own),
                 client.prepare(&take_any),
@@ -120,6 +124,8 @@ impl PostgresRegistry {
                 client.prepare(RENEW),
                 client.prepare(HOLDER),
                 client.prepare(RELEASE),
+                client.prepare(LAYOUT),
+                client.prepare(LEFT),
             )
             .map_err(cannot)?;
         tracing::info!(target = %self.target, "connected to the postgres registry");
@@ -132,6 +138,8 @@ impl PostgresRegistry {
             renew,
             holder,
             release,
+            layout,
+            left,
         })
     }
 }

@@ -56,17 +56,13 @@ impl ZooKeeperRegistry {
         &self,
         claim: &Claim,
         lease: &Lease,
-        high_water_ms: u64,
+        mark_ms: u64,
     ) -> Result<(), LeaseError> {
         let Some(session) = session::find(&self.sessions, lease) else {
             return Ok(());
         };
         let session = session.call();
         let nodes = Nodes::new(&self.target.root, claim);
-        // The mark becomes the last id's instant, lower than the reservation: nothing past
-        // it was issued, so a successor need not wait out the reservation. It never goes
-        // below the mark the lease began with, which covers the holders before.
-        let mark_ms = high_water_ms.max(lease.high_water_ms.unwrap_or(0));
         match self
             .write_mark(&session, &nodes, lease.worker, Write::Release(mark_ms))
             .await

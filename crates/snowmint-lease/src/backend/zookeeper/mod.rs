@@ -190,13 +190,13 @@ impl Registry for ZooKeeperRegistry {
             .await
     }
 
-    async fn release(
+    async fn give_back(
         &self,
         claim: &Claim,
         lease: &Lease,
-        high_water_ms: u64,
+        mark_ms: u64,
     ) -> Result<(), LeaseError> {
-        self.within("release", self.release_within(claim, lease, high_water_ms))
+        self.within("release", self.release_within(claim, lease, mark_ms))
             .await
     }
 }

@@ -13,21 +13,26 @@ pub(super) struct Nodes {
     pub(super) sticky_dir: String,
     /// The claim identity's node in it.
     pub(super) sticky: String,
+    /// `{root}/{namespace}/layout`: the fleet's layout in canonical form.
+    pub(super) layout: String,
+    /// `{root}/{old}/dc{D}` for each namespace of an earlier release whose workers the
+    /// claim respects and whose marks it inherits.
+    pub(super) legacy: Vec<String>,
 }
 
 impl Nodes {
     pub(super) fn new(root: &str, claim: &Claim) -> Nodes {
-        let datacenter = format!(
-            "{root}/{}/dc{}",
-            node_name(&claim.namespace),
-            claim.datacenter
-        );
+        let datacenter_of =
+            |namespace: &str| format!("{root}/{}/dc{}", node_name(namespace), claim.datacenter);
+        let datacenter = datacenter_of(&claim.namespace);
         let sticky_dir = format!("{datacenter}/sticky");
         let sticky = format!("{sticky_dir}/{}", node_name(&claim.identity));
         Nodes {
             datacenter,
             sticky_dir,
             sticky,
+            layout: format!("{root}/{}/layout", node_name(&claim.namespace)),
+            legacy: claim.legacy.iter().map(|old| datacenter_of(old)).collect(),
         }
     }
 

@@ -64,14 +64,33 @@ impl ZooKeeperRegistry {
             }
             Err(err) => return Err(failed(&format!("cannot read {}", nodes.sticky), err)),
         };
+        self.check_layout(&client, claim, &nodes).await?;
+        // The datacenters that earlier releases used: their workers are taken with ours.
+        let mut nodes = nodes;
+        let mut left = Vec::new();
+        for dc in std::mem::take(&mut nodes.legacy) {
+            match client.check_stat(&dc).await {
+                Ok(Some(_)) => left.push(dc),
+                Ok(None) => {}
+                Err(err) => return Err(failed(&format!("cannot read {dc}"), err)),
+            }
+        }
+        nodes.legacy = left;
         let children = client
             .list_children(&nodes.datacenter)
             .await
             .map_err(|err| failed(&format!("cannot list {}", nodes.datacenter), err))?;
-        let held: HashSet<u64> = children
+        let mut held: HashSet<u64> = children
             .iter()
             .filter_map(|c| nodes::worker_of(c))
             .collect();
+        for dc in &nodes.legacy {
+            let children = client
+                .list_children(dc)
+                .await
+                .map_err(|err| failed(&format!("cannot list {dc}"), err))?;
+            held.extend(children.iter().filter_map(|c| nodes::worker_of(c)));
+        }
 
         if let Some(worker) = sticky.filter(|w| !held.contains(w))
             && let Some(lease) = self.take(&client, claim, &nodes, worker).await?
@@ -105,6 +124,71 @@ impl ZooKeeperRegistry {
         }
     }
 
+    /// Records the claim's layout as its fleet's unless one is recorded; then refuses a
+    /// claim of another layout.
+    async fn check_layout(
+        &self,
+        client: &zk::Client,
+        claim: &Claim,
+        nodes: &Nodes,
+    ) -> Result<(), LeaseError> {
+        let failed = |what: &str, err| self.failed(&format!("cannot {what} {}", nodes.layout), err);
+        match client
+            .create(&nodes.layout, claim.layout.as_bytes(), &PERSISTENT)
+            .await
+        {
+            Ok(_) => return Ok(()),
+            Err(zk::Error::NodeExists) => {}
+            Err(err) => return Err(failed("make", err)),
+        }
+        let (recorded, _) = client
+            .get_data(&nodes.layout)
+            .await
+            .map_err(|err| failed("read", err))?;
+        match claim.other_layout(&String::from_utf8_lossy(&recorded)) {
+            Some(err) => Err(err),
+            None => Ok(()),
+        }
+    }
+
+    /// The largest mark that earlier releases left for `worker`, and how many left one.
+    async fn left_mark(
+        &self,
+        client: &zk::Client,
+        nodes: &Nodes,
+        worker: u64,
+    ) -> Result<(Option<u64>, usize), LeaseError> {
+        let mut largest = None;
+        let mut holding = 0;
+        for dc in &nodes.legacy {
+            let node = format!("{dc}/w{worker}.mark");
+            match read_mark(client, &node).await {
+                Ok(Some(Mark {
+                    value: Some(ms), ..
+                })) => {
+                    holding += 1;
+                    largest = largest.max(Some(ms));
+                }
+                Ok(_) => {}
+                Err(Written::Corrupt(problem)) => return Err(self.unavailable(&problem)),
+                Err(Written::Expired) => {
+                    return Err(
+                        self.failed(&format!("cannot read {node}"), zk::Error::SessionExpired)
+                    );
+                }
+                Err(Written::Disconnected) => {
+                    return Err(
+                        self.failed(&format!("cannot read {node}"), zk::Error::ConnectionLoss)
+                    );
+                }
+                Err(Written::Failed(err)) => {
+                    return Err(self.failed(&format!("cannot read {node}"), err));
+                }
+            }
+        }
+        Ok((largest, holding))
+    }
+
     /// Tries to take `worker` for the session of `client`; `None` if another holds it.
     /// On success the session is kept for the lease.
     async fn take(
@@ -126,6 +210,15 @@ impl ZooKeeperRegistry {
             };
             match self.take_once(client, claim, nodes, worker, mark).await {
                 Ok(Some(Take::Taken(mark))) => {
+                    // Read after the take, whose ephemeral nodes keep earlier releases out.
+                    let (left, holding) = self.left_mark(client, nodes, worker).await?;
+                    if holding > 1 {
+                        tracing::warn!(
+                            worker,
+                            namespaces = ?claim.legacy,
+                            "marks of this worker id were left under {holding} namespaces of earlier releases; starting after the largest"
+                        );
+                    }
                     let session = session::keep(
                         &self.sessions,
                         Session::new(client.clone(), claim.ttl, mark),
@@ -133,7 +226,7 @@ impl ZooKeeperRegistry {
                     return Ok(Some(Lease {
                         datacenter: claim.datacenter,
                         worker,
-                        high_water_ms: mark.value,
+                        high_water_ms: mark.value.max(left),
                         token: session.id(),
                     }));
                 }
@@ -149,7 +242,9 @@ impl ZooKeeperRegistry {
     }
 
     /// One `multi`: the worker node, the mark as read (or a new empty one), the sticky
-    /// node. `Ok(None)` when the mark changed since it was read.
+    /// node, and the worker's node in each datacenter an earlier release used, so that a
+    /// server of that release sees the worker held too, and one that holds it makes the
+    /// take fail. `Ok(None)` when the mark changed since it was read.
     async fn take_once(
         &self,
         client: &zk::Client,
@@ -166,12 +261,19 @@ impl ZooKeeperRegistry {
             None => multi.add_create(&mark_node, b"", &PERSISTENT)?,
         }
         multi.add_set_data(&nodes.sticky, worker.to_string().as_bytes(), None)?;
+        for dc in &nodes.legacy {
+            multi.add_create(
+                &format!("{dc}/w{worker}"),
+                claim.holder.as_bytes(),
+                &EPHEMERAL,
+            )?;
+        }
         match multi.commit().await {
             Ok(_) => Ok(Some(Take::Taken(mark.unwrap_or(Mark::NONE)))),
             Err(zk::MultiWriteError::OperationFailed {
-                index: 0,
+                index,
                 source: zk::Error::NodeExists,
-            }) => Ok(Some(Take::Held)),
+            }) if index == 0 || index >= 3 => Ok(Some(Take::Held)),
             Err(zk::MultiWriteError::OperationFailed {
                 index: 1,
                 source: zk::Error::BadVersion | zk::Error::NodeExists | zk::Error::NoNode,
