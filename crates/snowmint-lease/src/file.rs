@@ -198,7 +198,7 @@ impl FileStore {
         let left = crate::legacy_namespaces(layout)
             .into_iter()
             .map(|namespace| dir.join(Self::name_in(&namespace, datacenter, worker)));
-        Ok(store.inheriting(Self::claim_left(left, DEFAULT_LOCK_WAIT)?))
+        Ok(store.inheriting(Self::claim_left(left, DEFAULT_LOCK_WAIT, false)?))
     }
 
     /// Claims the mark at `path`: locks its lock file until the store is dropped, waiting

@@ -219,6 +219,7 @@ impl IdSource {
             datacenter = issuer.generator.datacenter(),
             worker = issuer.generator.worker(),
             backend = self.backend,
+            fleet = %self.config.fleet,
             state_file = %issuer.store.state_file().display(),
             clock = issuer.generator.mode().name(),
             rollback = self.config.clock.rollback_name(),

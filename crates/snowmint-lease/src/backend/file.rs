@@ -91,7 +91,9 @@ impl FileRegistry {
             .legacy
             .iter()
             .map(|namespace| self.path(namespace, claim.datacenter, worker));
-        match FileStore::claim_left(left, Duration::ZERO) {
+        // Every one, created if need be: a process of an earlier release started during an
+        // upgrade then finds the worker id held under its own name too.
+        match FileStore::claim_left(left, Duration::ZERO, true) {
             Ok(left) => Ok(Some(store.inheriting(left).with_clock(claim.clock))),
             Err(Error::Busy { .. }) => Ok(None),
             Err(err) => Err(err),

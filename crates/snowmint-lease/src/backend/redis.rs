@@ -44,14 +44,14 @@ const ACQUIRE: &str = r"
 -- KEYS: hwm, sticky, expiry, cursor, layout. ARGV: worker key prefix, identity, holder,
 -- workers, ttl ms, candidates, sweep, layout, then the key prefixes of earlier releases'
 -- namespaces. Returns {worker, hwm or nil, old namespaces holding a mark}, {-1, the
--- recorded layout} when the fleet's layout is another, or nil when all are held.
+-- recorded layout, 0} when the fleet's layout is another, or nil when all are held.
 local prefix, identity, holder = ARGV[1], ARGV[2], ARGV[3]
 local workers, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
 local recorded = redis.call('GET', KEYS[5])
 if not recorded then
   redis.call('SET', KEYS[5], ARGV[8])
 elseif recorded ~= ARGV[8] then
-  return {-1, recorded}
+  return {-1, recorded, 0}
 end
 local legacy = {}
 for i = 9, #ARGV do legacy[#legacy + 1] = ARGV[i] end

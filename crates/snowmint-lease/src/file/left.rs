@@ -8,9 +8,9 @@ use super::FileStore;
 use crate::Error;
 
 impl FileStore {
-    /// Claims each of `paths` that an earlier release left (its mark or its lock file
-    /// exists), waiting up to `wait` for each: a generator of that release still running
-    /// holds its lock. Files never written are not created.
+    /// Claims each of `paths`, waiting up to `wait` for each: a generator of an earlier
+    /// release still running holds its lock. With `every` false, only the files that
+    /// release left (the mark or the lock file exists) are claimed, and no file is created.
     ///
     /// # Errors
     ///
@@ -18,11 +18,12 @@ impl FileStore {
     pub(crate) fn claim_left(
         paths: impl Iterator<Item = PathBuf>,
         wait: Duration,
+        every: bool,
     ) -> Result<Vec<FileStore>, Error> {
         let mut claimed = Vec::new();
         for path in paths {
             let lock = super::disk::sibling(&path, ".lock");
-            if path.exists() || lock.exists() {
+            if every || path.exists() || lock.exists() {
                 claimed.push(FileStore::claim_within(path, wait)?);
             }
         }

@@ -188,10 +188,13 @@ pub async fn a_fleet_refuses_another_layout(registry: Arc<dyn Registry>, ns: &st
     let spelled = claim(ns, "spelled", 4).with_layout(&custom(5, 12));
     let same = registry.acquire(&spelled).await.unwrap();
     assert_ne!(same.worker, lease.worker, "one pool for one layout");
-    for other in [
+    for (i, other) in [
         custom(4, 13),
         Layout::TWITTER.with_epoch_ms(1_288_834_974_658).unwrap(),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let refused = claim(ns, "other", 4).with_layout(&other);
         let err = registry.acquire(&refused).await.unwrap_err();
         assert!(matches!(err, LeaseError::OtherLayout { .. }), "{err:?}");
@@ -203,7 +206,7 @@ pub async fn a_fleet_refuses_another_layout(registry: Arc<dyn Registry>, ns: &st
                 other.canonical()
             )
         );
-        let own = claim(&format!("{ns}-other"), "other", 4).with_layout(&other);
+        let own = claim(&format!("{ns}-other{i}"), "other", 4).with_layout(&other);
         let taken = registry.acquire(&own).await.unwrap();
         registry.release(&own, &taken, now_ms()).await.unwrap();
     }
@@ -226,22 +229,24 @@ pub async fn an_upgrade_inherits_old_marks_and_respects_old_holders(url: &str, n
     );
     let old = |namespace: &str, identity: &str| claim(namespace, identity, 2);
     // Worker 0 is held under the Twitter spelling, by a server of the old release.
+    // One worker is held under the Twitter spelling, by a server of the old release.
     let live = old(&old_twitter, "live");
     let held = twitter_process.acquire(&live).await.unwrap();
-    assert_eq!(held.worker, 0);
-    // Worker 1 was used by both spellings, each with a mark of its own.
+    let free = 1 - held.worker;
+    // The other was used by both spellings, each with a mark of its own; the held one by
+    // the custom spelling too.
     let b = old(&old_twitter, "b");
     let lease_b = twitter_process.acquire(&b).await.unwrap();
-    assert_eq!(lease_b.worker, 1);
+    assert_eq!(lease_b.worker, free);
     twitter_process.release(&b, &lease_b, 5_000).await.unwrap();
     let (c, d) = (old(&old_custom, "c"), old(&old_custom, "d"));
-    let (lease_c, lease_d) = (
-        custom_process.acquire(&c).await.unwrap(),
-        custom_process.acquire(&d).await.unwrap(),
-    );
-    assert_eq!((lease_c.worker, lease_d.worker), (0, 1));
-    custom_process.release(&c, &lease_c, 7_000).await.unwrap();
-    custom_process.release(&d, &lease_d, 9_000).await.unwrap();
+    for (claim, lease) in [
+        (&c, custom_process.acquire(&c).await.unwrap()),
+        (&d, custom_process.acquire(&d).await.unwrap()),
+    ] {
+        let mark = if lease.worker == free { 9_000 } else { 7_000 };
+        custom_process.release(claim, &lease, mark).await.unwrap();
+    }
 
     let upgraded = |identity: &str| {
         let mut claim = claim(ns, identity, 2);
@@ -252,15 +257,18 @@ pub async fn an_upgrade_inherits_old_marks_and_respects_old_holders(url: &str, n
     let lease = registry.acquire(&new).await.unwrap();
     assert_eq!(
         (lease.worker, lease.high_water_ms),
-        (1, Some(9_000)),
-        "worker 0 is held under an old namespace; worker 1's largest old mark is 9000"
+        (free, Some(9_000)),
+        "the other worker is held under an old namespace; this one's largest old mark is 9000"
     );
     let next = upgraded("next");
     let err = registry.acquire(&next).await.unwrap_err();
     assert!(matches!(err, LeaseError::Exhausted { .. }), "{err:?}");
     twitter_process.release(&live, &held, 3_000).await.unwrap();
     let taken = registry.acquire(&next).await.unwrap();
-    assert_eq!((taken.worker, taken.high_water_ms), (0, Some(7_000)));
+    assert_eq!(
+        (taken.worker, taken.high_water_ms),
+        (held.worker, Some(7_000))
+    );
     registry.release(&new, &lease, now_ms()).await.unwrap();
     registry.release(&next, &taken, now_ms()).await.unwrap();
 }

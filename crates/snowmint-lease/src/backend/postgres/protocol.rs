@@ -127,11 +127,16 @@ impl PostgresRegistry {
         let workers = bigint("worker count", claim.workers)?;
         let ttl = claim.ttl.as_secs_f64();
         let legacy = &claim.legacy;
-        let recorded = s.client.query_opt(&s.layout, &[ns, &claim.layout]).await;
-        let recorded: Option<String> = match recorded.map_err(pg)? {
-            Some(row) => row.try_get(0).map_err(pg)?,
-            None => None,
-        };
+        // A statement racing another session's first record waits for it, then sees
+        // neither its own insert nor the other's row: the second statement sees that row.
+        let mut recorded: Option<String> = None;
+        for _ in 0..2 {
+            let row = s.client.query_opt(&s.layout, &[ns, &claim.layout]).await;
+            if let Some(row) = row.map_err(pg)? {
+                recorded = row.try_get(0).map_err(pg)?;
+                break;
+            }
+        }
         if let Some(err) = claim.other_layout(recorded.as_deref().unwrap_or_default()) {
             return Err(err);
         }

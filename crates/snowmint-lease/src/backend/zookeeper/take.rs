@@ -65,17 +65,15 @@ impl ZooKeeperRegistry {
             Err(err) => return Err(failed(&format!("cannot read {}", nodes.sticky), err)),
         };
         self.check_layout(&client, claim, &nodes).await?;
-        // The datacenters that earlier releases used: their workers are taken with ours.
-        let mut nodes = nodes;
-        let mut left = Vec::new();
-        for dc in std::mem::take(&mut nodes.legacy) {
-            match client.check_stat(&dc).await {
-                Ok(Some(_)) => left.push(dc),
-                Ok(None) => {}
-                Err(err) => return Err(failed(&format!("cannot read {dc}"), err)),
-            }
+        // The datacenters that earlier releases used for this layout, made if missing: the
+        // worker is taken in them too, so a server of such a release started during an
+        // upgrade finds it held.
+        for dc in &nodes.legacy {
+            client
+                .mkdir(dc, &PERSISTENT)
+                .await
+                .map_err(|err| failed(&format!("cannot make {dc}"), err))?;
         }
-        nodes.legacy = left;
         let children = client
             .list_children(&nodes.datacenter)
             .await
