@@ -379,12 +379,17 @@ fn frames_over_the_cap_and_garbage_are_answered_then_closed() {
     );
     assert!(closes(&mut s));
 
-    // A refused call keeps its connection: an unknown method, a bad user agent, then ids,
-    // even when the calls come all at once.
+    // A refused call keeps its connection: an unknown method, a bad user agent, arguments
+    // that cannot be read (a frame holds the whole call, so the next starts cleanly), then
+    // ids, even when the calls come all at once.
     let mut s = connect(thrift);
     let mut calls = framed(&call("get_ids", 5, None));
     calls.extend(framed(&call("get_id", 6, Some("no agent"))));
-    calls.extend(framed(&call("get_id", 7, Some("agent"))));
+    // The user agent's field begins, and the frame ends before its length.
+    let mut cut = call("get_id", 7, Some("agent"));
+    cut.truncate(cut.len() - "agent".len() - 5);
+    calls.extend(framed(&cut));
+    calls.extend(framed(&call("get_id", 8, Some("agent"))));
     s.write_all(&calls).unwrap();
     assert_eq!(reply(&mut s).2.unwrap_err().0, 1);
     let (_, seq, result) = reply(&mut s);
@@ -392,8 +397,20 @@ fn frames_over_the_cap_and_garbage_are_answered_then_closed() {
         (seq, result),
         (6, Err((6, format!("user agent \"no agent\" {RULE}"))))
     );
+    let (name, seq, result) = reply(&mut s);
+    assert_eq!(
+        (name.as_str(), seq, result),
+        (
+            "get_id",
+            7,
+            Err((
+                PROTOCOL_ERROR as i32,
+                "cannot read the arguments of get_id: the message ends early".to_string()
+            ))
+        )
+    );
     let (name, seq, id) = reply(&mut s);
-    assert_eq!((name.as_str(), seq), ("get_id", 7));
+    assert_eq!((name.as_str(), seq), ("get_id", 8));
     assert!(still_serves(thrift) > id.unwrap());
     assert!(metric_line(
         &serve,

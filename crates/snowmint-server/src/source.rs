@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use arc_swap::ArcSwapOption;
 use snowmint::error::Chain;
-use snowmint::{Clock, ClockMode, Generator, Id, Layout, ModeClock, Store, SystemClock};
+use snowmint::{Clock, ClockMode, Generator, Id, Layout, ModeClock, Poll, Store, SystemClock};
 use snowmint_lease::{Claim, FileStore, Held, Keeper, LeaseStatus, LeasedStore, Registry};
 use tokio::sync::watch;
 
@@ -391,14 +391,27 @@ impl IdSource {
         self.draining.store(true, Ordering::Release);
     }
 
-    /// One id, or 503 with the reason.
+    /// One id, or 503 with the reason. While a tick's sequence is spent or the clock is
+    /// behind the newest id, the request waits on the runtime's timer, not on a thread: a
+    /// clock set back makes every request in flight wait at once, and a thread for each
+    /// would fill the blocking pool. A wait the rollback policy would not make is refused
+    /// at once, with the policy's words.
     ///
     /// # Errors
     ///
     /// Not ready, or the generator refused (see [`ApiError`]).
-    pub fn next_id(&self) -> Result<Id, ApiError> {
+    pub async fn next_id(&self) -> Result<Id, ApiError> {
         let issuer = self.ready_to_issue()?;
-        Ok(issuer.generator.next_id()?)
+        let generator = &issuer.generator;
+        loop {
+            match generator.try_next_id()? {
+                Poll::Ready(id) => return Ok(id),
+                Poll::Pending { tick, behind, .. } => {
+                    let wait = generator.begin_wait(tick, behind);
+                    tokio::time::sleep(wait.duration()).await;
+                }
+            }
+        }
     }
 
     /// Fills `out` with exactly `n` ids, batch by batch. Readiness is checked once, at the

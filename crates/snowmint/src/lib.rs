@@ -58,7 +58,7 @@ pub use decoded::Decoded;
 pub use diagram::Diagram;
 pub use encoding::Encoding;
 pub use error::{BuildError, IssueError, LayoutError, ParseError, RangeError};
-pub use generator::{Builder, Generator, Stats};
+pub use generator::{Builder, Generator, Stats, TickWait};
 pub use id::Id;
 #[cfg(feature = "serde")]
 pub use id::serde_int;

@@ -207,6 +207,10 @@ pub enum Poll {
         tick: u64,
         /// When that tick starts, in ms since the Unix epoch.
         until_ms: u64,
+        /// Whether the wait is for a clock that went back (the rollback policy waits), not
+        /// for a spent sequence: [`Generator::begin_wait`](crate::Generator::begin_wait)
+        /// counts the two apart.
+        behind: bool,
     },
 }
 

@@ -379,12 +379,48 @@ fn try_next_id_never_waits() {
         g.try_next_id().unwrap(),
         Poll::Pending {
             tick,
-            until_ms: T + 1
+            until_ms: T + 1,
+            behind: false,
         }
     );
     assert!(clock.sleeps().is_empty());
     clock.advance(1);
     assert!(matches!(g.try_next_id().unwrap(), Poll::Ready(_)));
+}
+
+/// A caller that waits on its own timer (an async server) is told how long, and its wait
+/// for a clock that went back is counted as `next_id` counts its own.
+#[test]
+fn a_wait_on_the_callers_timer_is_told_its_length_and_counted() {
+    let clock = Arc::new(ManualClock::new(T));
+    let g = manual(Layout::TWITTER, &clock)
+        .rollback(RollbackPolicy::WaitUpTo(Duration::from_secs(5)))
+        .build()
+        .unwrap();
+    let newest = g.next_id().unwrap();
+    clock.step_back(3_000);
+    let Poll::Pending { tick, behind, .. } = g.try_next_id().unwrap() else {
+        panic!("a clock 3 s behind is waited for");
+    };
+    assert!(behind);
+    let wait = g.begin_wait(tick, behind);
+    assert_eq!(wait.duration(), Duration::from_millis(3_000));
+    assert_eq!(g.stats().tick_waits, 1);
+    clock.advance(3_000);
+    drop(wait);
+    let Poll::Ready(id) = g.try_next_id().unwrap() else {
+        panic!("the clock is back at the newest id");
+    };
+    assert!(id > newest);
+    let stats = g.stats();
+    assert_eq!((stats.rollback_waits, stats.rollback_wait_ms), (1, 3_000));
+    assert!(clock.sleeps().is_empty(), "the generator slept");
+    // Past the bound, the same refusal as `next_id`'s, at once.
+    clock.step_back(6_000);
+    assert_eq!(
+        g.try_next_id().unwrap_err().to_string(),
+        "clock is 6000 ms behind the newest id issued, more than the 5000 ms this generator waits"
+    );
 }
 
 #[test]

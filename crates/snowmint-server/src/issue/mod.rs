@@ -50,22 +50,14 @@ fn bearer_matches(token: &str, authorization: Option<&[u8]>) -> bool {
         .is_some_and(|given| bool::from(given.ct_eq(token.as_bytes())))
 }
 
-/// One id. While the clock is behind the newest id issued, it is taken on a blocking
-/// thread: the rollback policy may wait seconds for the clock, and an async worker that
-/// waits stalls every connection it serves.
+/// One id. A request that must wait for the clock waits on the runtime's timer
+/// ([`IdSource::next_id`](crate::IdSource::next_id)), holding no thread.
 ///
 /// # Errors
 ///
 /// Not ready, or the generator refused.
 pub async fn one(state: &AppState) -> Result<Id, ApiError> {
-    let id = if state.source.behind() {
-        let source = std::sync::Arc::clone(&state.source);
-        tokio::task::spawn_blocking(move || source.next_id())
-            .await
-            .map_err(|e| ApiError::Unavailable(format!("request was interrupted: {e}")))??
-    } else {
-        state.source.next_id()?
-    };
+    let id = state.source.next_id().await?;
     state.metrics.ids_issued.inc();
     Ok(id)
 }

@@ -20,10 +20,12 @@ use crate::{Clock, Id, IssueError, Layout, Store, SystemClock};
 
 mod builder;
 mod limit;
+mod wait;
 
 pub use builder::Builder;
 #[cfg(test)]
 pub(crate) use builder::max_tick;
+pub use wait::TickWait;
 
 /// Everything the fast path touches after reading the clock, on two cache lines of its own
 /// (aligned to two lines, for adjacent-line prefetch). The first holds the counter, which
@@ -305,12 +307,8 @@ impl<C: Clock> Generator<C> {
             let spare = match self.judge(tick, now) {
                 Verdict::Issue | Verdict::Logical => false,
                 Verdict::Spare => true,
-                Verdict::WaitUntil(until) | Verdict::WaitBehind(until) => {
-                    return Ok(Poll::Pending {
-                        tick: until,
-                        until_ms: self.layout.unix_ms_at(until),
-                    });
-                }
+                Verdict::WaitUntil(until) => return Ok(self.pending(until, false)),
+                Verdict::WaitBehind(until) => return Ok(self.pending(until, true)),
                 Verdict::Fail(err) => return Err(err),
             };
             if self
