@@ -201,6 +201,11 @@ fn each_bad_value_is_blamed_on_its_key() {
             "config key `lease`: \"zookeeper://h:2181\" expected zookeeper://HOST:PORT[,HOST:PORT...]/PATH (no path: name the registry's root, such as /snowmint)",
         ),
         (
+            "fleet",
+            "\"a.b\"",
+            "config key `fleet`: \"a.b\" may hold only letters, digits, '-' and '_', 1 to 64 of them",
+        ),
+        (
             "identity",
             "\"\"",
             "config key `identity`: \"\" must be 1 to 200 characters",
