@@ -190,7 +190,7 @@ async fn registries_that_are_down() {
     assert_eq!(
         line(&err),
         format!(
-            "etcd registry is unavailable: http://127.0.0.1:{port}/v3/lease/grant: \
+            "etcd registry is unavailable: http://127.0.0.1:{port}/v3/kv/txn: \
              error sending request: client error (Connect): tcp connect error: \
              Connection refused (os error 111)"
         )
