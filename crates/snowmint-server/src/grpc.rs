@@ -179,8 +179,14 @@ impl IdService for Service {
                 let (state, caller, drain) = (state.clone(), caller.clone(), drain.clone());
                 async move {
                     drop(last);
-                    if failed || (total != 0 && sent >= total) || drain.abandoned() {
+                    if failed || (total != 0 && sent >= total) {
                         return None;
+                    }
+                    // Where the accept loop carries the stream, an abandoned one is dropped
+                    // before it gets here; elsewhere it ends with the reason.
+                    if drain.abandoned() {
+                        let reason = "stream abandoned: a batch was not taken within its drain deadline (drain_grace_ms, min_drain_bytes_per_sec)";
+                        return Some((Err(Status::resource_exhausted(reason)), (sent, None, true)));
                     }
                     let part = if total == 0 {
                         batch

@@ -19,6 +19,7 @@ use std::time::Duration;
 use axum::http;
 use bytes::Bytes;
 use running::{Running, start_with_batch};
+use snowmint_server::grpc::proto::NextBatchRequest;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpSocket;
 use tokio::task::JoinHandle;
@@ -308,4 +309,65 @@ async fn a_thousand_connections_from_one_address_leave_room_for_others() {
 async fn a_thousand_connections_from_eight_addresses_leave_room_for_others() {
     let _one = ONE_AT_A_TIME.lock().await;
     a_thousand_connections_from(8).await;
+}
+
+/// A gRPC message: uncompressed, length-prefixed.
+fn grpc_message(message: &impl prost::Message) -> Bytes {
+    let body = message.encode_to_vec();
+    let mut framed = vec![0u8];
+    framed.extend_from_slice(&u32::try_from(body.len()).unwrap().to_be_bytes());
+    framed.extend_from_slice(&body);
+    Bytes::from(framed)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_batches_nobody_reads_leave_room_and_lose_their_hold() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let server = start_with_batch(65_536, BUDGET).await;
+    let addr = server.addr;
+    let call = NextBatchRequest {
+        count: ATTACK_BATCH,
+    };
+    // Sixteen gRPC connections of four NextBatch calls, granting no window.
+    let (mut clients, mut held) = (Vec::new(), Vec::new());
+    for _ in 0..16 {
+        let socket = TcpSocket::new_v4().unwrap();
+        socket.bind(SocketAddr::new(ip([127, 0, 0, 3]), 0)).unwrap();
+        let tcp = socket.connect(addr).await.unwrap();
+        let (client, connection) = h2::client::Builder::new()
+            .initial_window_size(0)
+            .handshake::<_, Bytes>(tcp)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        for _ in 0..4 {
+            let mut client = client.clone().ready().await.unwrap();
+            let request =
+                http::Request::post(format!("http://{addr}/snowmint.v1.IdService/NextBatch"))
+                    .version(http::Version::HTTP_2)
+                    .header("content-type", "application/grpc")
+                    .header("te", "trailers")
+                    .body(())
+                    .unwrap();
+            let (response, mut body) = client.send_request(request, false).unwrap();
+            body.send_data(grpc_message(&call), true).unwrap();
+            held.push(response);
+        }
+        clients.push(client);
+    }
+    attack_holds(&server).await;
+    let (status, body, took) = get_from(ip(GOOD), server.http, "/v1/ids?count=100").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(took < SMALL_WITHIN, "100 ids took {took:?}");
+    // 131 KB a response: each gives its room back 2.1 s after it was made.
+    let left = metric_until(
+        &server,
+        "snowmint_ids_in_flight",
+        Duration::from_secs(10),
+        |n| n == 0,
+    )
+    .await;
+    assert_eq!(left, 0, "ids still held by messages nobody reads");
+    drop((clients, held));
+    server.stop().await;
 }
