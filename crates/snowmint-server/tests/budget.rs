@@ -8,21 +8,21 @@
 //! such streams hold the whole budget if nothing stops them, as sixteen of four 65,536-id
 //! streams hold the default one. Bounds are generous: a loaded two-core machine runs them.
 
+#[path = "support/attack.rs"]
+mod attacker;
 #[path = "support/grpc.rs"]
 mod running;
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use attacker::{attack, get_from, grpc_message, ip, metric, metric_until};
 use axum::http;
 use bytes::Bytes;
 use running::{Running, start_with_batch};
 use snowmint_server::grpc::proto::NextBatchRequest;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpSocket;
-use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 const BUDGET: &str = "max_ids_in_flight = 1048576\nmax_ids_in_flight_per_connection = 65536";
@@ -39,154 +39,6 @@ const SMALL_WITHIN: Duration = Duration::from_secs(3);
 
 /// One attack at a time: each runs thousands of streams on a small machine.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-fn ip(octets: [u8; 4]) -> IpAddr {
-    IpAddr::from(octets)
-}
-
-/// `GET path` over HTTP/1.1 from `from`, read to the end: the status, the body, and how
-/// long it took from connecting.
-async fn get_from(from: IpAddr, addr: SocketAddr, path: &str) -> (u16, String, Duration) {
-    let started = Instant::now();
-    let socket = TcpSocket::new_v4().unwrap();
-    socket.bind(SocketAddr::new(from, 0)).unwrap();
-    let mut tcp = socket.connect(addr).await.unwrap();
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    tcp.write_all(request.as_bytes()).await.unwrap();
-    let mut answer = Vec::new();
-    tcp.read_to_end(&mut answer).await.unwrap();
-    let answer = String::from_utf8(answer).unwrap();
-    let status = answer[9..12].parse().unwrap();
-    let body = answer.split_once("\r\n\r\n").map(|(_, b)| b.to_string());
-    (status, body.unwrap_or_default(), started.elapsed())
-}
-
-/// The value of a metric of the server, 0 if it has none.
-async fn metric(server: &Running, name: &str) -> u64 {
-    let (_, body, _) = get_from(ip([127, 0, 0, 1]), server.http, "/metrics").await;
-    body.lines()
-        .find_map(|line| {
-            line.strip_prefix(name)?
-                .strip_prefix(' ')?
-                .parse::<f64>()
-                .ok()
-        })
-        .map_or(0, |v| v as u64)
-}
-
-/// Waits up to `limit` for `check` to hold of a metric's value; the value it settled at.
-async fn metric_until(
-    server: &Running,
-    name: &str,
-    limit: Duration,
-    check: impl Fn(u64) -> bool,
-) -> u64 {
-    let deadline = Instant::now() + limit;
-    loop {
-        let value = metric(server, name).await;
-        if check(value) || Instant::now() >= deadline {
-            return value;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// HTTP/2 connections asking for batches they do not read, or read a trickle at a time.
-struct Attack {
-    tasks: Vec<JoinHandle<()>>,
-    /// Streams the server reset.
-    resets: Arc<AtomicUsize>,
-}
-
-impl Drop for Attack {
-    fn drop(&mut self) {
-        for task in &self.tasks {
-            task.abort();
-        }
-    }
-}
-
-/// Opens `connections` connections to `addr`, from each of `from` in turn, each with
-/// `streams` streams asking for [`ATTACK_BATCH`] ids. Without `trickle` they grant no
-/// window; with it, each stream takes 64 KiB every `trickle` and asks again when reset.
-async fn attack(
-    addr: SocketAddr,
-    from: &[IpAddr],
-    connections: usize,
-    streams: usize,
-    trickle: Option<Duration>,
-) -> Attack {
-    let resets = Arc::new(AtomicUsize::new(0));
-    let mut tasks = Vec::new();
-    for i in 0..connections {
-        let socket = TcpSocket::new_v4().unwrap();
-        socket
-            .bind(SocketAddr::new(from[i % from.len()], 0))
-            .unwrap();
-        let tcp = socket.connect(addr).await.unwrap();
-        let window = if trickle.is_some() { 65_535 } else { 0 };
-        let (client, connection) = h2::client::Builder::new()
-            .initial_window_size(window)
-            .initial_connection_window_size(window.max(65_535) * streams as u32)
-            .handshake::<_, Bytes>(tcp)
-            .await
-            .unwrap();
-        tasks.push(tokio::spawn(async move {
-            let _ = connection.await;
-        }));
-        for _ in 0..streams {
-            let (client, resets) = (client.clone(), Arc::clone(&resets));
-            tasks.push(tokio::spawn(stream(client, addr, trickle, resets)));
-        }
-    }
-    Attack { tasks, resets }
-}
-
-/// One attacking stream, asked again each time the server resets it.
-async fn stream(
-    client: h2::client::SendRequest<Bytes>,
-    addr: SocketAddr,
-    trickle: Option<Duration>,
-    resets: Arc<AtomicUsize>,
-) {
-    loop {
-        let Ok(mut client) = client.clone().ready().await else {
-            return;
-        };
-        let request = http::Request::get(format!("http://{addr}/v1/ids?count={ATTACK_BATCH}"))
-            .version(http::Version::HTTP_2)
-            .body(())
-            .unwrap();
-        let Ok((response, _)) = client.send_request(request, true) else {
-            return;
-        };
-        let Ok(response) = response.await else { return };
-        let Some(every) = trickle else {
-            // Never read: hold the response until the attack ends.
-            let _held = response;
-            std::future::pending::<()>().await;
-            return;
-        };
-        let mut body = response.into_body();
-        'trickle: loop {
-            let mut taken = 0;
-            while taken < 64 * 1024 {
-                match body.data().await {
-                    Some(Ok(chunk)) => {
-                        taken += chunk.len();
-                        let _ = body.flow_control().release_capacity(chunk.len());
-                    }
-                    Some(Err(_)) => {
-                        resets.fetch_add(1, Ordering::SeqCst);
-                        break 'trickle;
-                    }
-                    None => break 'trickle,
-                }
-            }
-            tokio::time::sleep(every).await;
-        }
-    }
-}
 
 /// Small requests from the well-behaved client, one every 250 ms for `window`, each on
 /// its own so that a slow one does not hold up the next: the first, and each that began at
@@ -235,7 +87,15 @@ async fn sixteen_connections_that_never_read_leave_room_and_lose_their_hold() {
     let _one = ONE_AT_A_TIME.lock().await;
     // Connections stalled for 11 s are closed: after the window the client is measured in.
     let server = start_with_batch(65_536, &format!("{BUDGET}\nidle_timeout_ms = 11000")).await;
-    let attack = attack(server.http, &[ip([127, 0, 0, 3])], 16, 4, None).await;
+    let attack = attack(
+        server.http,
+        ATTACK_BATCH,
+        &[ip([127, 0, 0, 3])],
+        16,
+        4,
+        None,
+    )
+    .await;
     attack_holds(&server).await;
     small_requests_are_served(&server, Duration::from_secs(10), Duration::from_secs(8)).await;
     // What the streams hold is given back at their drain deadline, connections open.
@@ -265,6 +125,7 @@ async fn streams_read_a_trickle_at_a_time_lose_their_hold() {
     // slow (13 KiB/s) that each 360 KB response would hold its ids for half a minute.
     let attack = attack(
         server.http,
+        ATTACK_BATCH,
         &[ip([127, 0, 0, 3])],
         16,
         4,
@@ -288,7 +149,7 @@ async fn streams_read_a_trickle_at_a_time_lose_their_hold() {
 async fn a_thousand_connections_from(addresses: u8) {
     let server = start_with_batch(65_536, BUDGET).await;
     let from: Vec<IpAddr> = (0..addresses).map(|i| ip([127, 0, 0, 3 + i])).collect();
-    let attack = attack(server.http, &from, 1000, 4, None).await;
+    let attack = attack(server.http, ATTACK_BATCH, &from, 1000, 4, None).await;
     attack_holds(&server).await;
     let (status, body, took) = get_from(ip(GOOD), server.http, "/v1/ids?count=65536").await;
     assert_eq!(status, 200, "{body}");
@@ -309,15 +170,6 @@ async fn a_thousand_connections_from_one_address_leave_room_for_others() {
 async fn a_thousand_connections_from_eight_addresses_leave_room_for_others() {
     let _one = ONE_AT_A_TIME.lock().await;
     a_thousand_connections_from(8).await;
-}
-
-/// A gRPC message: uncompressed, length-prefixed.
-fn grpc_message(message: &impl prost::Message) -> Bytes {
-    let body = message.encode_to_vec();
-    let mut framed = vec![0u8];
-    framed.extend_from_slice(&u32::try_from(body.len()).unwrap().to_be_bytes());
-    framed.extend_from_slice(&body);
-    Bytes::from(framed)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
