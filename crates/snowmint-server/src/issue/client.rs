@@ -1,12 +1,5 @@
-//! Who a request counts against in the fair shares of the budget of ids in flight.
-//!
-//! A client is the address a request comes from: an IPv4 address, or an IPv6 /64 prefix
-//! (one host is commonly given a whole /64, and picks a new address in it at will). Not a
-//! connection, since opening more connections costs an attacker nothing; not a token or a
-//! header the client chooses, since it could choose a new one for every request. Behind a
-//! reverse proxy every request comes from the proxy's address, so the proxies are named
-//! (`trusted_proxies`) and for a request from one of them the client is the address it
-//! reports: the last address of `X-Forwarded-For` that is not itself a trusted proxy.
+//! Who a request counts against in the fair shares of the budget of ids in flight: see
+//! [`Client`].
 
 use std::fmt;
 use std::net::{IpAddr, Ipv6Addr};
@@ -14,7 +7,18 @@ use std::str::FromStr;
 
 use axum::http::HeaderMap;
 
-/// A client, as the fair shares count them: see the module's documentation.
+/// Who a request counts against in the fair shares of the budget of ids in flight.
+///
+/// A client is the address a request comes from: an IPv4 address, or an IPv6 /64 prefix
+/// (one host is commonly given a whole /64, and picks a new address in it at will). Not a
+/// connection, since opening more connections costs an attacker nothing; not a token or a
+/// header the client chooses, since it could choose a new one for every request. So a
+/// thousand connections from one address hold one share, and the clients behind one NAT
+/// share one. Behind a reverse proxy every request comes from the proxy's address, which
+/// is many clients, so the proxies are named ([`TrustedProxies`], `trusted_proxies`) and
+/// for a request from one of them the client is the address it reports: the last address
+/// of `X-Forwarded-For` that is not itself a trusted proxy (each proxy appends the address
+/// it heard from, so that is the nearest one the server's own proxies vouch for).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Client(IpAddr);
 
@@ -45,6 +49,23 @@ impl Client {
 
     /// The client of a request that came from `peer` with `headers`: the address a trusted
     /// proxy reports, else the peer's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use axum::http::HeaderMap;
+    /// use snowmint_server::{Client, TrustedProxies};
+    ///
+    /// let proxies: TrustedProxies = "10.0.0.1".parse()?;
+    /// let mut headers = HeaderMap::new();
+    /// headers.insert("x-forwarded-for", "203.0.113.9".parse()?);
+    /// let client = Client::of_request("10.0.0.1".parse()?, &headers, &proxies);
+    /// assert_eq!(client.to_string(), "203.0.113.9");
+    /// // From a peer that is no trusted proxy, the header is ignored.
+    /// let client = Client::of_request("10.0.0.2".parse()?, &headers, &proxies);
+    /// assert_eq!(client.to_string(), "10.0.0.2");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
     pub fn of_request(peer: IpAddr, headers: &HeaderMap, trusted: &TrustedProxies) -> Client {
         if !trusted.contains(peer) {
@@ -95,6 +116,18 @@ impl TryFrom<String> for TrustedProxies {
 
 impl TrustedProxies {
     /// Whether `addr` is one of them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_server::TrustedProxies;
+    ///
+    /// let proxies: TrustedProxies = "10.0.0.0/8, 2001:db8::7".parse()?;
+    /// assert!(proxies.contains("10.20.30.40".parse()?));
+    /// assert!(proxies.contains("::ffff:10.0.0.1".parse()?));
+    /// assert!(!proxies.contains("2001:db8::8".parse()?));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
     pub fn contains(&self, addr: IpAddr) -> bool {
         let addr = match addr {
