@@ -17,7 +17,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use attacker::{attack, get_from, grpc_message, ip, metric, metric_until};
+use attacker::{attack, get_from, get_from_with, grpc_message, ip, metric, metric_until, unread};
 use axum::http;
 use bytes::Bytes;
 use running::{Running, start_with_batch};
@@ -221,5 +221,38 @@ async fn grpc_batches_nobody_reads_leave_room_and_lose_their_hold() {
     .await;
     assert_eq!(left, 0, "ids still held by messages nobody reads");
     drop((clients, held));
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_trusted_proxy_the_client_is_the_address_it_names() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    // Room for three batches; a drain grace past the test, so nothing is given back.
+    let settings = "max_ids_in_flight = 300000\nmax_ids_in_flight_per_connection = 100000\ndrain_grace_ms = 60000\ntrusted_proxies = \"127.0.0.3\"";
+    let server = start_with_batch(100_000, settings).await;
+    let (proxy, other) = (ip([127, 0, 0, 3]), ip([127, 0, 0, 4]));
+    let path = "/v1/ids?count=100000";
+    let names = |client| [("x-forwarded-for", client)];
+    // Through the proxy, one client holds a batch it does not read.
+    let _first = unread(server.http, proxy, path, &names("198.51.100.1")).await;
+    // So does a peer that is no trusted proxy, whatever its header says.
+    let _second = unread(server.http, other, path, &names("198.51.100.1")).await;
+    let held = metric_until(
+        &server,
+        "snowmint_ids_in_flight",
+        Duration::from_secs(10),
+        |n| n == 200_000,
+    )
+    .await;
+    assert_eq!(held, 200_000);
+    // Another client behind the proxy has its own share: a third of the budget.
+    let (status, body, took) =
+        get_from_with(proxy, server.http, path, &names("198.51.100.2")).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    // The other peer's header names no one: it is at its share, and waits in vain.
+    let (status, body, _) = get_from_with(other, server.http, path, &names("198.51.100.3")).await;
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("fair share"), "{body}");
     server.stop().await;
 }

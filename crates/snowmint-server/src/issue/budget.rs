@@ -12,14 +12,13 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::HeaderMap;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
 use snowmint::Id;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
-use super::client::{Client, TrustedProxies};
+use super::client::{Caller, Client, TrustedProxies};
 use super::fair::Fair;
 use super::room::{Drain, Permits, Room};
 use crate::{ApiError, AppState, Limits};
@@ -46,39 +45,6 @@ pub struct Budget {
     fills: Semaphore,
     in_flight: Gauge,
     abandoned: Counter,
-}
-
-/// Who asks for ids: a connection's share of the budget, and the [`Client`] the request
-/// counts against in the server's fair shares. The accept loop puts one in the extensions
-/// of every request it reads; a request without one (a router called in tests) counts
-/// against an unnamed client and no connection.
-#[derive(Debug, Clone)]
-pub struct Caller {
-    connection: Arc<Semaphore>,
-    peer: IpAddr,
-    trusted: Arc<TrustedProxies>,
-    client: Client,
-}
-
-impl Caller {
-    /// The caller of one request on this connection: the client a trusted proxy names in
-    /// its headers, or the connection's peer.
-    #[must_use]
-    pub fn for_request(&self, headers: &HeaderMap) -> Caller {
-        if self.trusted.is_empty() {
-            return self.clone();
-        }
-        Caller {
-            client: Client::of_request(self.peer, headers, &self.trusted),
-            ..self.clone()
-        }
-    }
-
-    /// The client it counts against.
-    #[must_use]
-    pub fn client(&self) -> Client {
-        self.client
-    }
 }
 
 impl Budget {

@@ -1,11 +1,13 @@
 //! Who a request counts against in the fair shares of the budget of ids in flight: see
-//! [`Client`].
+//! [`Client`]; and who asks, as a request carries it ([`Caller`]).
 
 use std::fmt;
 use std::net::{IpAddr, Ipv6Addr};
 use std::str::FromStr;
+use std::sync::Arc;
 
 use axum::http::HeaderMap;
+use tokio::sync::Semaphore;
 
 /// Who a request counts against in the fair shares of the budget of ids in flight.
 ///
@@ -188,6 +190,39 @@ impl fmt::Display for TrustedProxies {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let items: Vec<String> = self.0.iter().map(|(a, b)| format!("{a}/{b}")).collect();
         f.write_str(&items.join(", "))
+    }
+}
+
+/// Who asks for ids: a connection's share of the budget, and the [`Client`] the request
+/// counts against in the server's fair shares. The accept loop puts one in the extensions
+/// of every request it reads; a request without one (a router called in tests) counts
+/// against an unnamed client and no connection.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub(super) connection: Arc<Semaphore>,
+    pub(super) peer: IpAddr,
+    pub(super) trusted: Arc<TrustedProxies>,
+    pub(super) client: Client,
+}
+
+impl Caller {
+    /// The caller of one request on this connection: the client a trusted proxy names in
+    /// its headers, or the connection's peer.
+    #[must_use]
+    pub fn for_request(&self, headers: &HeaderMap) -> Caller {
+        if self.trusted.is_empty() {
+            return self.clone();
+        }
+        Caller {
+            client: Client::of_request(self.peer, headers, &self.trusted),
+            ..self.clone()
+        }
+    }
+
+    /// The client it counts against.
+    #[must_use]
+    pub fn client(&self) -> Client {
+        self.client
     }
 }
 

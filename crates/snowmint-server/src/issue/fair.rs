@@ -258,3 +258,64 @@ impl Fair {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(last: u8) -> Client {
+        Client::of(std::net::IpAddr::from([127, 0, 0, last]))
+    }
+
+    fn used(fair: &Fair) -> u64 {
+        fair.lock().used
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_that_stops_waiting_leaves_no_room_taken() {
+        let fair = Fair::new(1000);
+        let held = fair
+            .take(client(1), 500, Duration::from_secs(5))
+            .await
+            .unwrap();
+        // A waiter whose request is dropped (its client went away) leaves the queue.
+        let waiting = tokio::spawn({
+            let fair = Arc::clone(&fair);
+            async move { fair.take(client(1), 400, Duration::from_secs(5)).await }
+        });
+        tokio::task::yield_now().await;
+        waiting.abort();
+        assert!(waiting.await.is_err());
+        // One that times out leaves it too, and nothing it asked for stays counted.
+        assert!(
+            fair.take(client(1), 400, Duration::from_secs(5))
+                .await
+                .is_none()
+        );
+        drop(held);
+        assert_eq!(used(&fair), 0);
+        assert!(fair.lock().clients.is_empty());
+        // The whole budget is there again: one request of a client holding nothing fits.
+        let all = fair.take(client(2), 1000, Duration::ZERO).await;
+        assert!(all.is_some());
+        assert_eq!(used(&fair), 1000);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn shares_shrink_as_clients_arrive_and_grow_as_they_leave() {
+        let fair = Fair::new(1200);
+        let wait = Duration::from_secs(5);
+        // Alone, half: 600.
+        let a1 = fair.take(client(1), 300, wait).await.unwrap();
+        let a2 = fair.take(client(1), 300, wait).await.unwrap();
+        assert!(fair.take(client(1), 1, Duration::ZERO).await.is_none());
+        // With a second client, a third each: the first may take no more.
+        let b = fair.take(client(2), 400, wait).await.unwrap();
+        drop(a2);
+        assert!(fair.take(client(1), 200, Duration::ZERO).await.is_none());
+        // The second leaves: the first's share is half again.
+        drop(b);
+        assert!(fair.take(client(1), 300, Duration::ZERO).await.is_some());
+        drop(a1);
+    }
+}

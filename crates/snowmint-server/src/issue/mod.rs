@@ -22,8 +22,8 @@ mod request;
 mod room;
 
 pub use agent::{user_agent, worker};
-pub use budget::{Budget, Caller};
-pub use client::{Client, TrustedProxies};
+pub use budget::Budget;
+pub use client::{Caller, Client, TrustedProxies};
 pub use request::{
     AtRequest, Batch, ComposeRequest, Count, DecodeRequest, DecodeSerialRequest, DecodedSerial,
     Framing, IdsRequest, SerialBatch, SerialFormat, SerialsRequest,

@@ -22,11 +22,25 @@ pub fn ip(octets: [u8; 4]) -> IpAddr {
 /// `GET path` over HTTP/1.1 from `from`, read to the end: the status, the body, and how
 /// long it took from connecting.
 pub async fn get_from(from: IpAddr, addr: SocketAddr, path: &str) -> (u16, String, Duration) {
+    get_from_with(from, addr, path, &[]).await
+}
+
+/// [`get_from`], with `headers`.
+pub async fn get_from_with(
+    from: IpAddr,
+    addr: SocketAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (u16, String, Duration) {
     let started = Instant::now();
     let socket = TcpSocket::new_v4().unwrap();
     socket.bind(SocketAddr::new(from, 0)).unwrap();
     let mut tcp = socket.connect(addr).await.unwrap();
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    let mut request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
     tcp.write_all(request.as_bytes()).await.unwrap();
     let mut answer = Vec::new();
     tcp.read_to_end(&mut answer).await.unwrap();
@@ -34,6 +48,33 @@ pub async fn get_from(from: IpAddr, addr: SocketAddr, path: &str) -> (u16, Strin
     let status = answer[9..12].parse().unwrap();
     let body = answer.split_once("\r\n\r\n").map(|(_, b)| b.to_string());
     (status, body.unwrap_or_default(), started.elapsed())
+}
+
+/// One HTTP/2 request for `path` from `from`, with `headers`, on a connection that grants
+/// no window, so its answer is never read: what keeps it open.
+pub async fn unread(
+    addr: SocketAddr,
+    from: IpAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (h2::client::SendRequest<Bytes>, h2::client::ResponseFuture) {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::new(from, 0)).unwrap();
+    let tcp = socket.connect(addr).await.unwrap();
+    let (client, connection) = h2::client::Builder::new()
+        .initial_window_size(0)
+        .handshake::<_, Bytes>(tcp)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let mut request =
+        http::Request::get(format!("http://{addr}{path}")).version(http::Version::HTTP_2);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let mut ready = client.ready().await.unwrap();
+    let (response, _) = ready.send_request(request.body(()).unwrap(), true).unwrap();
+    (ready, response)
 }
 
 /// The value of a metric of the server, 0 if it has none.
