@@ -24,8 +24,9 @@ use super::room::{Drain, Permits, Room};
 use crate::{ApiError, AppState, Limits};
 
 /// Batches up to one default tick are filled on the request's own thread; larger ones may
-/// wait for several ticks, so they move to the blocking pool.
-const INLINE_BATCH: u64 = 4096;
+/// wait for several ticks, so they move to the blocking pool. The same batches are small
+/// to the fair shares ([`SMALL`](super::fair::SMALL)).
+pub(super) const INLINE_BATCH: u64 = 4096;
 /// Blocking fills at once: the generator issues one tick at a time, so two threads keep it
 /// busy while one of them waits for the next tick; more would only add threads.
 const BLOCKING_FILLS: usize = 2;

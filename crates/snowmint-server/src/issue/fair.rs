@@ -22,8 +22,8 @@ use tokio::time::Instant;
 use super::client::Client;
 
 /// The most ids a small request asks for: one tick of the default layout, a batch that is
-/// filled on the request's own thread.
-pub const SMALL: u64 = 4096;
+/// filled on the request's own thread, quickly, and takes little room.
+pub const SMALL: u64 = super::budget::INLINE_BATCH;
 /// How long the oldest large request waits before small ones stop taking the room it
 /// needs: long enough that small requests arriving together pass it, short against the
 /// queue's 5 s.
