@@ -20,7 +20,7 @@ use tokio::time::Instant;
 
 use super::client::{Caller, Client, TrustedProxies};
 use super::fair::Fair;
-use super::room::{Drain, Permits, Room};
+use super::room::{Deadlines, Drain, Permits, Room};
 use crate::{ApiError, AppState, Limits};
 
 /// Batches up to one default tick are filled on the request's own thread; larger ones may
@@ -44,6 +44,7 @@ pub struct Budget {
     drain_rate: u64,
     trusted: Arc<TrustedProxies>,
     fills: Semaphore,
+    deadlines: Arc<Deadlines>,
     in_flight: Gauge,
     abandoned: Counter,
 }
@@ -66,6 +67,7 @@ impl Budget {
             drain_rate: limits.min_drain_bytes_per_sec,
             trusted: Arc::new(trusted),
             fills: Semaphore::new(BLOCKING_FILLS),
+            deadlines: Arc::default(),
             in_flight,
             abandoned,
         }
@@ -174,6 +176,7 @@ pub(super) async fn fill(
     let room = Room::new(
         permits,
         budget.deadline(bytes),
+        &budget.deadlines,
         drain.cloned().unwrap_or_default(),
         budget.abandoned.clone(),
     );
@@ -305,6 +308,7 @@ mod tests {
         let room = Room::new(
             permits,
             budget.deadline(1 << 20),
+            &budget.deadlines,
             drain.clone(),
             budget.abandoned.clone(),
         );
@@ -329,6 +333,7 @@ mod tests {
         let room = Room::new(
             permits,
             budget.deadline(10),
+            &budget.deadlines,
             Drain::default(),
             budget.abandoned.clone(),
         );

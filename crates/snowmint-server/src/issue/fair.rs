@@ -39,6 +39,8 @@ pub struct Fair {
 #[derive(Debug, Default)]
 struct State {
     used: u64,
+    /// Requests in the queues.
+    waiting: usize,
     /// Arrival order of waiting requests.
     seq: u64,
     /// Clients holding room or waiting for some; no entry for a client with neither.
@@ -126,10 +128,22 @@ impl Fair {
 
     /// Waits up to `wait` for room for `n` ids for `client`; `None` if none came in time.
     pub async fn take(self: &Arc<Fair>, client: Client, n: u64, wait: Duration) -> Option<Grant> {
-        let (granted, answer) = oneshot::channel();
+        let (granted, answer) = {
+            let mut state = self.lock();
+            // Nobody waits: the rules come down to room and share, without a queue.
+            if state.waiting == 0 && self.fits_now(&state, client, n) {
+                let queues = state.clients.entry(client).or_default();
+                queues.held += n;
+                state.used += n;
+                return Some(self.grant(client, n));
+            }
+            drop(state);
+            oneshot::channel()
+        };
         let seq = {
             let mut state = self.lock();
             state.seq += 1;
+            state.waiting += 1;
             let seq = state.seq;
             let queues = state.clients.entry(client).or_default();
             let waiter = Waiter {
@@ -184,6 +198,9 @@ impl Fair {
                 left = true;
             }
         }
+        if left {
+            state.waiting -= 1;
+        }
         if queues.idle() {
             state.clients.remove(&client);
         }
@@ -201,6 +218,16 @@ impl Fair {
             }
         }
         self.dispatch(state);
+    }
+
+    /// Whether `n` ids for `client` fit the room and its share, with nobody waiting.
+    fn fits_now(&self, state: &State, client: Client, n: u64) -> bool {
+        let holding = state.clients.get(&client);
+        let others = state.clients.len() - usize::from(holding.is_some());
+        // Counting the client itself, and the one more that keeps room for a newcomer.
+        let share = self.capacity / (others as u64 + 2);
+        let held = holding.map_or(0, |q| q.held);
+        state.used + n <= self.capacity && (held == 0 || held + n <= share)
     }
 
     /// Grants what the rules allow now.
@@ -249,6 +276,7 @@ impl Fair {
             &mut queues.large
         };
         let waiter = queue.pop_front().expect("chosen for its first waiter");
+        state.waiting -= 1;
         // A waiter whose request is gone is not counted.
         if waiter.granted.send(()).is_ok() {
             queues.held += waiter.n;

@@ -8,14 +8,16 @@
 //! abandoned through its [`Drain`]: the transport drops what is left of it, so an unread
 //! response holds neither room nor memory, whether its connection stays open or not.
 
+use std::cmp::{Ordering as ByTime, Reverse};
+use std::collections::BinaryHeap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
-use tokio::sync::OwnedSemaphorePermit;
-use tokio::task::AbortHandle;
+use tokio::sync::{Notify, OwnedSemaphorePermit};
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::fair::Grant;
@@ -96,7 +98,6 @@ struct Taken {
     permits: Mutex<Option<Permits>>,
     abandoned: Counter,
     drain: Drain,
-    timer: Mutex<Option<AbortHandle>>,
 }
 
 impl fmt::Debug for Taken {
@@ -130,18 +131,100 @@ impl Taken {
 impl Drop for Taken {
     fn drop(&mut self) {
         self.release();
-        if let Some(timer) = self.timer.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            timer.abort();
+    }
+}
+
+/// The drain deadlines of a budget's rooms, on one timer: a task of its own, not one per
+/// response, so a batch costs a push on a heap. A room given back early stays on the heap,
+/// as a reference that no longer upgrades, until its deadline.
+#[derive(Debug, Default)]
+pub(super) struct Deadlines {
+    due: Mutex<Due>,
+    sooner: Notify,
+}
+
+#[derive(Debug, Default)]
+struct Due {
+    heap: BinaryHeap<Reverse<Deadline>>,
+    /// The task that expires rooms, started by the first one in the runtime that serves.
+    task: Option<JoinHandle<()>>,
+}
+
+/// A room's deadline, ordered by time alone.
+#[derive(Debug)]
+struct Deadline(Instant, Weak<Taken>);
+
+impl PartialEq for Deadline {
+    fn eq(&self, other: &Deadline) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Eq for Deadline {}
+
+impl PartialOrd for Deadline {
+    fn partial_cmp(&self, other: &Deadline) -> Option<ByTime> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Deadline {
+    fn cmp(&self, other: &Deadline) -> ByTime {
+        self.0.cmp(&other.0)
+    }
+}
+
+impl Deadlines {
+    fn add(self: &Arc<Deadlines>, at: Instant, room: Weak<Taken>) {
+        let mut due = self.due.lock().unwrap_or_else(|e| e.into_inner());
+        let sooner = due.heap.peek().is_none_or(|Reverse(first)| at < first.0);
+        due.heap.push(Reverse(Deadline(at, room)));
+        // A runtime that ended (a test's) took its task with it.
+        if due.task.as_ref().is_none_or(JoinHandle::is_finished) {
+            due.task = Some(tokio::spawn(Arc::clone(self).expire_when_due()));
+        } else if sooner {
+            self.sooner.notify_one();
+        }
+    }
+
+    async fn expire_when_due(self: Arc<Deadlines>) {
+        loop {
+            let (passed, next) = {
+                let mut due = self.due.lock().unwrap_or_else(|e| e.into_inner());
+                let now = Instant::now();
+                let mut passed = Vec::new();
+                while due.heap.peek().is_some_and(|Reverse(first)| first.0 <= now) {
+                    if let Some(Reverse(Deadline(_, room))) = due.heap.pop() {
+                        passed.push(room);
+                    }
+                }
+                (passed, due.heap.peek().map(|Reverse(first)| first.0))
+            };
+            // Outside the lock: abandoning runs the transport's hook.
+            for room in passed {
+                if let Some(taken) = room.upgrade() {
+                    taken.expire();
+                }
+            }
+            // A deadline added meanwhile leaves a permit in `sooner`: none is missed.
+            match next {
+                Some(at) => tokio::select! {
+                    () = tokio::time::sleep_until(at) => {}
+                    () = self.sooner.notified() => {}
+                },
+                None => self.sooner.notified().await,
+            }
         }
     }
 }
 
 impl Room {
-    /// The room `permits` hold, until dropped or until `deadline`, when `drain` abandons
-    /// the response and `abandoned` counts its ids.
+    /// The room `permits` hold, until dropped or until `deadline` on `deadlines`, when
+    /// `drain` abandons the response and `abandoned` counts its ids.
     pub(super) fn new(
         permits: Permits,
         deadline: Instant,
+        deadlines: &Arc<Deadlines>,
         drain: Drain,
         abandoned: Counter,
     ) -> Room {
@@ -150,16 +233,8 @@ impl Room {
             permits: Mutex::new(Some(permits)),
             abandoned,
             drain,
-            timer: Mutex::new(None),
         });
-        let weak: Weak<Taken> = Arc::downgrade(&taken);
-        let timer = tokio::spawn(async move {
-            tokio::time::sleep_until(deadline).await;
-            if let Some(taken) = weak.upgrade() {
-                taken.expire();
-            }
-        });
-        *taken.timer.lock().unwrap_or_else(|e| e.into_inner()) = Some(timer.abort_handle());
+        deadlines.add(deadline, Arc::downgrade(&taken));
         Room(taken)
     }
 
