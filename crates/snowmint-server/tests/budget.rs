@@ -122,7 +122,7 @@ async fn streams_read_a_trickle_at_a_time_lose_their_hold() {
     let _one = ONE_AT_A_TIME.lock().await;
     let server = start_with_batch(65_536, BUDGET).await;
     // 64 KiB a stream every 5 s: progress often enough never to look stalled, but so
-    // slow (13 KiB/s) that each 360 KB response would hold its ids for half a minute.
+    // slow (13 KiB/s) that each 377 KB response would hold its ids for half a minute.
     let attack = attack(
         server.http,
         ATTACK_BATCH,
