@@ -21,7 +21,7 @@ use attacker::{attack, get_from, get_from_with, grpc_message, ip, metric, metric
 use axum::http;
 use bytes::Bytes;
 use running::{Running, start_with_batch};
-use snowmint_server::grpc::proto::NextBatchRequest;
+use snowmint_server::grpc::proto::{NextBatchRequest, StreamRequest};
 use tokio::net::TcpSocket;
 use tokio::time::Instant;
 
@@ -254,5 +254,53 @@ async fn behind_a_trusted_proxy_the_client_is_the_address_it_names() {
     let (status, body, _) = get_from_with(other, server.http, path, &names("198.51.100.3")).await;
     assert_eq!(status, 503, "{body}");
     assert!(body.contains("fair share"), "{body}");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grpc_stream_whose_batch_is_not_taken_loses_its_hold() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let server = start_with_batch(65_536, BUDGET).await;
+    let addr = server.addr;
+    // The usual 64 KiB window, never read: the server makes one batch of 131 KB, sends
+    // what the window takes, and holds the rest.
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (client, connection) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(connection);
+    let mut client = client.ready().await.unwrap();
+    let request = http::Request::post(format!("http://{addr}/snowmint.v1.IdService/Stream"))
+        .version(http::Version::HTTP_2)
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(())
+        .unwrap();
+    let (response, mut body) = client.send_request(request, false).unwrap();
+    let call = StreamRequest {
+        batch_size: ATTACK_BATCH,
+        total: 0,
+    };
+    body.send_data(grpc_message(&call), true).unwrap();
+    let held = metric_until(
+        &server,
+        "snowmint_ids_in_flight",
+        Duration::from_secs(10),
+        |n| n >= ATTACK_BATCH,
+    )
+    .await;
+    assert_eq!(held, ATTACK_BATCH);
+    // Its room is given back at the batch's deadline, and the stream is dropped.
+    let left = metric_until(
+        &server,
+        "snowmint_ids_in_flight",
+        Duration::from_secs(10),
+        |n| n == 0,
+    )
+    .await;
+    assert_eq!(left, 0, "a stream nobody reads still holds its batch");
+    assert_eq!(
+        metric(&server, "snowmint_ids_abandoned_total").await,
+        ATTACK_BATCH
+    );
+    drop((client, response));
     server.stop().await;
 }
