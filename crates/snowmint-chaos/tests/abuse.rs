@@ -28,6 +28,7 @@ fn abuse_runs_every_attack_and_reports_what_each_side_saw() {
             "100000",
         ])
         .args(["--h2-connections", "2", "--h2-streams", "10"])
+        .args(["--attacks", "limits"])
         // A header timeout inside the window, so that its end is seen.
         .arg("--serve-arg=--header-read-timeout-ms=1000")
         .env_remove("SNOWMINT_CHAOS_SNOWMINT")
@@ -67,4 +68,57 @@ fn abuse_runs_every_attack_and_reports_what_each_side_saw() {
             .contains("20 streams answered with headers, 0 reset, 0 data bytes"),
         "{stdout}"
     );
+}
+
+#[test]
+fn abuse_of_the_budget_leaves_room_for_a_client_that_reads() {
+    let chaos = Path::new(env!("CARGO_BIN_EXE_snowmint-chaos"));
+    let snowmint = chaos.with_file_name("snowmint");
+    // A quarter of the default budget, attacked by streams of a quarter of the size; the
+    // window runs past the 8 s the server has before the client is judged.
+    let out = Command::new(chaos)
+        .arg("abuse")
+        .arg("--snowmint")
+        .arg(&snowmint)
+        .args(["--attacks", "budget", "--window-s", "1", "--rate", "20"])
+        .args(["--budget-window-s", "10", "--budget-count", "16384"])
+        .args([
+            "--trickle-s",
+            "5",
+            "--crowd",
+            "100",
+            "--crowd-addresses",
+            "4",
+        ])
+        .args([
+            "--serve-arg=--max-ids-in-flight=1048576",
+            "--serve-arg=--max-ids-in-flight-per-connection=100000",
+        ])
+        .env_remove("SNOWMINT_CHAOS_SNOWMINT")
+        .output()
+        .expect("snowmint-chaos runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // It fails when the small client saw an error 8 s into an attack or later.
+    assert!(out.status.success(), "{}\n{stdout}\n{stderr}", out.status);
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.starts_with("| ")).collect();
+    assert_eq!(
+        rows.len(),
+        6,
+        "a header, the baseline and four attacks:\n{stdout}"
+    );
+    for row in &rows[2..] {
+        let cells: Vec<&str> = row.split(" | ").collect();
+        // The reader of large batches was served every time.
+        assert!(
+            cells[5].split(", ").nth(1) == Some("0"),
+            "large reads failed in {row}"
+        );
+        // What the unread responses held was given back at their deadlines.
+        assert_ne!(
+            cells[7].trim_end_matches(" |"),
+            "0",
+            "nothing abandoned in {row}"
+        );
+    }
 }

@@ -10,8 +10,8 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
 use crate::issue::{
-    self, ConnShare, Count, DecodeRequest as Decode, DecodeSerialRequest as DecodeSerial, Framing,
-    Held, IdsRequest, SerialsRequest,
+    self, Caller, Count, DecodeRequest as Decode, DecodeSerialRequest as DecodeSerial, Drain,
+    Framing, IdsRequest, Room, SerialsRequest,
 };
 use crate::{ApiError, AppState, RouteMetrics};
 
@@ -103,11 +103,11 @@ fn serial_format(format: Option<&SerialFormat>) -> issue::SerialFormat<'_> {
 }
 
 /// Moves the room a response's ids hold into its extensions, where the accept loop keeps
-/// it until the transport has taken the message.
-fn held_until_sent<T>(result: Result<Response<(T, Held)>, Status>) -> Result<Response<T>, Status> {
+/// it until the transport has taken the message (or its drain deadline passes).
+fn held_until_sent<T>(result: Result<Response<(T, Room)>, Status>) -> Result<Response<T>, Status> {
     result.map(|response| {
-        let (metadata, (message, held), mut extensions) = response.into_parts();
-        extensions.insert(held);
+        let (metadata, (message, room), mut extensions) = response.into_parts();
+        extensions.insert(room);
         Response::from_parts(metadata, message, extensions)
     })
 }
@@ -131,16 +131,16 @@ impl IdService for Service {
         request: Request<NextBatchRequest>,
     ) -> Result<Response<Ids>, Status> {
         let start = Instant::now();
-        let share = request.extensions().get::<ConnShare>().cloned();
+        let caller = request.extensions().get::<Caller>().cloned();
         let asked = IdsRequest {
             count: Count::Number("count", request.get_ref().count),
             id_bytes: PROTO_ID_BYTES,
         };
         let result = match asked.check(&self.state, IDS) {
-            Ok(batch) => issue::ids(&self.state, batch, share.as_ref()).await,
+            Ok(batch) => issue::ids(&self.state, batch, caller.as_ref(), None).await,
             Err(e) => Err(e),
         };
-        let result = result.map(|(ids, held)| (raw(ids), held));
+        let result = result.map(|(ids, room)| (raw(ids), room));
         held_until_sent(self.finish("NextBatch", start, result))
     }
 
@@ -164,33 +164,52 @@ impl IdService for Service {
             Ok(batch) => batch,
             Err(e) => return self.finish("Stream", start, Err(e)),
         };
-        let share = request.extensions().get::<ConnShare>().cloned();
+        let caller = request.extensions().get::<Caller>().cloned();
         let state = self.state.clone();
+        // One drain for the whole stream: a batch not taken by its deadline ends it.
+        let drain = Drain::default();
+        let stream_drain = drain.clone();
         // A batch is made only when the transport asks for the next message, which it does
         // once the reader has made room: a reader that does not read holds no thread and no
-        // ids beyond the last batch, whose room in the budget is kept until then.
+        // ids beyond the last batch, whose room in the budget is kept until then, or until
+        // the batch's drain deadline, which abandons the stream.
         let batches = futures_util::stream::unfold(
-            (0u64, None::<Held>, false),
+            (0u64, None::<Room>, false),
             move |(sent, last, failed)| {
-                let (state, share) = (state.clone(), share.clone());
+                let (state, caller, drain) = (state.clone(), caller.clone(), drain.clone());
                 async move {
                     drop(last);
                     if failed || (total != 0 && sent >= total) {
                         return None;
+                    }
+                    // Where the accept loop carries the stream, an abandoned one is dropped
+                    // before it gets here; elsewhere it ends with the reason.
+                    if drain.abandoned() {
+                        let reason = "stream abandoned: a batch was not taken within its drain deadline (drain_grace_ms, min_drain_bytes_per_sec)";
+                        return Some((Err(Status::resource_exhausted(reason)), (sent, None, true)));
                     }
                     let part = if total == 0 {
                         batch
                     } else {
                         batch.up_to(total - sent)
                     };
-                    Some(match issue::ids(&state, part, share.as_ref()).await {
-                        Ok((ids, held)) => (Ok(raw(ids)), (sent + part.count(), Some(held), false)),
-                        Err(e) => (Err(Status::from(e)), (sent, None, true)),
-                    })
+                    Some(
+                        match issue::ids(&state, part, caller.as_ref(), Some(&drain)).await {
+                            Ok((ids, room)) => {
+                                (Ok(raw(ids)), (sent + part.count(), Some(room), false))
+                            }
+                            Err(e) => (Err(Status::from(e)), (sent, None, true)),
+                        },
+                    )
                 }
             },
         );
-        self.finish("Stream", start, Ok(Box::pin(batches) as Self::StreamStream))
+        let mut response =
+            self.finish("Stream", start, Ok(Box::pin(batches) as Self::StreamStream));
+        if let Ok(response) = &mut response {
+            response.extensions_mut().insert(stream_drain);
+        }
+        response
     }
 
     async fn decode(
@@ -217,7 +236,7 @@ impl IdService for Service {
         request: Request<NextSerialsRequest>,
     ) -> Result<Response<Serials>, Status> {
         let start = Instant::now();
-        let share = request.extensions().get::<ConnShare>().cloned();
+        let caller = request.extensions().get::<Caller>().cloned();
         let NextSerialsRequest { biz, count, format } = request.get_ref();
         let asked = SerialsRequest {
             biz,
@@ -226,7 +245,7 @@ impl IdService for Service {
         };
         let result = async {
             let batch = asked.check(&self.state, SERIALS)?;
-            let (ids, held) = issue::serials(&self.state, &batch, share.as_ref()).await?;
+            let (ids, room) = issue::serials(&self.state, &batch, caller.as_ref()).await?;
             let serials = ids
                 .into_iter()
                 .map(|id| {
@@ -234,7 +253,7 @@ impl IdService for Service {
                     batch.write(id, &mut serial).map(|()| serial)
                 })
                 .collect::<Result<_, _>>()?;
-            Ok((Serials { serials }, held))
+            Ok((Serials { serials }, room))
         }
         .await;
         held_until_sent(self.finish("NextSerials", start, result))

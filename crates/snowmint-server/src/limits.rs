@@ -31,6 +31,14 @@ pub const DEFAULT_MAX_IDS_IN_FLIGHT: u64 = 4 * 1024 * 1024;
 /// reads cannot hold every id the server may have in flight (raised to `max_batch` when
 /// that is larger, so every request fits).
 pub const DEFAULT_MAX_IDS_IN_FLIGHT_PER_CONNECTION: u64 = DEFAULT_MAX_IDS_IN_FLIGHT / 16;
+/// How long any response of ids may take to drain before its rate counts: a round trip or
+/// two and a scheduler's hiccup on a loaded host, with room to spare, and well inside the
+/// time a small request may wait for the room an unread response holds.
+pub const DEFAULT_DRAIN_GRACE_MS: u64 = 2_000;
+/// The slowest rate, in bytes a second, at which a response's ids keep their room in the
+/// budget: 1 MiB/s, a hundredth of a LAN's and far more than the trickle of a reader that
+/// means to hold ids. A 100,000-id JSON response (up to 2.3 MB) has 4.2 s in all.
+pub const DEFAULT_MIN_DRAIN_BYTES_PER_SEC: u64 = 1024 * 1024;
 /// Response bytes one HTTP/2 stream may buffer for a reader that does not keep up, and the
 /// largest piece a response body is handed to the transport in.
 pub const DEFAULT_STREAM_BUFFER_BYTES: u64 = 64 * 1024;
@@ -59,6 +67,11 @@ pub struct Limits {
     pub max_ids_in_flight_per_connection: u32,
     /// Response bytes one HTTP/2 stream may buffer, and the largest piece of a body.
     pub stream_buffer_bytes: u32,
+    /// Time any response of ids has to drain, beyond its bytes at `min_drain_bytes_per_sec`.
+    pub drain_grace: Duration,
+    /// The rate below which a response's ids lose their room: its drain deadline is
+    /// `drain_grace` plus its bytes at this rate.
+    pub min_drain_bytes_per_sec: u64,
 }
 
 impl Limits {
@@ -86,6 +99,8 @@ impl Limits {
             max_ids_in_flight: DEFAULT_MAX_IDS_IN_FLIGHT.max(per_connection) as u32,
             max_ids_in_flight_per_connection: per_connection as u32,
             stream_buffer_bytes: DEFAULT_STREAM_BUFFER_BYTES as u32,
+            drain_grace: Duration::from_millis(DEFAULT_DRAIN_GRACE_MS),
+            min_drain_bytes_per_sec: DEFAULT_MIN_DRAIN_BYTES_PER_SEC,
         }
     }
 
@@ -157,6 +172,20 @@ impl Limits {
             1024,
             16 * 1024 * 1024,
         )?;
+        let drain_grace_ms = ranged(
+            "drain_grace_ms",
+            s.drain_grace_ms,
+            DEFAULT_DRAIN_GRACE_MS,
+            1,
+            600_000,
+        )?;
+        let min_drain_bytes_per_sec = ranged(
+            "min_drain_bytes_per_sec",
+            s.min_drain_bytes_per_sec,
+            DEFAULT_MIN_DRAIN_BYTES_PER_SEC,
+            1,
+            1 << 40,
+        )?;
         // Every value is within u32 by its range.
         Ok(Limits {
             max_connections: max_connections as u32,
@@ -167,6 +196,8 @@ impl Limits {
             max_ids_in_flight: max_ids_in_flight as u32,
             max_ids_in_flight_per_connection: per_connection as u32,
             stream_buffer_bytes: stream_buffer_bytes as u32,
+            drain_grace: Duration::from_millis(drain_grace_ms),
+            min_drain_bytes_per_sec,
         })
     }
 }
@@ -206,7 +237,7 @@ mod tests {
         assert_eq!(big.max_ids_in_flight_per_connection, 1_000_000);
         assert_eq!(big.max_ids_in_flight, 4_194_304);
         let set = limits(
-            "max_connections = 5\nheader_read_timeout_ms = 250\nidle_timeout_ms = 1000\nmax_header_bytes = 9000\nmax_concurrent_streams = 7\nmax_ids_in_flight = 300000\nmax_ids_in_flight_per_connection = 200000\nstream_buffer_bytes = 4096",
+            "max_connections = 5\nheader_read_timeout_ms = 250\nidle_timeout_ms = 1000\nmax_header_bytes = 9000\nmax_concurrent_streams = 7\nmax_ids_in_flight = 300000\nmax_ids_in_flight_per_connection = 200000\nstream_buffer_bytes = 4096\ndrain_grace_ms = 500\nmin_drain_bytes_per_sec = 65536",
             100_000,
         )
         .unwrap();
@@ -221,6 +252,8 @@ mod tests {
                 max_ids_in_flight: 300_000,
                 max_ids_in_flight_per_connection: 200_000,
                 stream_buffer_bytes: 4096,
+                drain_grace: Duration::from_millis(500),
+                min_drain_bytes_per_sec: 65536,
             }
         );
         // A smaller per-connection share lowers nothing else; a larger one raises the whole.
@@ -266,6 +299,14 @@ mod tests {
             (
                 "stream_buffer_bytes = 100",
                 "config key `stream_buffer_bytes`: \"100\" is out of range 1024..=16777216",
+            ),
+            (
+                "drain_grace_ms = 0",
+                "config key `drain_grace_ms`: \"0\" is out of range 1..=600000",
+            ),
+            (
+                "min_drain_bytes_per_sec = 0",
+                "config key `min_drain_bytes_per_sec`: \"0\" is out of range 1..=1099511627776",
             ),
         ];
         for (toml, expected) in cases {

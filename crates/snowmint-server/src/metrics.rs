@@ -74,6 +74,8 @@ pub struct Metrics {
     pub connections_timed_out: Family<TimeoutLabels, Counter>,
     /// Ids being issued or waiting in responses to be sent.
     pub ids_in_flight: Gauge,
+    /// Ids given back because their response was not taken within its drain deadline.
+    pub ids_abandoned: Counter,
 }
 
 fn latency_histogram() -> Histogram {
@@ -130,6 +132,12 @@ impl Metrics {
             "Ids being issued or waiting in responses to be sent",
             ids_in_flight.clone(),
         );
+        let ids_abandoned = Counter::default();
+        registry.register(
+            "ids_abandoned",
+            "Ids given back to max_ids_in_flight because their response was not taken within its drain deadline (drain_grace_ms, min_drain_bytes_per_sec); the response is dropped",
+            ids_abandoned.clone(),
+        );
         registry.register_collector(Box::new(GeneratorCollector(source)));
         Metrics {
             registry,
@@ -140,6 +148,7 @@ impl Metrics {
             connections_refused,
             connections_timed_out,
             ids_in_flight,
+            ids_abandoned,
         }
     }
 

@@ -6,7 +6,7 @@ use snowmint::Layout;
 
 use crate::issue::Budget;
 use crate::metrics::Metrics;
-use crate::{Config, IdSource, Limits};
+use crate::{Config, IdSource, Limits, TrustedProxies};
 
 /// Shared by every handler; cheap to clone.
 #[derive(Debug, Clone)]
@@ -42,6 +42,7 @@ impl AppState {
             crate::DEFAULT_MAX_RESPONSE_BYTES,
             auth_token,
             Limits::defaults(max_batch),
+            TrustedProxies::default(),
         )
     }
 
@@ -54,6 +55,7 @@ impl AppState {
             config.max_response_bytes,
             config.auth_token.clone(),
             config.limits,
+            config.trusted_proxies.clone(),
         )
     }
 
@@ -63,10 +65,16 @@ impl AppState {
         max_response_bytes: u64,
         auth_token: Option<String>,
         limits: Limits,
+        trusted_proxies: TrustedProxies,
     ) -> AppState {
         let metrics = Metrics::new(Arc::clone(&source));
         AppState(Arc::new(Inner {
-            budget: Budget::new(&limits, metrics.ids_in_flight.clone()),
+            budget: Budget::new(
+                &limits,
+                trusted_proxies,
+                metrics.ids_in_flight.clone(),
+                metrics.ids_abandoned.clone(),
+            ),
             metrics,
             source,
             max_batch,

@@ -1,5 +1,7 @@
 //! The well-behaved client: one request at a steady pace, each on a new connection as a
-//! new client would arrive, timed from connecting to the last byte of the answer.
+//! new client would arrive, timed from connecting to the last byte of the answer. It
+//! connects from the kernel's choice of address, 127.0.0.1; attackers that must be told
+//! apart from it bind to 127.0.0.2 and up.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -8,8 +10,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The request it makes: a small batch, the API's everyday work.
-const PATH: &str = "/v1/ids?count=100";
-/// How long one request may take before it counts as an error.
+pub const SMALL: &str = "/v1/ids?count=100";
+/// A large batch a client that reads may ask for.
+pub const LARGE: &str = "/v1/ids?count=65536";
+/// How long one request may take before it counts as an error: the most a large batch
+/// that is read may take.
 const TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What the client saw over one window.
@@ -19,6 +24,8 @@ pub struct Fared {
     pub latencies: Vec<Duration>,
     /// Requests that failed: not 200, refused, reset or timed out, by what happened.
     pub errors: Vec<String>,
+    /// When each request began, into the window, answered or not.
+    pub began: Vec<(Duration, Result<Duration, String>)>,
 }
 
 impl Fared {
@@ -40,12 +47,28 @@ impl Fared {
     pub fn error_kinds(&self) -> String {
         super::report::count_kinds(self.errors.iter().map(String::as_str))
     }
+
+    /// What the requests that began at least `after` into the window saw: how many, the
+    /// errors, and the slowest answer.
+    pub fn since(&self, after: Duration) -> (usize, Vec<&str>, Option<Duration>) {
+        let late = self.began.iter().filter(|(at, _)| *at >= after);
+        let (mut made, mut errors, mut slowest) = (0, Vec::new(), None::<Duration>);
+        for (_, outcome) in late {
+            made += 1;
+            match outcome {
+                Ok(took) => slowest = Some(slowest.map_or(*took, |s| s.max(*took))),
+                Err(e) => errors.push(e.as_str()),
+            }
+        }
+        (made, errors, slowest)
+    }
 }
 
-/// Makes `rate` requests a second to `addr` until `stop` is set or `window` has passed,
-/// and at most `max_requests`.
+/// Makes `rate` requests a second for `path` to `addr` until `stop` is set or `window` has
+/// passed, and at most `max_requests`.
 pub fn measure(
     addr: SocketAddr,
+    path: &str,
     rate: u32,
     window: Duration,
     max_requests: usize,
@@ -65,23 +88,28 @@ pub fn measure(
         }
         next += pace;
         let started = Instant::now();
-        match request(addr) {
-            Ok(200) => fared.latencies.push(started.elapsed()),
-            Ok(status) => fared.errors.push(format!("HTTP {status}")),
-            Err(e) => fared.errors.push(describe(&e)),
+        let outcome = match request(addr, path) {
+            Ok(200) => Ok(started.elapsed()),
+            Ok(status) => Err(format!("HTTP {status}")),
+            Err(e) => Err(describe(&e)),
+        };
+        match &outcome {
+            Ok(took) => fared.latencies.push(*took),
+            Err(e) => fared.errors.push(e.clone()),
         }
+        fared.began.push((started - begun, outcome));
     }
     fared
 }
 
 /// One request on a new connection: its status once the whole answer is read.
-fn request(addr: SocketAddr) -> std::io::Result<u16> {
+fn request(addr: SocketAddr, path: &str) -> std::io::Result<u16> {
     let mut stream = TcpStream::connect_timeout(&addr, TIMEOUT)?;
     stream.set_read_timeout(Some(TIMEOUT))?;
     stream.set_write_timeout(Some(TIMEOUT))?;
     write!(
         stream,
-        "GET {PATH} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
     )?;
     let mut response = Vec::with_capacity(4096);
     stream.read_to_end(&mut response)?;

@@ -10,9 +10,18 @@
 //! - oversized heads, and oversized bodies, with a length and chunked;
 //! - HTTP/2 streams held at a zero window, on the gRPC port.
 //!
-//! It prints a Markdown table, and exits non-zero when the well-behaved client saw an
-//! error. Everything goes to loopback; every attack is bounded in connections and time.
+//! And those the budget of ids in flight is made for (`--attacks budget`): HTTP/2 streams
+//! asking for large batches that they never read, or read a trickle at a time, on a few
+//! connections or a thousand, from one address or several. Meanwhile a second client
+//! asks for a large batch every second and reads it.
+//!
+//! It prints a Markdown table for each set, and exits non-zero when the well-behaved
+//! client saw an error (in a budget attack: 8 s into it or later, the time the server
+//! may take to see it). Everything goes to loopback; every attack is bounded in
+//! connections and time.
 
+mod args;
+mod budget;
 mod client;
 mod flood;
 mod h2;
@@ -20,7 +29,6 @@ mod hold;
 mod report;
 mod server;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,6 +37,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
+pub use self::args::Args;
 use self::flood::Oversized;
 use self::report::{Row, Saw};
 use self::server::{Sample, Serve};
@@ -41,49 +50,6 @@ const SAMPLE_EVERY: Duration = Duration::from_millis(250);
 /// How long the server may take to let go of one attack's connections before the next.
 const SETTLE: Duration = Duration::from_secs(10);
 
-/// What `snowmint-chaos abuse` takes.
-#[derive(clap::Args)]
-pub struct Args {
-    /// The `snowmint` binary to attack; default: the one next to this binary.
-    #[arg(long, env = "SNOWMINT_CHAOS_SNOWMINT")]
-    snowmint: Option<PathBuf>,
-    /// Seconds each attack (and the baseline) runs while the client is measured; default
-    /// 15, past the server's 10 s header timeout.
-    #[arg(long, default_value_t = 15)]
-    window_s: u64,
-    /// Requests a second the well-behaved client makes; default 200.
-    #[arg(long, default_value_t = 200)]
-    rate: u32,
-    /// Slowloris connections; default 500.
-    #[arg(long, default_value_t = 500)]
-    slowloris: usize,
-    /// Milliseconds between the bytes slowloris sends on each connection; default 1000.
-    #[arg(long, default_value_t = 1000)]
-    dribble_ms: u64,
-    /// Idle connections; default 2000.
-    #[arg(long, default_value_t = 2000)]
-    idle: usize,
-    /// Attacker threads sending oversized requests; default 4.
-    #[arg(long, default_value_t = 4)]
-    attackers: usize,
-    /// Bytes of the oversized header; default 65536 (the server takes 16384).
-    #[arg(long, default_value_t = 64 * 1024)]
-    header_bytes: usize,
-    /// Bytes of the oversized body; default 1048576 (the server takes 16384).
-    #[arg(long, default_value_t = 1024 * 1024)]
-    body_bytes: usize,
-    /// HTTP/2 connections holding zero-window streams; default 10.
-    #[arg(long, default_value_t = 10)]
-    h2_connections: usize,
-    /// Zero-window streams on each of them; default 100 (the server's stream limit).
-    #[arg(long, default_value_t = 100)]
-    h2_streams: usize,
-    /// An argument for `snowmint serve`, such as `--header-read-timeout-ms=2000`; repeat for
-    /// more. Default: none, so the server's own limits are measured.
-    #[arg(long = "serve-arg", allow_hyphen_values = true)]
-    serve_args: Vec<String>,
-}
-
 /// One attack.
 #[derive(Debug, Clone, Copy)]
 enum Attack {
@@ -94,7 +60,38 @@ enum Attack {
     Body,
     Chunked,
     ZeroWindow,
+    Unread,
+    Trickle,
+    Crowd,
+    CrowdSpread,
 }
+
+impl Attack {
+    const LIMITS: [Attack; 6] = [
+        Attack::Slowloris,
+        Attack::Idle,
+        Attack::Head,
+        Attack::Body,
+        Attack::Chunked,
+        Attack::ZeroWindow,
+    ];
+    const BUDGET: [Attack; 4] = [
+        Attack::Unread,
+        Attack::Trickle,
+        Attack::Crowd,
+        Attack::CrowdSpread,
+    ];
+
+    fn on_budget(self) -> bool {
+        Attack::BUDGET
+            .iter()
+            .any(|a| std::mem::discriminant(a) == std::mem::discriminant(&self))
+    }
+}
+
+/// How long into a budget attack the server may take before the client is judged: the
+/// time the issue gives it to see the attack.
+pub const BUDGET_SETTLES: Duration = Duration::from_secs(8);
 
 /// Runs each attack and reports how the other clients fared.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -109,7 +106,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "{} does not exist: build it (cargo build -p snowmint-cli) or give --snowmint",
         program.display()
     );
-    let connections = args.idle.max(args.slowloris) + args.h2_connections + args.attackers;
+    let connections =
+        args.idle.max(args.slowloris).max(args.crowd) + args.h2_connections + args.attackers;
     let fds = raise_fd_limit(connections as u64 + FD_MARGIN)?;
     let serve = Serve::start(&program, &args.serve_args)?;
     eprintln!(
@@ -118,25 +116,40 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         serve.http,
         serve.grpc
     );
+    let (limits, on_budget) = match args.attacks.as_str() {
+        "limits" => (true, false),
+        "budget" => (false, true),
+        _ => (true, true),
+    };
+    let mut attacks = vec![Attack::Baseline];
+    if limits {
+        attacks.extend(Attack::LIMITS);
+    }
+    if on_budget {
+        attacks.extend(Attack::BUDGET);
+    }
     let mut rows = Vec::new();
-    for attack in [
-        Attack::Baseline,
-        Attack::Slowloris,
-        Attack::Idle,
-        Attack::Head,
-        Attack::Body,
-        Attack::Chunked,
-        Attack::ZeroWindow,
-    ] {
-        let row = run_one(&serve, &args, attack);
+    for attack in attacks {
+        let row = run_one(&serve, &args, attack, on_budget);
         eprintln!("abuse: {}: {}", row.attack, row.saw.text);
         rows.push(row);
         if !serve.settle(1.0, SETTLE) {
             eprintln!("abuse: the server still holds connections {SETTLE:?} after the attack");
         }
     }
-    println!("{}", report::markdown(&rows));
-    let failed = rows.iter().any(|row| !row.fared.errors.is_empty());
+    if limits {
+        let limit_rows: Vec<&Row> = rows.iter().filter(|r| r.budget.is_none()).collect();
+        println!("{}", report::markdown(&limit_rows));
+    }
+    if on_budget {
+        // The baseline, measured with the large reader too, and the budget's attacks.
+        let budget_rows: Vec<&Row> = rows.iter().filter(|r| r.large.is_some()).collect();
+        println!("{}", report::budget_markdown(&budget_rows));
+    }
+    let failed = rows.iter().any(|row| match &row.budget {
+        None => !row.fared.errors.is_empty(),
+        Some(_) => !row.fared.since(BUDGET_SETTLES).1.is_empty(),
+    });
     Ok(if failed {
         ExitCode::FAILURE
     } else {
@@ -144,9 +157,36 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Runs `attack` for one window with the client measured meanwhile.
-fn run_one(serve: &Serve, args: &Args, attack: Attack) -> Row {
-    let window = Duration::from_secs(args.window_s);
+/// Runs `attack` for one window with the client measured meanwhile, and, with
+/// `large_reader`, a client that reads a large batch every second.
+fn run_one(serve: &Serve, args: &Args, attack: Attack, large_reader: bool) -> Row {
+    let window = Duration::from_secs(if attack.on_budget() {
+        args.budget_window_s
+    } else {
+        args.window_s
+    });
+    let plan = |connections, from, trickle| budget::Plan {
+        connections,
+        streams: args.budget_streams,
+        count: args.budget_count,
+        from,
+        trickle,
+    };
+    let budget_plan = match attack {
+        Attack::Unread => Some(plan(args.budget_connections, budget::addresses(1), None)),
+        Attack::Trickle => Some(plan(
+            args.budget_connections,
+            budget::addresses(1),
+            Some(Duration::from_secs(args.trickle_s)),
+        )),
+        Attack::Crowd => Some(plan(args.crowd, budget::addresses(1), None)),
+        Attack::CrowdSpread => Some(plan(
+            args.crowd,
+            budget::addresses(args.crowd_addresses),
+            None,
+        )),
+        _ => None,
+    };
     let stop = Arc::new(AtomicBool::new(false));
     let (ready, started) = mpsc::channel();
     let (http, grpc) = (serve.http, serve.grpc);
@@ -173,8 +213,25 @@ fn run_one(serve: &Serve, args: &Args, attack: Attack) -> Row {
             "HTTP/2 zero window: {} connections x {} streams",
             args.h2_connections, args.h2_streams
         ),
+        Attack::Unread | Attack::Trickle | Attack::Crowd | Attack::CrowdSpread => {
+            let plan = budget_plan.as_ref().expect("a budget attack has its plan");
+            let reads = match plan.trickle {
+                None => "never read".to_string(),
+                Some(every) => format!("64 KiB read every {} s", every.as_secs()),
+            };
+            format!(
+                "{} connections x {} streams of {} ids, {reads}, from {} address{}",
+                plan.connections,
+                plan.streams,
+                plan.count,
+                plan.from.len(),
+                if plan.from.len() == 1 { "" } else { "es" }
+            )
+        }
     };
+    let abandoned_before = serve.metric("snowmint_ids_abandoned_total ").unwrap_or(0.0);
     let attacker = {
+        let budget_plan = budget_plan.clone();
         let stop = Arc::clone(&stop);
         let (slowloris, idle, attackers) = (args.slowloris, args.idle, args.attackers);
         let dribble = Duration::from_millis(args.dribble_ms);
@@ -198,6 +255,10 @@ fn run_one(serve: &Serve, args: &Args, attack: Attack) -> Row {
                 Attack::ZeroWindow => {
                     h2::zero_window(grpc, h2_connections, h2_streams, &ready, &stop)
                 }
+                Attack::Unread | Attack::Trickle | Attack::Crowd | Attack::CrowdSpread => {
+                    let plan = budget_plan.expect("a budget attack has its plan");
+                    budget::run(http, &plan, &ready, &stop)
+                }
             }
         })
     };
@@ -205,21 +266,33 @@ fn run_one(serve: &Serve, args: &Args, attack: Attack) -> Row {
     let _ = started.recv();
     let sampler = {
         let (process, stop) = (serve.process(), Arc::clone(&stop));
+        let in_flight = budget_plan.is_some().then(|| serve.metrics_reader());
         std::thread::spawn(move || {
             let mut peak = Sample::default();
+            let mut held = 0.0f64;
             while !stop.load(Ordering::Relaxed) {
                 let now = process.sample();
                 peak.rss_kb = peak.rss_kb.max(now.rss_kb);
                 peak.threads = peak.threads.max(now.threads);
                 peak.fds = peak.fds.max(now.fds);
+                if let Some(read) = &in_flight {
+                    held = held.max(read("snowmint_ids_in_flight ").unwrap_or(0.0));
+                }
                 std::thread::sleep(SAMPLE_EVERY);
             }
-            peak
+            (peak, held)
         })
     };
-    let fared = client::measure(http, args.rate, window, usize::MAX, &stop);
+    let large = large_reader.then(|| {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            client::measure(http, client::LARGE, 1, window, usize::MAX, &stop)
+        })
+    });
+    let fared = client::measure(http, client::SMALL, args.rate, window, usize::MAX, &stop);
     stop.store(true, Ordering::Relaxed);
-    let peak = sampler.join().unwrap_or_default();
+    let (peak, held) = sampler.join().unwrap_or_default();
+    let large = large.map(|t| t.join().unwrap_or_default());
     let server = format!(
         "{} kB RSS, {} threads, {} fds",
         peak.rss_kb, peak.threads, peak.fds
@@ -227,11 +300,18 @@ fn run_one(serve: &Serve, args: &Args, attack: Attack) -> Row {
     let saw = attacker.join().unwrap_or_else(|_| Saw {
         text: "the attacker panicked".into(),
     });
+    let budget = budget_plan.is_some().then(|| report::Budget {
+        in_flight_peak: held as u64,
+        abandoned: (serve.metric("snowmint_ids_abandoned_total ").unwrap_or(0.0) - abandoned_before)
+            as u64,
+    });
     Row {
         attack: name,
         saw,
         fared,
         server,
+        large,
+        budget,
     }
 }
 

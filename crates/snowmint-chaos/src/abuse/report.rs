@@ -13,6 +13,15 @@ pub struct Saw {
     pub text: String,
 }
 
+/// What a budget attack left in the server.
+#[derive(Debug, Default)]
+pub struct Budget {
+    /// The most ids in flight seen (sampled every 250 ms).
+    pub in_flight_peak: u64,
+    /// Ids given back at a drain deadline from the attack's start to the window's end.
+    pub abandoned: u64,
+}
+
 /// One row of the table.
 pub struct Row {
     /// The attack, as run.
@@ -23,6 +32,10 @@ pub struct Row {
     pub fared: Fared,
     /// The server's peak resident memory, threads and descriptors during the window.
     pub server: String,
+    /// How a client reading a large batch every second fared, if one was measured.
+    pub large: Option<Fared>,
+    /// For an attack on the budget: what it left in the server.
+    pub budget: Option<Budget>,
 }
 
 /// Milliseconds, to one decimal.
@@ -63,7 +76,7 @@ pub fn count_kinds<'a>(kinds: impl IntoIterator<Item = &'a str>) -> String {
 }
 
 /// The table.
-pub fn markdown(rows: &[Row]) -> String {
+pub fn markdown(rows: &[&Row]) -> String {
     let mut out = String::from(
         "| attack | what the attacker saw | client requests | client errors | p50 ms | p99 ms | max ms | server at its peak |\n\
          |---|---|---:|---|---:|---:|---:|---|\n",
@@ -90,6 +103,56 @@ pub fn markdown(rows: &[Row]) -> String {
             q(0.5),
             q(0.99),
             row.server
+        );
+    }
+    out
+}
+
+/// "0" or "3 (2 HTTP 503, 1 timed out)".
+fn errors(kinds: &[&str]) -> String {
+    if kinds.is_empty() {
+        "0".to_string()
+    } else {
+        format!("{} ({})", kinds.len(), count_kinds(kinds.iter().copied()))
+    }
+}
+
+/// The table of the attacks on the budget: the small client over the whole window and from
+/// [`BUDGET_SETTLES`](super::BUDGET_SETTLES) on, and the large reader.
+pub fn budget_markdown(rows: &[&Row]) -> String {
+    let settles = super::BUDGET_SETTLES.as_secs();
+    let mut out = format!(
+        "| attack | what the attacker saw | 100 ids: requests, errors | p50 / p99 / max ms | from {settles} s on: requests, errors, max ms | 65,536 ids read: requests, errors, max ms | ids in flight at peak | ids abandoned |\n\
+         |---|---|---|---|---|---|---:|---:|\n"
+    );
+    for row in rows {
+        let fared = &row.fared;
+        let q = |q: f64| fared.quantile(q).map_or("-".into(), ms);
+        let max = fared.latencies.iter().max().map_or("-".into(), |d| ms(*d));
+        let whole: Vec<&str> = fared.errors.iter().map(String::as_str).collect();
+        let (late, late_errors, late_max) = fared.since(super::BUDGET_SETTLES);
+        let large = row.large.as_ref().map_or("-".into(), |large| {
+            let (made, errs, slowest) = large.since(Duration::ZERO);
+            format!(
+                "{made}, {}, {}",
+                errors(&errs),
+                slowest.map_or("-".into(), ms)
+            )
+        });
+        let (peak, abandoned) = row.budget.as_ref().map_or(("-".into(), "-".into()), |b| {
+            (b.in_flight_peak.to_string(), b.abandoned.to_string())
+        });
+        let _ = writeln!(
+            out,
+            "| {} | {} | {}, {} | {} / {} / {max} | {late}, {}, {} | {large} | {peak} | {abandoned} |",
+            row.attack,
+            row.saw.text,
+            fared.requests(),
+            errors(&whole),
+            q(0.5),
+            q(0.99),
+            errors(&late_errors),
+            late_max.map_or("-".into(), ms),
         );
     }
     out

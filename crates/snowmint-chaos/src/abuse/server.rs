@@ -110,9 +110,13 @@ impl Serve {
 
     /// The value of the metric line that starts with `prefix` (name and labels).
     pub fn metric(&self, prefix: &str) -> Option<f64> {
-        let body = get(self.http, "/metrics").ok()?.1;
-        body.lines()
-            .find_map(|line| line.strip_prefix(prefix)?.trim().parse().ok())
+        metric_at(self.http, prefix)
+    }
+
+    /// [`Serve::metric`], for another thread.
+    pub fn metrics_reader(&self) -> impl Fn(&str) -> Option<f64> + Send + 'static {
+        let http = self.http;
+        move |prefix| metric_at(http, prefix)
     }
 
     /// Waits up to `limit` until the server holds no more than `open` HTTP connections
@@ -130,6 +134,13 @@ impl Serve {
         }
         false
     }
+}
+
+/// The value of the metric line of the server at `http` that starts with `prefix`.
+fn metric_at(http: SocketAddr, prefix: &str) -> Option<f64> {
+    let body = get(http, "/metrics").ok()?.1;
+    body.lines()
+        .find_map(|line| line.strip_prefix(prefix)?.trim().parse().ok())
 }
 
 /// `GET path` on a new connection: the status and the body.

@@ -7,6 +7,7 @@ use serde::Deserialize;
 
 use super::ConfigError;
 use super::choices::{ClockSetting, RestartBehind, RollbackSetting, SequenceStartSetting};
+use crate::TrustedProxies;
 
 /// Every setting of `snowmint serve`, as given: a key left out is `None`, and takes the
 /// default its doc names when [`Config::try_from`](crate::Config) validates the whole.
@@ -349,6 +350,38 @@ pub struct Settings {
         help_heading = "Limits"
     )]
     pub stream_buffer_bytes: Option<u64>,
+
+    /// Time any response of ids or serials has to drain before its rate counts, in ms; a
+    /// response not taken by this plus its bytes at min_drain_bytes_per_sec gives its ids'
+    /// room back and is dropped (default: 2000)
+    #[arg(
+        long,
+        env = "SNOWMINT_DRAIN_GRACE_MS",
+        value_name = "MS",
+        help_heading = "Limits"
+    )]
+    pub drain_grace_ms: Option<u64>,
+
+    /// Slowest read, in bytes a second, at which a response's ids keep their room in
+    /// max_ids_in_flight (default: 1048576)
+    #[arg(
+        long,
+        env = "SNOWMINT_MIN_DRAIN_BYTES_PER_SEC",
+        value_name = "BYTES",
+        help_heading = "Limits"
+    )]
+    pub min_drain_bytes_per_sec: Option<u64>,
+
+    /// Reverse proxies whose X-Forwarded-For names the client for the fair shares of
+    /// max_ids_in_flight: addresses or networks, comma-separated, such as
+    /// "10.0.0.0/8, 192.168.1.7" (default: none; every peer address is a client)
+    #[arg(
+        long,
+        env = "SNOWMINT_TRUSTED_PROXIES",
+        value_name = "NETS",
+        help_heading = "Limits"
+    )]
+    pub trusted_proxies: Option<TrustedProxies>,
 }
 
 impl Settings {

@@ -295,15 +295,27 @@ fn each_bad_value_is_blamed_on_its_key() {
             "100",
             "config key `stream_buffer_bytes`: \"100\" is out of range 1024..=16777216",
         ),
+        (
+            "drain_grace_ms",
+            "0",
+            "config key `drain_grace_ms`: \"0\" is out of range 1..=600000",
+        ),
+        (
+            "min_drain_bytes_per_sec",
+            "0",
+            "config key `min_drain_bytes_per_sec`: \"0\" is out of range 1..=1099511627776",
+        ),
     ];
     // Keys whose values clap and serde refuse before any check: the choices (a bad name is
-    // no variant), and the directory, which the state file's own errors name at start.
+    // no variant), the proxies (a bad network is no network), and the directory, which
+    // the state file's own errors name at start.
     let parsed_only = [
         "clock",
         "restart_behind",
         "rollback",
         "sequence_start",
         "state_dir",
+        "trusted_proxies",
     ];
     let mut covered: BTreeSet<String> = parsed_only.iter().map(|k| k.to_string()).collect();
     for (key, value, expected) in cases {
@@ -352,6 +364,12 @@ fn values_of_the_wrong_kind_are_refused_where_they_are_read() {
             "three",
             "invalid digit found in string",
             "invalid type: string \"three\", expected u64",
+        ),
+        (
+            "trusted_proxies",
+            "10.0.0.0/40",
+            "\"10.0.0.0/40\" has a prefix length out of range 0..=32",
+            "\"10.0.0.0/40\" has a prefix length out of range 0..=32",
         ),
     ];
     for (key, value, clap_says, toml_says) in cases {

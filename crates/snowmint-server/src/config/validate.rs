@@ -15,7 +15,7 @@ use super::{
     ClockSetting, ConfigError, RestartBehind, RollbackSetting, SequenceStartSetting, Settings,
     invalid, rule_after_value,
 };
-use crate::Limits;
+use crate::{Limits, TrustedProxies};
 
 /// The most threads `worker_threads` may ask for: far beyond any core count that one
 /// generator (one worker id) could keep busy.
@@ -67,6 +67,9 @@ pub struct Config {
     pub lease_settings: LeaseSettings,
     /// What one client may take: connections, timeouts, header bytes, streams, ids.
     pub limits: Limits,
+    /// Proxies whose `X-Forwarded-For` names the client for the fair shares of ids in
+    /// flight.
+    pub trusted_proxies: TrustedProxies,
 }
 
 const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8080";
@@ -224,6 +227,7 @@ impl TryFrom<Settings> for Config {
             fleet,
             lease_settings,
             limits,
+            trusted_proxies: s.trusted_proxies.unwrap_or_default(),
         })
     }
 }

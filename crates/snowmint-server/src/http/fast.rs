@@ -20,7 +20,7 @@ use super::accept::Accept;
 use super::query::Params;
 use super::routes::{DECLARED, Route};
 use super::{Front, admit, ids};
-use crate::issue::ConnShare;
+use crate::issue::Caller;
 
 /// The path the fast path answers.
 const ONE: &str = "/v1/id";
@@ -60,12 +60,12 @@ impl HttpApi {
     }
 
     /// Answers `request`: in front of the router if it is `GET /v1/id`, else through it,
-    /// with `share` (the connection's share of the ids in flight) for the routes that
-    /// issue batches. `GET /v1/id` issues one id and takes no share.
+    /// with its `caller` (who it counts against in the budget of ids in flight) for the
+    /// routes that issue batches. `GET /v1/id` issues one id and takes no room.
     pub(crate) async fn answer<B>(
         &self,
         mut request: Request<B>,
-        share: Option<ConnShare>,
+        caller: Option<Caller>,
     ) -> Response
     where
         B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
@@ -76,8 +76,8 @@ impl HttpApi {
             let (head, _) = request.into_parts();
             return self.one(&Request::from_parts(head, ())).await;
         }
-        if let Some(share) = share {
-            request.extensions_mut().insert(share);
+        if let Some(caller) = caller {
+            request.extensions_mut().insert(caller);
         }
         let Ok(response) = self.router.clone().oneshot(request).await;
         response

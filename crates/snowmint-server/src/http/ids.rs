@@ -14,7 +14,7 @@ use super::{answer, json};
 const TEXT: &str = "text/plain; charset=utf-8";
 use super::query::{Format, Params};
 use super::schema::{self, ErrorBody};
-use crate::issue::{self, ConnShare, Count, Framing, IdsRequest};
+use crate::issue::{self, Caller, Count, Framing, IdsRequest};
 use crate::{ApiError, AppState};
 
 /// `{"id": ...}`: one id.
@@ -170,12 +170,12 @@ pub async fn answer_one(
             (String = "text/plain", example = "7389021983019802624\n7389021983019802625\n"),
         )),
         (status = 400, description = "count missing or out of range, a response larger than max_response_bytes, or an unknown parameter", body = ErrorBody),
-        (status = 503, description = "Not ready, or no room for more ids in flight (max_ids_in_flight, max_ids_in_flight_per_connection) within 5 s", body = ErrorBody),
+        (status = 503, description = "Not ready, or no room for more ids in flight (max_ids_in_flight and a client's fair share of it, max_ids_in_flight_per_connection) within 5 s", body = ErrorBody),
     ),
 )]
 pub async fn many(
     State(state): State<AppState>,
-    share: Option<Extension<ConnShare>>,
+    caller: Option<Extension<Caller>>,
     accept: Accept,
     params: Params,
 ) -> Result<Response, ApiError> {
@@ -191,14 +191,15 @@ pub async fn many(
         format.json_framing()
     };
     let batch = asked.check(&state, framing)?;
-    let (ids, held) = issue::ids(&state, batch, share.as_deref()).await?;
+    let (ids, room) = issue::ids(&state, batch, caller.as_deref(), None).await?;
     let mut response = if plain {
         IdLines { ids, format }.into_response()
     } else {
         IdsBody { ids, format }.into_response()
     };
-    // The ids' room in the budget lasts until the transport has taken the body.
-    response.extensions_mut().insert(held);
+    // The ids' room in the budget lasts until the transport has taken the body, or until
+    // its drain deadline.
+    response.extensions_mut().insert(room);
     Ok(response)
 }
 

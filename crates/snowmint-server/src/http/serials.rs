@@ -14,7 +14,7 @@ use super::path::PathText;
 use super::query::Params;
 use super::schema::{BizName, ErrorBody, ZoneName};
 use crate::issue::{
-    self, ConnShare, DecodeSerialRequest, DecodedSerial, Framing, SerialBatch, SerialFormat,
+    self, Caller, DecodeSerialRequest, DecodedSerial, Framing, SerialBatch, SerialFormat,
     SerialsRequest,
 };
 use crate::{ApiError, AppState};
@@ -80,12 +80,12 @@ impl SerialsBody {
     responses(
         (status = 200, description = "The serials, in issue order", body = SerialsBody),
         (status = 400, description = "Bad business code, template, zone or count, or a response larger than max_response_bytes", body = ErrorBody),
-        (status = 503, description = "Not ready, or no room for more ids in flight (max_ids_in_flight, max_ids_in_flight_per_connection) within 5 s", body = ErrorBody),
+        (status = 503, description = "Not ready, or no room for more ids in flight (max_ids_in_flight and a client's fair share of it, max_ids_in_flight_per_connection) within 5 s", body = ErrorBody),
     ),
 )]
 pub async fn issue_serials(
     State(state): State<AppState>,
-    share: Option<Extension<ConnShare>>,
+    caller: Option<Extension<Caller>>,
     PathText(biz): PathText,
     params: Params,
 ) -> Result<Response, ApiError> {
@@ -95,10 +95,11 @@ pub async fn issue_serials(
         count: count_param(&params),
     };
     let batch = asked.check(&state, JSON_SERIALS)?;
-    let (serials, held) = issue::serials(&state, &batch, share.as_deref()).await?;
+    let (serials, room) = issue::serials(&state, &batch, caller.as_deref()).await?;
     let mut response = SerialsBody { serials, batch }.render()?;
-    // The ids' room in the budget lasts until the transport has taken the body.
-    response.extensions_mut().insert(held);
+    // The ids' room in the budget lasts until the transport has taken the body, or until
+    // its drain deadline.
+    response.extensions_mut().insert(room);
     Ok(response)
 }
 

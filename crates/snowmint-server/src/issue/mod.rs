@@ -16,14 +16,19 @@
 
 mod agent;
 mod budget;
+mod client;
+mod fair;
 mod request;
+mod room;
 
 pub use agent::{user_agent, worker};
-pub use budget::{Budget, ConnShare, Held};
+pub use budget::Budget;
+pub use client::{Caller, Client, TrustedProxies};
 pub use request::{
     AtRequest, Batch, ComposeRequest, Count, DecodeRequest, DecodeSerialRequest, DecodedSerial,
     Framing, IdsRequest, SerialBatch, SerialFormat, SerialsRequest,
 };
+pub use room::{Drain, Room};
 
 use snowmint::{Clock, Decoded, Id, Layout, UnixMs, WallClock};
 use subtle::ConstantTimeEq;
@@ -63,7 +68,9 @@ pub async fn one(state: &AppState) -> Result<Id, ApiError> {
 }
 
 /// The ids of `batch`, with the room they hold in the budget until the response carrying
-/// them is handed to the transport (put the [`Held`] in the response's extensions).
+/// them is handed to the transport (put the [`Room`] in the response's extensions), or
+/// until its drain deadline, when `drain` (the response's, for one message of a stream;
+/// a new one if `None`) abandons it.
 ///
 /// # Errors
 ///
@@ -71,9 +78,10 @@ pub async fn one(state: &AppState) -> Result<Id, ApiError> {
 pub async fn ids(
     state: &AppState,
     batch: Batch,
-    share: Option<&ConnShare>,
-) -> Result<(Vec<Id>, Held), ApiError> {
-    budget::fill(state, batch.count(), share).await
+    caller: Option<&Caller>,
+    drain: Option<&Drain>,
+) -> Result<(Vec<Id>, Room), ApiError> {
+    budget::fill(state, batch.count(), batch.bytes(), caller, drain).await
 }
 
 /// The ids for the serials of `batch`, which [`SerialBatch::write`] writes; as [`ids`].
@@ -84,9 +92,9 @@ pub async fn ids(
 pub async fn serials(
     state: &AppState,
     batch: &SerialBatch,
-    share: Option<&ConnShare>,
-) -> Result<(Vec<Id>, Held), ApiError> {
-    budget::fill(state, batch.count(), share).await
+    caller: Option<&Caller>,
+) -> Result<(Vec<Id>, Room), ApiError> {
+    budget::fill(state, batch.count(), batch.bytes(), caller, None).await
 }
 
 /// An id taken apart, with the server's layout or the preset or custom layout asked for.

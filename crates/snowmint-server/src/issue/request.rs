@@ -57,6 +57,10 @@ pub struct IdsRequest<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct Batch {
     count: u64,
+    /// The most bytes one id takes on the wire, framing included.
+    item_bytes: u64,
+    /// The bytes around the list.
+    around: u64,
 }
 
 impl IdsRequest<'_> {
@@ -67,14 +71,13 @@ impl IdsRequest<'_> {
     /// A 400 naming the count or the size, and the limit.
     pub fn check(self, state: &AppState, framing: Framing) -> Result<Batch, ApiError> {
         let count = self.count.check(state.max_batch)?;
-        check_size(
-            state,
+        let item_bytes = self.id_bytes + framing.per_item;
+        check_size(state, count, "ids", item_bytes, framing.around)?;
+        Ok(Batch {
             count,
-            "ids",
-            self.id_bytes + framing.per_item,
-            framing.around,
-        )?;
-        Ok(Batch { count })
+            item_bytes,
+            around: framing.around,
+        })
     }
 }
 
@@ -85,11 +88,18 @@ impl Batch {
         self.count
     }
 
+    /// The most bytes a response carrying them takes.
+    #[must_use]
+    pub fn bytes(self) -> u64 {
+        self.count * self.item_bytes + self.around
+    }
+
     /// At most `n` of them, for a stream that sends a request in parts.
     #[must_use]
     pub fn up_to(self, n: u64) -> Batch {
         Batch {
             count: self.count.min(n),
+            ..self
         }
     }
 }
@@ -131,6 +141,7 @@ pub struct SerialBatch {
     template: Template,
     zone: Zone,
     count: u64,
+    bytes: u64,
 }
 
 impl SerialsRequest<'_> {
@@ -145,12 +156,13 @@ impl SerialsRequest<'_> {
         let (template, zone) = self.format.check(state)?;
         let count = self.count.check(state.max_batch)?;
         let item_bytes = template.serial_len(&biz) as u64 + framing.per_item;
-        check_size(state, count, "serials", item_bytes, framing.around)?;
+        let bytes = check_size(state, count, "serials", item_bytes, framing.around)?;
         Ok(SerialBatch {
             biz,
             template,
             zone,
             count,
+            bytes,
         })
     }
 }
@@ -160,6 +172,12 @@ impl SerialBatch {
     #[must_use]
     pub fn count(&self) -> u64 {
         self.count
+    }
+
+    /// The most bytes a response carrying them takes.
+    #[must_use]
+    pub fn bytes(&self) -> u64 {
+        self.bytes
     }
 
     /// The length of every serial of the batch.
@@ -181,18 +199,18 @@ impl SerialBatch {
 
 /// Refuses, before any id is taken, a response of `count` items (`what`: "ids",
 /// "serials") of up to `item_bytes` each with `around` bytes around them, that could carry
-/// more than `max_response_bytes`.
+/// more than `max_response_bytes`; the bytes it may carry if it fits.
 fn check_size(
     state: &AppState,
     count: u64,
     what: &str,
     item_bytes: u64,
     around: u64,
-) -> Result<(), ApiError> {
+) -> Result<u64, ApiError> {
     let max = state.max_response_bytes;
     let bytes = count.saturating_mul(item_bytes).saturating_add(around);
     if bytes <= max {
-        return Ok(());
+        return Ok(bytes);
     }
     let fit = max.saturating_sub(around) / item_bytes.max(1);
     Err(ApiError::BadRequest(format!(

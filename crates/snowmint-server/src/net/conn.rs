@@ -10,20 +10,17 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::SeqCst};
-use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use axum::body::Body;
-use bytes::Bytes;
-use http_body::{Frame, SizeHint};
 use hyper::body::Incoming;
 use hyper::{Request, Response};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tower::ServiceExt;
 
+use super::metered::Metered;
 use crate::Limits;
-use crate::issue::{ConnShare, Held};
+use crate::issue::{Caller, Drain, Room};
 
 /// What a connection's watchdog should do now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,6 +201,13 @@ impl Drop for Pending {
 /// A response body the transport is taking.
 pub struct Sending(Arc<Conn>);
 
+impl Sending {
+    /// A piece of its body was taken.
+    pub fn progress(&self) {
+        self.0.progress();
+    }
+}
+
 impl Drop for Sending {
     fn drop(&mut self) {
         self.0.sending.fetch_sub(1, SeqCst);
@@ -220,13 +224,14 @@ pub enum Answer {
     Grpc(axum::Router),
 }
 
-/// The router as one connection sees it: every request carries the connection's share of
-/// the id budget, and every response body reports its progress.
+/// The router as one connection sees it: every request carries its [`Caller`] (the
+/// connection's share of the id budget and the client it counts against), and every
+/// response body reports its progress.
 #[derive(Debug, Clone)]
 pub struct PerConnection {
     pub service: Answer,
     pub conn: Arc<Conn>,
-    pub share: ConnShare,
+    pub caller: Caller,
     /// The largest piece of a body handed to the transport at once.
     pub piece: usize,
 }
@@ -239,89 +244,25 @@ impl hyper::service::Service<Request<Incoming>> for PerConnection {
     fn call(&self, mut request: Request<Incoming>) -> Self::Future {
         let pending = self.conn.request();
         let service = self.service.clone();
-        let share = self.share.clone();
+        let caller = self.caller.for_request(request.headers());
         let piece = self.piece;
         Box::pin(async move {
             let mut response = match service {
-                Answer::Http(api) => api.answer(request, Some(share)).await,
+                Answer::Http(api) => api.answer(request, Some(caller)).await,
                 Answer::Grpc(router) => {
-                    request.extensions_mut().insert(share);
+                    request.extensions_mut().insert(caller);
                     let Ok(response) = router.oneshot(request).await;
                     response
                 }
             };
-            let held = response.extensions_mut().remove::<Held>();
+            let room = response.extensions_mut().remove::<Room>();
+            let drain = match &room {
+                Some(room) => Some(room.drain().clone()),
+                None => response.extensions_mut().remove::<Drain>(),
+            };
             let sending = pending.into_sending();
-            Ok(response.map(|inner| Metered {
-                inner,
-                rest: Bytes::new(),
-                piece,
-                sending,
-                held,
-            }))
+            Ok(response.map(|inner| Metered::new(inner, piece, sending, room, drain.as_ref())))
         })
-    }
-}
-
-/// A response body handed to the transport in pieces of at most `piece` bytes, so HTTP/2
-/// buffers no more than that beyond what the reader's window allows. It keeps the room its
-/// ids hold in the budget until the last piece is taken.
-pub struct Metered {
-    inner: Body,
-    rest: Bytes,
-    piece: usize,
-    sending: Sending,
-    held: Option<Held>,
-}
-
-impl http_body::Body for Metered {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        let this = &mut *self;
-        if !this.rest.is_empty() {
-            let piece = this.rest.split_to(this.piece.min(this.rest.len()));
-            this.sending.0.progress();
-            return Poll::Ready(Some(Ok(Frame::data(piece))));
-        }
-        match ready!(Pin::new(&mut this.inner).poll_frame(cx)) {
-            Some(Ok(frame)) => {
-                this.sending.0.progress();
-                Poll::Ready(Some(Ok(match frame.into_data() {
-                    Ok(mut data) => {
-                        if data.len() > this.piece {
-                            this.rest = data.split_off(this.piece);
-                        }
-                        Frame::data(data)
-                    }
-                    Err(trailers) => trailers,
-                })))
-            }
-            None => {
-                this.held = None;
-                Poll::Ready(None)
-            }
-            Some(Err(e)) => Poll::Ready(Some(Err(e))),
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.rest.is_empty() && self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        let inner = self.inner.size_hint();
-        let rest = self.rest.len() as u64;
-        let mut hint = SizeHint::new();
-        hint.set_lower(inner.lower() + rest);
-        if let Some(upper) = inner.upper() {
-            hint.set_upper(upper + rest);
-        }
-        hint
     }
 }
 

@@ -12,6 +12,7 @@
 mod conn;
 mod framed;
 mod io;
+mod metered;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -131,8 +132,8 @@ impl Net {
                 accepted = listener.accept() => accepted,
                 _ = stop.wait_for(|stop| *stop) => break,
             };
-            let stream = match accepted {
-                Ok((stream, _)) => stream,
+            let (stream, peer) = match accepted {
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Per-connection failures (reset before accept) need no pause.
                     if !matches!(
@@ -165,6 +166,7 @@ impl Net {
             let _ = stream.set_nodelay(true);
             tokio::spawn(Arc::clone(&self).connection(
                 stream,
+                peer,
                 place,
                 protocol.clone(),
                 stop.clone(),
@@ -200,6 +202,7 @@ impl Net {
     async fn connection(
         self: Arc<Net>,
         stream: TcpStream,
+        peer: std::net::SocketAddr,
         place: Place,
         protocol: Protocol,
         stop: watch::Receiver<bool>,
@@ -231,7 +234,7 @@ impl Net {
         let service = PerConnection {
             service,
             conn: Arc::clone(&conn),
-            share: self.state.budget.share(),
+            caller: self.state.budget.caller(peer.ip()),
             piece: self.limits.stream_buffer_bytes as usize,
         };
         let serving = builder.serve_connection(TokioIo::new(io), service);

@@ -38,9 +38,14 @@ impl Running {
 
 /// Starts a server with `extra` TOML keys.
 pub async fn start(extra: &str) -> Running {
+    start_with_batch(50_000, extra).await
+}
+
+/// Starts a server whose largest batch is `max_batch`, with `extra` TOML keys.
+pub async fn start_with_batch(max_batch: u64, extra: &str) -> Running {
     let dir = tempfile::tempdir().unwrap();
     let toml = format!(
-        "state_dir = {:?}\nworker = 9\nmax_batch = 50000\n{extra}",
+        "state_dir = {:?}\nworker = 9\nmax_batch = {max_batch}\n{extra}",
         dir.path()
     );
     let config = Config::try_from(Settings::from_toml(&toml, "t.toml".as_ref()).unwrap()).unwrap();
