@@ -4,33 +4,39 @@
 
 mod conformance;
 
-conformance::takeover!({
+/// A registry directory that lives as long as the guard.
+fn directory() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("file:{}", dir.path().join("registry").display());
     (dir, url)
-});
+}
+
+conformance::takeover!(directory());
 
 /// The release rule, which the network registries take with the whole suite.
 #[tokio::test]
 async fn conformance_release_never_lowers_the_acquired_mark() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("file:{}", dir.path().join("registry").display());
-    let registry = snowmint_lease::registry_from_url(&url).unwrap();
-    conformance::release_never_lowers_the_acquired_mark(registry, "floor").await;
+    let (_dir, url) = directory();
+    conformance::release_never_lowers_the_acquired_mark(
+        snowmint_lease::registry_from_url(&url).unwrap(),
+        "floor",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn conformance_a_fleet_refuses_another_layout() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("file:{}", dir.path().join("registry").display());
-    let registry = snowmint_lease::registry_from_url(&url).unwrap();
-    conformance::a_fleet_refuses_another_layout(registry, "layouts").await;
+    let (_dir, url) = directory();
+    conformance::a_fleet_refuses_another_layout(
+        snowmint_lease::registry_from_url(&url).unwrap(),
+        "layouts",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn conformance_an_upgrade_inherits_old_marks_and_respects_old_holders() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("file:{}", dir.path().join("registry").display());
+    let (_dir, url) = directory();
     conformance::an_upgrade_inherits_old_marks_and_respects_old_holders(&url, "upgrade").await;
 }
 

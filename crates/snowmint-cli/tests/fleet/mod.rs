@@ -80,14 +80,7 @@ impl Drop for Blockers {
 pub fn successor_with_an_empty_state_dir_and_its_clock_behind(url: &str) {
     let _blockers = Blockers::hold_all_but_one(url);
     let state = tempfile::tempdir().unwrap();
-    let mut dead = serve(&state.path().join("dead"), url, "dead");
-    dead.wait_ready(Duration::from_secs(20));
-    let mut issued = Vec::new();
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(2) {
-        issued.extend(pull(&dead, 10_000).expect("ids before the crash"));
-    }
-    dead.kill();
+    let issued = killed_under_load(&state.path().join("dead"), url, "dead");
 
     let mut successor = serve_leased(&state.path().join("successor"), url, "successor");
     wall_clock_offset(&mut successor, "-3s");
@@ -129,14 +122,7 @@ pub fn successor_with_an_empty_state_dir_and_its_clock_behind(url: &str) {
 pub fn successor_stopped_while_it_waits_keeps_the_dead_holders_mark(url: &str) {
     let _blockers = Blockers::hold_all_but_one(url);
     let state = tempfile::tempdir().unwrap();
-    let mut dead = serve(&state.path().join("dead"), url, "node");
-    dead.wait_ready(Duration::from_secs(20));
-    let mut issued = Vec::new();
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(2) {
-        issued.extend(pull(&dead, 10_000).expect("ids before the crash"));
-    }
-    dead.kill();
+    let issued = killed_under_load(&state.path().join("dead"), url, "node");
     let dead_max = *issued.iter().max().unwrap();
 
     let behind = |dir: &str| {
@@ -189,6 +175,20 @@ pub fn successor_stopped_while_it_waits_keeps_the_dead_holders_mark(url: &str) {
         "the third issued {} at or below {dead_max}",
         after[0]
     );
+}
+
+/// A server that pulls ids for 2 s and is then killed with SIGKILL: the ids it issued,
+/// in order.
+fn killed_under_load(state: &Path, url: &str, identity: &str) -> Vec<u64> {
+    let mut dead = serve(state, url, identity);
+    dead.wait_ready(Duration::from_secs(20));
+    let mut issued = Vec::new();
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(2) {
+        issued.extend(pull(&dead, 10_000).expect("ids before the crash"));
+    }
+    dead.kill();
+    issued
 }
 
 /// Pulls `count` ids in one batch, or `None` if the server would not issue.
