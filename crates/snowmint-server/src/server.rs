@@ -220,6 +220,6 @@ pub async fn run(
     // so a restart or a successor need not wait.
     source.shutdown().await?;
     let now = source.clock().now_ms();
-    tracing::info!(at = %snowmint::UnixMs(now), "stopped; high-water mark persisted");
+    tracing::info!(stopped_at = %snowmint::UnixMs(now), "stopped; high-water mark persisted");
     Ok(())
 }

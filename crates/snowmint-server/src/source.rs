@@ -457,7 +457,11 @@ impl IdSource {
                     self.acquired_mark()
                 }
             });
+            let acquired = self.acquired_mark();
             keeper.release(mark).await.map_err(ServeError::Release)?;
+            // What the registry now holds: the rule of `Lease::release_mark`.
+            let given_back = snowmint::UnixMs(mark.max(acquired));
+            tracing::info!(mark = %given_back, "gave the worker id back");
         }
         Ok(())
     }
