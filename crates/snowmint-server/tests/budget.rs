@@ -13,16 +13,16 @@ mod attacker;
 #[path = "support/grpc.rs"]
 mod running;
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use attacker::{attack, get_from, get_from_with, grpc_message, ip, metric, metric_until, unread};
+use attacker::{
+    attack, get_from, get_from_with, grpc_message, ip, metric, metric_until, unread, zero_window,
+};
 use axum::http;
-use bytes::Bytes;
 use running::{Running, start_with_batch};
 use snowmint_server::grpc::proto::{NextBatchRequest, StreamRequest};
-use tokio::net::TcpSocket;
 use tokio::time::Instant;
 
 const BUDGET: &str = "max_ids_in_flight = 1048576\nmax_ids_in_flight_per_connection = 65536";
@@ -82,6 +82,19 @@ async fn attack_holds(server: &Running) {
     assert!(held >= BUDGET_IDS / 2, "the attack holds only {held} ids");
 }
 
+/// Waits, up to 10 s, until no ids are held in flight (what nobody read was given back at
+/// its drain deadline), failing with `message` if some still are.
+async fn all_room_given_back(server: &Running, message: &str) {
+    let left = metric_until(
+        server,
+        "snowmint_ids_in_flight",
+        Duration::from_secs(10),
+        |n| n == 0,
+    )
+    .await;
+    assert_eq!(left, 0, "{message}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixteen_connections_that_never_read_leave_room_and_lose_their_hold() {
     let _one = ONE_AT_A_TIME.lock().await;
@@ -99,14 +112,7 @@ async fn sixteen_connections_that_never_read_leave_room_and_lose_their_hold() {
     attack_holds(&server).await;
     small_requests_are_served(&server, Duration::from_secs(10), Duration::from_secs(8)).await;
     // What the streams hold is given back at their drain deadline, connections open.
-    let held = metric_until(
-        &server,
-        "snowmint_ids_in_flight",
-        Duration::from_secs(10),
-        |n| n == 0,
-    )
-    .await;
-    assert_eq!(held, 0, "ids still held by responses nobody reads");
+    all_room_given_back(&server, "ids still held by responses nobody reads").await;
     assert!(metric(&server, "snowmint_ids_abandoned_total").await >= BUDGET_IDS / 2);
     // The abandoned responses are still out, so the stalled timeout closes their
     // connections as before.
@@ -188,15 +194,7 @@ async fn grpc_batches_nobody_reads_leave_room_and_lose_their_hold() {
     // Sixteen gRPC connections of four NextBatch calls, granting no window.
     let (mut clients, mut held) = (Vec::new(), Vec::new());
     for _ in 0..16 {
-        let socket = TcpSocket::new_v4().unwrap();
-        socket.bind(SocketAddr::new(ip([127, 0, 0, 3]), 0)).unwrap();
-        let tcp = socket.connect(addr).await.unwrap();
-        let (client, connection) = h2::client::Builder::new()
-            .initial_window_size(0)
-            .handshake::<_, Bytes>(tcp)
-            .await
-            .unwrap();
-        tokio::spawn(connection);
+        let client = zero_window(addr, ip([127, 0, 0, 3])).await;
         for _ in 0..4 {
             let mut client = client.clone().ready().await.unwrap();
             let request =
@@ -217,14 +215,7 @@ async fn grpc_batches_nobody_reads_leave_room_and_lose_their_hold() {
     assert_eq!(status, 200, "{body}");
     assert!(took < SMALL_WITHIN, "100 ids took {took:?}");
     // 131 KB a response: each gives its room back 2.1 s after it was made.
-    let left = metric_until(
-        &server,
-        "snowmint_ids_in_flight",
-        Duration::from_secs(10),
-        |n| n == 0,
-    )
-    .await;
-    assert_eq!(left, 0, "ids still held by messages nobody reads");
+    all_room_given_back(&server, "ids still held by messages nobody reads").await;
     drop((clients, held));
     server.stop().await;
 }
@@ -294,14 +285,7 @@ async fn a_grpc_stream_whose_batch_is_not_taken_loses_its_hold() {
     .await;
     assert_eq!(held, ATTACK_BATCH);
     // Its room is given back at the batch's deadline, and the stream is dropped.
-    let left = metric_until(
-        &server,
-        "snowmint_ids_in_flight",
-        Duration::from_secs(10),
-        |n| n == 0,
-    )
-    .await;
-    assert_eq!(left, 0, "a stream nobody reads still holds its batch");
+    all_room_given_back(&server, "a stream nobody reads still holds its batch").await;
     assert_eq!(
         metric(&server, "snowmint_ids_abandoned_total").await,
         ATTACK_BATCH

@@ -94,22 +94,7 @@ pub fn successor_with_an_empty_state_dir_and_its_clock_behind(url: &str) {
         }
     }
     assert!(!after.is_empty(), "the successor issued nothing");
-    let dead_max = *issued.iter().max().unwrap();
-    let repeated = after
-        .iter()
-        .filter(|id| issued.binary_search(id).is_ok())
-        .count();
-    assert_eq!(
-        repeated,
-        0,
-        "{repeated} of the successor's {} ids were issued by the dead holder",
-        after.len()
-    );
-    assert!(
-        after[0] > dead_max,
-        "the successor issued {} at or below {dead_max}",
-        after[0]
-    );
+    assert_after_the_dead(&issued, &after, "the successor");
 }
 
 /// The attack that found the release rule missing (`file:` and etcd): a holder pulling ids
@@ -123,7 +108,6 @@ pub fn successor_stopped_while_it_waits_keeps_the_dead_holders_mark(url: &str) {
     let _blockers = Blockers::hold_all_but_one(url);
     let state = tempfile::tempdir().unwrap();
     let issued = killed_under_load(&state.path().join("dead"), url, "node");
-    let dead_max = *issued.iter().max().unwrap();
 
     let behind = |dir: &str| {
         let mut cmd = serve_leased(&state.path().join(dir), url, "node");
@@ -160,6 +144,13 @@ pub fn successor_stopped_while_it_waits_keeps_the_dead_holders_mark(url: &str) {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+    assert_after_the_dead(&issued, &after, "the third");
+}
+
+/// Checks that `who` repeated none of the dead holder's ids (`issued`, in order) and began
+/// above all of them.
+fn assert_after_the_dead(issued: &[u64], after: &[u64], who: &str) {
+    let dead_max = *issued.iter().max().unwrap();
     let repeated = after
         .iter()
         .filter(|id| issued.binary_search(id).is_ok())
@@ -167,12 +158,12 @@ pub fn successor_stopped_while_it_waits_keeps_the_dead_holders_mark(url: &str) {
     assert_eq!(
         repeated,
         0,
-        "{repeated} of the third's {} ids were issued by the dead holder",
+        "{repeated} of {who}'s {} ids were issued by the dead holder",
         after.len()
     );
     assert!(
         after[0] > dead_max,
-        "the third issued {} at or below {dead_max}",
+        "{who} issued {} at or below {dead_max}",
         after[0]
     );
 }

@@ -50,14 +50,9 @@ pub async fn get_from_with(
     (status, body.unwrap_or_default(), started.elapsed())
 }
 
-/// One HTTP/2 request for `path` from `from`, with `headers`, on a connection that grants
-/// no window, so its answer is never read: what keeps it open.
-pub async fn unread(
-    addr: SocketAddr,
-    from: IpAddr,
-    path: &str,
-    headers: &[(&str, &str)],
-) -> (h2::client::SendRequest<Bytes>, h2::client::ResponseFuture) {
+/// An HTTP/2 connection from `from` to `addr` that grants the server no window: nothing
+/// sent on it is read.
+pub async fn zero_window(addr: SocketAddr, from: IpAddr) -> h2::client::SendRequest<Bytes> {
     let socket = TcpSocket::new_v4().unwrap();
     socket.bind(SocketAddr::new(from, 0)).unwrap();
     let tcp = socket.connect(addr).await.unwrap();
@@ -67,6 +62,18 @@ pub async fn unread(
         .await
         .unwrap();
     tokio::spawn(connection);
+    client
+}
+
+/// One HTTP/2 request for `path` from `from`, with `headers`, on a connection that grants
+/// no window, so its answer is never read: what keeps it open.
+pub async fn unread(
+    addr: SocketAddr,
+    from: IpAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (h2::client::SendRequest<Bytes>, h2::client::ResponseFuture) {
+    let client = zero_window(addr, from).await;
     let mut request =
         http::Request::get(format!("http://{addr}{path}")).version(http::Version::HTTP_2);
     for (name, value) in headers {
