@@ -9,7 +9,7 @@ mod support;
 use std::collections::HashSet;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -66,6 +66,10 @@ struct Record {
     answers: Mutex<Vec<Answer>>,
     changed: Condvar,
     stop: AtomicBool,
+    /// While set, no client sends: [`Run::step_between_requests`] steps the clock then.
+    held: AtomicBool,
+    /// Clients between deciding to send and reading the answer.
+    in_flight: AtomicUsize,
 }
 
 /// A connection kept alive across requests, as a client pulling ids keeps it.
@@ -184,11 +188,19 @@ fn pull(addr: SocketAddr, path: &str, client: usize, record: &Record) -> Result<
         if record.stop.load(Ordering::Relaxed) || started.elapsed() > MAX_RUN {
             break;
         }
+        // Counted in flight before looking at `held`, so that the test, which sets `held`
+        // before counting, never steps while a request it did not see is on its way.
+        record.in_flight.fetch_add(1, Ordering::SeqCst);
+        if record.held.load(Ordering::SeqCst) {
+            record.in_flight.fetch_sub(1, Ordering::SeqCst);
+            std::thread::sleep(PACE);
+            continue;
+        }
         let (sent, sent_ms) = (Instant::now(), now_ms());
-        let (status, body) = conn
-            .get(path)
-            .map_err(|e| format!("client {client}, GET {path}: {e}"))?;
+        let got = conn.get(path);
         let (done, done_ms) = (Instant::now(), now_ms());
+        record.in_flight.fetch_sub(1, Ordering::SeqCst);
+        let (status, body) = got.map_err(|e| format!("client {client}, GET {path}: {e}"))?;
         let json: serde_json::Value =
             serde_json::from_str(&body).map_err(|e| format!("{e}: {body}"))?;
         let ids = match (&json["id"], &json["ids"]) {
@@ -272,6 +284,23 @@ impl Run {
             at: Instant::now(),
         };
         self.steps.push(step);
+        step
+    }
+
+    /// Steps the clock as [`Run::step`] does, but while no request is in flight: every
+    /// answer sent before `at` was read before the step and met the old clock, every one
+    /// sent after it meets the new one, however long the step itself takes on a busy
+    /// machine.
+    fn step_between_requests(&mut self, offset_s: i64) -> Step {
+        let record = &self.clients().record;
+        record.held.store(true, Ordering::SeqCst);
+        let deadline = Instant::now() + EVENT_WAIT;
+        while record.in_flight.load(Ordering::SeqCst) > 0 {
+            assert!(Instant::now() < deadline, "requests still in flight");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let step = self.step(offset_s);
+        self.clients().record.held.store(false, Ordering::SeqCst);
         step
     }
 
@@ -587,9 +616,11 @@ fn spare_issues_the_newest_ticks_unused_numbers_then_waits() {
         "--rollback-wait-ms",
         "5000",
     ]);
-    let back3 = run.step(-3);
+    // Between requests: a request that met a step while the test was still writing it
+    // could spend the tick's spare numbers before the step's `at`, where none is looked for.
+    let back3 = run.step_between_requests(-3);
     run.wait_out(back3);
-    let back60 = run.step(-60);
+    let back60 = run.step_between_requests(-60);
     run.wait_for(back60, 20, 503);
     let ahead = run.step(0);
     run.wait_for(ahead, 20, 200);
@@ -613,8 +644,7 @@ fn spare_issues_the_newest_ticks_unused_numbers_then_waits() {
             .collect();
         assert!(!spare.is_empty(), "no spare ids after {step:?}");
         spares += spare.len();
-        // All in the newest tick issued before the step (an answer sent before it may have
-        // been issued just before or just after it), above the numbers read before it.
+        // All in the newest tick issued before the step, above the numbers read before it.
         let largest = |keep: &dyn Fn(&Answer) -> bool| {
             answers
                 .iter()
