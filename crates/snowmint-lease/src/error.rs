@@ -95,6 +95,17 @@ pub enum Error {
         /// What it holds, quoted and cut short, or "an empty file".
         found: String,
     },
+    /// The lock path no longer names the file this store locked: the directory was
+    /// restored from a backup, or the file replaced or removed by hand. Another process
+    /// can lock the new file while this one holds the old, so this one stops issuing.
+    #[error(
+        "{} is no longer the file this process locked (its directory was restored from a backup, or the file was replaced or removed): another process may hold the worker id now",
+        .path.display()
+    )]
+    Replaced {
+        /// The lock file.
+        path: PathBuf,
+    },
     /// The state directory could not be created.
     #[error("cannot create state directory {}", .path.display())]
     CreateDir {

@@ -454,6 +454,72 @@ impl FileStore {
         Ok(true)
     }
 
+    /// Checks that the lock path still names the file this store locked. A directory
+    /// restored from a backup, or a lock file replaced or removed by hand, gives the path
+    /// a new file, which another process can lock while this one holds the old: the
+    /// holder must stop issuing.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Replaced`] when the path names another file or none; [`Error::Read`] when
+    /// neither can be looked at.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_lease::FileStore;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let store = FileStore::claim(dir.path().join("w0.mark"))?;
+    /// store.check_lock_path()?;
+    /// // Restored from a backup: the same name, another file.
+    /// let lock = dir.path().join("w0.mark.lock");
+    /// std::fs::remove_file(&lock)?;
+    /// std::fs::write(&lock, "")?;
+    /// assert!(store.check_lock_path().unwrap_err().to_string().contains("is no longer the file this process locked"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check_lock_path(&self) -> Result<(), Error> {
+        use std::os::unix::fs::MetadataExt;
+        let unreadable = |source| Error::Read {
+            path: self.lock_path.clone(),
+            source,
+        };
+        let held = self.lock.metadata().map_err(unreadable)?;
+        let same = match std::fs::metadata(&self.lock_path) {
+            Ok(named) => (named.dev(), named.ino()) == (held.dev(), held.ino()),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => false,
+            Err(err) => return Err(unreadable(err)),
+        };
+        if same {
+            Ok(())
+        } else {
+            Err(Error::Replaced {
+                path: self.lock_path.clone(),
+            })
+        }
+    }
+
+    /// When the lock file this store holds was created, or last put in place (its change
+    /// time: a restore from a backup sets it, and no tool can set it back), in ms since
+    /// the Unix epoch, rounded up. A lock file is never written, so a holder of a file
+    /// that a restore replaced last checked it ([`FileStore::check_lock_path`]) before
+    /// then.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be looked at.
+    pub fn lock_changed_ms(&self) -> Result<u64, Error> {
+        use std::os::unix::fs::MetadataExt;
+        let held = self.lock.metadata().map_err(|source| Error::Read {
+            path: self.lock_path.clone(),
+            source,
+        })?;
+        let secs = u64::try_from(held.ctime()).unwrap_or(0);
+        let nanos = u64::try_from(held.ctime_nsec()).unwrap_or(0);
+        Ok(secs * 1_000 + nanos.div_ceil(1_000_000))
+    }
+
     /// Excludes every other writer until the guard drops.
     fn exclusive(&self) -> Result<Exclusive<'_>, Error> {
         let serial = self.writing.lock().unwrap_or_else(PoisonError::into_inner);

@@ -401,7 +401,10 @@ async fn keep(
                     wait = timing.renew_every;
                     backoff = FIRST_BACKOFF;
                 }
-                Err(err @ (LeaseError::Lost { .. } | LeaseError::Invalid(_))) if expires => {
+                // A lease that does not expire is lost too when its file was replaced.
+                Err(err @ LeaseError::Lost { .. }) | Err(err @ LeaseError::Invalid(_))
+                    if expires || matches!(err, LeaseError::Lost { .. }) =>
+                {
                     counters.renew_failures.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!(worker = lease.worker, error = %Chain(&err), "lease lost; acquiring again");
                     status.send_replace(LeaseStatus::Acquiring {

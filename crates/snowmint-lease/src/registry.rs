@@ -39,6 +39,15 @@ pub struct Claim {
     /// marks with their mode (the `file` registry) refuses a worker whose mark the mode
     /// cannot follow.
     pub clock: snowmint::ClockMode,
+    /// How far past the last instant a holder of this fleet reached the registry it may
+    /// have issued ids: a lease's TTL and the safety margin for a registry whose leases
+    /// expire (a holder reserves one TTL ahead, and the margin bounds how far its clock may
+    /// be ahead of the registry's); a reservation, the overflow lead and the margin for one
+    /// whose leases last as long as the process (`file`). A registry that cannot vouch for
+    /// its records before some instant (it restarted, was restored or failed over, and may
+    /// have lost writes) starts the lease after that instant plus this
+    /// ([`Claim::floor_after`]).
+    pub reach: Duration,
 }
 
 impl Claim {
@@ -73,6 +82,7 @@ impl Claim {
             clock: snowmint::ClockMode::Monotonic,
             layout: snowmint::Layout::TWITTER.canonical().to_string(),
             legacy: Vec::new(),
+            reach: ttl + DEFAULT_SAFETY_MARGIN,
         }
     }
 
@@ -124,7 +134,62 @@ impl Claim {
     pub fn with_clock(self, clock: snowmint::ClockMode) -> Claim {
         Claim { clock, ..self }
     }
+
+    /// The same claim with another [`reach`](Claim::reach) (default: the TTL and 1 s).
+    #[must_use]
+    pub fn with_reach(self, reach: Duration) -> Claim {
+        Claim { reach, ..self }
+    }
+
+    /// The mark a lease starts after when the registry vouches for its records only from
+    /// `since_ms` on (ms since the Unix epoch, on the registry's clock): a holder it may
+    /// have forgotten reached it last before then, so it issued nothing past `since_ms` and
+    /// the [`reach`](Claim::reach), and its fence stopped it by then. `None` for a counter,
+    /// whose marks count ticks: no instant bounds them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use snowmint_lease::Claim;
+    ///
+    /// let claim = Claim::new("fleet.default", 0, 32, "web-7", Duration::from_secs(10));
+    /// assert_eq!(claim.floor_after(1_000_000), Some(1_011_000));
+    /// ```
+    #[must_use]
+    pub fn floor_after(&self, since_ms: u64) -> Option<u64> {
+        self.clock
+            .tells_time()
+            .then(|| since_ms.saturating_add(snowmint::whole_ms(self.reach)))
+    }
+
+    /// The mark to start after: the larger of the `recorded` one and the floor of a
+    /// registry that vouches only from `since_ms` on ([`Claim::floor_after`]). Says so in
+    /// the log when the floor is the larger and still ahead, since the lease then waits for
+    /// it.
+    #[must_use]
+    pub fn start_after(&self, recorded: Option<u64>, since_ms: u64, worker: u64) -> Option<u64> {
+        let Some(floor) = self.floor_after(since_ms) else {
+            return recorded;
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, snowmint::whole_ms);
+        if floor > now && recorded.is_none_or(|mark| mark < floor) {
+            tracing::info!(
+                worker,
+                since = %snowmint::UnixMs(since_ms),
+                floor = %snowmint::UnixMs(floor),
+                "the registry vouches for its records only since it last started, was restored or failed over: this lease starts after anything a holder it may have forgotten could have issued"
+            );
+        }
+        Some(recorded.map_or(floor, |mark| mark.max(floor)))
+    }
 }
+
+/// The safety margin a [`Claim`] counts in its [`reach`](Claim::reach) unless told
+/// otherwise: [`LeaseSettings`](crate::LeaseSettings)'s default.
+const DEFAULT_SAFETY_MARGIN: Duration = Duration::from_secs(1);
 
 /// A worker id held by this process.
 #[derive(Debug, Clone, PartialEq, Eq)]

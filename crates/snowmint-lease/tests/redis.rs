@@ -37,6 +37,14 @@ async fn unavailable_promptly<T: std::fmt::Debug>(
     conformance::unavailable_promptly("redis", what, prefix, call).await
 }
 
+/// Found by attacking the product: a Redis restored from an old snapshot forgot a live
+/// holder, and a newcomer issued its ids again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restore_floors_a_new_lease() {
+    let mut redis = Redis::start();
+    conformance::a_restore_floors_a_new_lease(&mut redis, "restore").await;
+}
+
 conformance::suite!({
     let redis = Redis::start();
     let url = redis.url();
@@ -95,7 +103,9 @@ async fn a_stopped_registry_is_unavailable_promptly_and_renewals_resume_after_re
         again.worker, lease.worker,
         "the same identity gets its worker back"
     );
-    assert_eq!(again.high_water_ms, Some(reserved));
+    // At least the mark, and past it if the restart's floor is larger: the server
+    // vouches for its records only since it started.
+    assert!(again.high_water_ms >= Some(reserved), "{again:?}");
     registry.release(&holder, &again, reserved).await.unwrap();
 }
 

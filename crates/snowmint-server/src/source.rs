@@ -81,7 +81,8 @@ impl IdSource {
             config.lease_settings.ttl,
         )
         .with_layout(&layout)
-        .with_clock(mode);
+        .with_clock(mode)
+        .with_reach(reach(config, &*registry));
         let clock = SystemClock::new();
         // The generator's clock: the keeper confirms marks in the ids' time (the wall
         // clock's, for `--clock wall`) and validity in real time.
@@ -123,15 +124,26 @@ impl IdSource {
             if let Some(issuer) = source.issuer.load_full() {
                 let lag_ms = issuer.generator.clock_lag_ms();
                 if lag_ms > layout.tick_ms() {
-                    if config.restart_behind == RestartBehind::Fail {
+                    // `fail` is for a clock set back since an earlier run on this state
+                    // directory; a registry's mark, or the floor of a registry that cannot
+                    // vouch for its records (a `file:` worker whose file is new), is waited
+                    // out.
+                    let own_mark = FileStore::open(issuer.store.state_file())
+                        .and_then(|file| file.mark())
+                        .ok()
+                        .flatten()
+                        .unwrap_or(0);
+                    let own_lag_ms = own_mark.saturating_sub(issuer.generator.clock().now_ms());
+                    if config.restart_behind == RestartBehind::Fail && own_lag_ms > layout.tick_ms()
+                    {
                         return Err(ServeError::Behind {
-                            lag_ms,
+                            lag_ms: own_lag_ms,
                             dir: config.state_dir.clone(),
                         });
                     }
                     tracing::warn!(
                         lag_ms,
-                        "clock is behind the high-water mark of an earlier run; not ready until it passes"
+                        "clock is behind the high-water mark; not ready until it passes"
                     );
                 }
             }
@@ -465,6 +477,24 @@ impl IdSource {
         }
         Ok(())
     }
+}
+
+/// How far past the last instant it reached the registry a holder of this fleet may
+/// have issued ids ([`Claim::reach`]): one TTL when leases expire (a renewal reserves that
+/// far ahead), a reservation and the overflow lead when they last as long as the process;
+/// and the safety margin, for a clock ahead of the registry's.
+fn reach(config: &Config, registry: &dyn Registry) -> Duration {
+    let settings = &config.lease_settings;
+    let ahead = if registry.expires() {
+        settings.ttl
+    } else {
+        let lead = match config.overflow {
+            snowmint::OverflowPolicy::Borrow { lead } => lead,
+            _ => Duration::ZERO,
+        };
+        config.reserve_ahead + lead
+    };
+    ahead + settings.safety_margin
 }
 
 fn build_slot(

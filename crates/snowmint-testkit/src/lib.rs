@@ -86,6 +86,78 @@ pub trait Server {
     fn restart(&mut self);
     /// Kills it with SIGKILL, as a crash would, and waits for it to exit.
     fn kill(&mut self);
+
+    /// Stops it cleanly, copies its data directory into `to` (a cold backup: new files,
+    /// as every backup tool writes), and starts it again.
+    ///
+    /// # Panics
+    ///
+    /// When the data cannot be copied.
+    #[track_caller]
+    fn back_up(&mut self, to: &std::path::Path) {
+        self.stop();
+        copy_tree(&self.dir().join("data"), to);
+        self.restart();
+    }
+
+    /// Kills it, puts the data of a [`Server::back_up`] in place of its own, and starts
+    /// it again: a restore that loses every write made since the backup.
+    ///
+    /// ```
+    /// use std::io::{BufRead, BufReader, Write};
+    /// use std::net::TcpStream;
+    /// use snowmint_testkit::{Redis, Server};
+    ///
+    /// fn send(redis: &Redis, command: &[u8]) -> std::io::Result<String> {
+    ///     let mut stream = TcpStream::connect(("127.0.0.1", redis.port()))?;
+    ///     stream.write_all(command)?;
+    ///     let mut reply = String::new();
+    ///     BufReader::new(stream).read_line(&mut reply)?;
+    ///     Ok(reply)
+    /// }
+    ///
+    /// let mut redis = Redis::start();
+    /// let backup = tempfile::tempdir()?;
+    /// redis.back_up(backup.path());
+    /// send(&redis, b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n")?;
+    /// redis.restore(backup.path());
+    /// assert_eq!(send(&redis, b"*2\r\n$6\r\nEXISTS\r\n$1\r\nk\r\n")?, ":0\r\n");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// When the data cannot be replaced.
+    #[track_caller]
+    fn restore(&mut self, from: &std::path::Path) {
+        self.kill();
+        let data = self.dir().join("data");
+        std::fs::remove_dir_all(&data)
+            .unwrap_or_else(|err| panic!("cannot remove {}: {err}", data.display()));
+        copy_tree(from, &data);
+        self.restart();
+    }
+}
+
+/// Copies the directory `from` into `to`, file by file, keeping each file's mode.
+#[track_caller]
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    let failed = |what: &str, path: &std::path::Path, err: std::io::Error| -> ! {
+        panic!("cannot {what} {}: {err}", path.display())
+    };
+    std::fs::create_dir_all(to).unwrap_or_else(|err| failed("create", to, err));
+    let mode = std::fs::metadata(from).unwrap_or_else(|err| failed("read", from, err));
+    std::fs::set_permissions(to, mode.permissions())
+        .unwrap_or_else(|err| failed("set the mode of", to, err));
+    for entry in std::fs::read_dir(from).unwrap_or_else(|err| failed("list", from, err)) {
+        let entry = entry.unwrap_or_else(|err| failed("list", from, err));
+        let (path, target) = (entry.path(), to.join(entry.file_name()));
+        if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap_or_else(|err| failed("copy", &path, err));
+        }
+    }
 }
 
 /// Implements [`Server`] for a guard with a `server: Instance` field and an inherent

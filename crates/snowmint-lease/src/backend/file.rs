@@ -105,12 +105,23 @@ impl FileRegistry {
     }
 
     /// The file of a lease this process holds; the map's lock is not kept while it is
-    /// written, so one worker's fsync never waits for another's.
+    /// written, so one worker's fsync never waits for another's. A file whose path now
+    /// names another file (the directory was restored) is let go, and the lease is lost.
     fn file(&self, lease: &Lease) -> Result<Arc<FileStore>, LeaseError> {
-        self.held()
+        let file = self
+            .held()
             .get(&(lease.datacenter, lease.worker))
             .cloned()
-            .ok_or_else(|| LeaseError::lost(lease, "this process no longer holds its file"))
+            .ok_or_else(|| LeaseError::lost(lease, "this process no longer holds its file"))?;
+        match file.check_lock_path() {
+            Ok(()) => Ok(file),
+            Err(err @ Error::Replaced { .. }) => {
+                self.held().remove(&(lease.datacenter, lease.worker));
+                tracing::error!(worker = lease.worker, error = %err, "stopped issuing with this worker id");
+                Err(LeaseError::lost(lease, err.to_string()))
+            }
+            Err(err) => Err(unavailable(err)),
+        }
     }
 }
 
@@ -157,12 +168,15 @@ impl Registry for FileRegistry {
                 }
                 Err(err) => return Err(unavailable(err)),
             };
+            // A holder of the file that a restore replaced checked it last before the new
+            // one was put in place, and issued nothing past that and its reach.
+            let since = store.lock_changed_ms().map_err(unavailable)?;
             self.held()
                 .insert((claim.datacenter, worker), Arc::new(store));
             return Ok(Lease {
                 datacenter: claim.datacenter,
                 worker,
-                high_water_ms,
+                high_water_ms: claim.start_after(high_water_ms, since, worker),
                 token: 0,
             });
         }
@@ -239,9 +253,87 @@ mod tests {
             registry.acquire(&claim).await.unwrap_err().to_string(),
             "all 8 worker ids of datacenter 3 are held; retrying"
         );
-        registry.renew(&claim, &leases[5], 5_000).await.unwrap();
-        registry.release(&claim, &leases[5], 4_000).await.unwrap();
+        // Marks an hour ahead: past the floor of the new lock files.
+        let later = now_ms() + 3_600_000;
+        registry
+            .renew(&claim, &leases[5], later + 1_000)
+            .await
+            .unwrap();
+        registry.release(&claim, &leases[5], later).await.unwrap();
         let again = registry.acquire(&claim).await.unwrap();
-        assert_eq!((again.worker, again.high_water_ms), (5, Some(4_000)));
+        assert_eq!((again.worker, again.high_water_ms), (5, Some(later)));
+    }
+
+    fn now_ms() -> u64 {
+        snowmint::whole_ms(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap(),
+        )
+    }
+
+    /// Copies every file of `from` into `to`, as a backup or a restore does: new files.
+    fn copy_files(from: &std::path::Path, to: &std::path::Path) {
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+
+    /// A directory restored from a backup gives every lock file a new inode: a newcomer
+    /// locks the new file while the holder still holds the old. The holder stops at its
+    /// next reservation, and the newcomer starts after anything the holder could have
+    /// reserved before then.
+    #[tokio::test]
+    async fn a_restored_directory_stops_its_holder_and_a_newcomer_starts_past_its_reach() {
+        let dir = tempfile::tempdir().unwrap();
+        let backup = tempfile::tempdir().unwrap();
+        let reach = Duration::from_secs(2);
+        let claim = |identity| {
+            Claim::new("fleet.default", 0, 1, identity, Duration::from_secs(10)).with_reach(reach)
+        };
+        let holder = FileRegistry::new(dir.path().to_path_buf());
+        let held = holder.acquire(&claim("a")).await.unwrap();
+        let reserved = now_ms() + 1_000;
+        holder.reserve_now(&held, reserved).unwrap().unwrap();
+        copy_files(dir.path(), backup.path());
+        // A reservation the backup lacks.
+        holder.reserve_now(&held, reserved + 500).unwrap().unwrap();
+
+        for entry in std::fs::read_dir(dir.path()).unwrap() {
+            std::fs::remove_file(entry.unwrap().path()).unwrap();
+        }
+        let restored = now_ms();
+        copy_files(backup.path(), dir.path());
+
+        let newcomer = FileRegistry::new(dir.path().to_path_buf());
+        let taken = newcomer.acquire(&claim("b")).await.unwrap();
+        assert_eq!(taken.worker, 0, "the restored file is not locked");
+        let start = taken.high_water_ms.unwrap();
+        assert!(start >= restored + 2_000, "{start} {restored}");
+        assert!(start > reserved + 500);
+
+        let err = holder
+            .reserve_now(&held, reserved + 1_000)
+            .unwrap()
+            .unwrap_err();
+        assert!(matches!(err, LeaseError::Lost { .. }), "{err}");
+        assert!(
+            err.to_string()
+                .contains("is no longer the file this process locked"),
+            "{err}"
+        );
+        // Let go: the holder acquires again, and finds the worker held by the newcomer.
+        assert!(matches!(
+            holder
+                .renew(&claim("a"), &held, reserved)
+                .await
+                .unwrap_err(),
+            LeaseError::Lost { .. }
+        ));
+        assert!(matches!(
+            holder.acquire(&claim("a")).await.unwrap_err(),
+            LeaseError::Exhausted { .. }
+        ));
     }
 }

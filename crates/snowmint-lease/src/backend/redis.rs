@@ -41,23 +41,43 @@ const RESPONSE_TIMEOUT: Duration = Duration::from_secs(1);
 const OPERATION_TIMEOUT: Duration = Duration::from_secs(2);
 
 const ACQUIRE: &str = r"
--- KEYS: hwm, sticky, expiry, cursor, layout. ARGV: worker key prefix, identity, holder,
--- workers, ttl ms, candidates, sweep, layout, then the key prefixes of earlier releases'
--- namespaces. Returns {worker, hwm or nil, old namespaces holding a mark}, {-1, the
--- recorded layout, 0} when the fleet's layout is another, or nil when all are held.
+-- KEYS: hwm, sticky, expiry, cursor, layout, incarnation. ARGV: worker key prefix,
+-- identity, holder, workers, ttl ms, candidates, sweep, layout, then the key prefixes of
+-- earlier releases' namespaces. Returns {worker, hwm or nil, old namespaces holding a mark,
+-- since}, {-1, the recorded layout, 0, 0} when the fleet's layout is another, or nil when
+-- all are held.
 local prefix, identity, holder = ARGV[1], ARGV[2], ARGV[3]
 local workers, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
 local recorded = redis.call('GET', KEYS[5])
 if not recorded then
   redis.call('SET', KEYS[5], ARGV[8])
 elseif recorded ~= ARGV[8] then
-  return {-1, recorded, 0}
+  return {-1, recorded, 0, 0}
 end
 local legacy = {}
 for i = 9, #ARGV do legacy[#legacy + 1] = ARGV[i] end
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local function id(n) return string.format('%d', n) end
+-- Since when this server vouches for what it holds. A restart (from any backup, or from
+-- nothing) gives it a new run id; a promotion, a new replication id. Either way, what the
+-- records say was written before that instant may be older than what holders last wrote.
+-- A restart happened when the process started (uptime is whole seconds, so this errs
+-- late, the safe side); a promotion, at the latest now, when it is first seen.
+local server, replication = redis.call('INFO', 'server'), redis.call('INFO', 'replication')
+local incarnation = (string.match(server, 'run_id:(%w+)') or '') .. ':' ..
+  (string.match(replication, 'master_replid:(%w+)') or '')
+local since = tonumber(redis.call('HGET', KEYS[6], incarnation))
+if not since then
+  local replid2 = string.match(replication, 'master_replid2:(%w+)') or ''
+  if string.match(replid2, '^0*$') then
+    since = now - 1000 * tonumber(string.match(server, 'uptime_in_seconds:(%d+)') or 0)
+  else
+    since = now
+  end
+  redis.call('DEL', KEYS[6])
+  redis.call('HSET', KEYS[6], incarnation, id(since))
+end
 -- Whether no server of an earlier release holds w under its own namespace.
 local function left_free(w)
   for _, p in ipairs(legacy) do
@@ -81,7 +101,7 @@ local function take(w)
       if not n or not mark or not tonumber(mark) or n > tonumber(mark) then mark = left end
     end
   end
-  return {w, mark, holding}
+  return {w, mark, holding, since}
 end
 local old = tonumber(redis.call('HGET', KEYS[2], identity))
 if old and old >= 0 and old < workers then
@@ -153,7 +173,14 @@ static SCRIPTS: LazyLock<[Script; 3]> =
 /// snowmint:NS:dcD:expiry  zset    W -> when its lease ends (Redis time, ms); 0 once released
 /// snowmint:NS:dcD:cursor  string  where the next sweep for a free worker starts
 /// snowmint:NS:layout      string  the fleet's layout in canonical form; never expires
+/// snowmint:incarnation    hash    run id:replication id -> since when the server vouches
+///                                 for its records (Redis time, ms); one field
 /// ```
+///
+/// A Redis that restarts (from a backup, an old snapshot, or nothing) or is promoted from
+/// a replica may lack what holders wrote last: a lease taken from it starts after
+/// [`Claim::floor_after`] the instant it started or was first seen promoted, so that it
+/// issues nothing that a holder it forgot may have issued.
 ///
 /// `NS` is the fleet's namespace (`fleet.default`). Earlier releases used the layout's
 /// name and epoch (`twitter-1288834974657`) instead: an acquisition passes over a worker
@@ -310,6 +337,10 @@ impl fmt::Debug for RedisRegistry {
     }
 }
 
+/// The hash that records since when the server vouches for its records: one field, the
+/// server's incarnation (run id and replication id), whose value is that instant.
+const INCARNATION: &str = "snowmint:incarnation";
+
 /// `snowmint:NS:dcD:`, the prefix of every key of a datacenter.
 fn prefix(namespace: &str, datacenter: u64) -> String {
     format!("snowmint:{namespace}:dc{datacenter}:")
@@ -365,6 +396,7 @@ impl Registry for RedisRegistry {
             .map(|k| format!("{p}{k}"))
             .to_vec();
         keys.push(format!("snowmint:{}:layout", claim.namespace));
+        keys.push(INCARNATION.to_string());
         let mut args = vec![
             format!("{p}w"),
             claim.identity.clone(),
@@ -378,9 +410,9 @@ impl Registry for RedisRegistry {
         args.extend(claim.legacy.iter().map(|ns| prefix(ns, claim.datacenter)));
         // The mark as stored, read here rather than by the client library's conversion, so
         // that a corrupt one is named with its key.
-        type Taken = (i64, Option<Vec<u8>>, Option<u64>);
+        type Taken = (i64, Option<Vec<u8>>, Option<u64>, u64);
         let taken: Option<Taken> = self.run(&SCRIPTS[0], &keys, &args).await?;
-        let Some((worker, stored, holding)) = taken else {
+        let Some((worker, stored, holding, since)) = taken else {
             return Err(LeaseError::Exhausted {
                 datacenter: claim.datacenter,
                 workers: claim.workers,
@@ -415,7 +447,7 @@ impl Registry for RedisRegistry {
         Ok(Lease {
             datacenter: claim.datacenter,
             worker,
-            high_water_ms,
+            high_water_ms: claim.start_after(high_water_ms, since, worker),
             token: 0,
         })
     }

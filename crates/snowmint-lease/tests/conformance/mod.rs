@@ -19,9 +19,12 @@ use snowmint_lease::{
 /// A TTL short enough for tests to outwait.
 pub const TTL: Duration = Duration::from_secs(2);
 
-/// A claim in a namespace of its own, so tests sharing a registry never meet.
+/// A claim in a namespace of its own, so tests sharing a registry never meet. Its reach
+/// is nothing: the registries here start with the test, so a lease would otherwise start
+/// after the floor of a registry that cannot vouch for what came before it, which these
+/// tests do not look at (see `a_restart_floors_a_lease`).
 pub fn claim(namespace: &str, identity: &str, workers: u64) -> Claim {
-    Claim::new(namespace, 1, workers, identity, TTL)
+    Claim::new(namespace, 1, workers, identity, TTL).with_reach(Duration::ZERO)
 }
 
 fn now_ms() -> u64 {
@@ -222,6 +225,8 @@ pub async fn a_fleet_refuses_another_layout(registry: Arc<dyn Registry>, ns: &st
 /// with a registry client of its own.
 pub async fn an_upgrade_inherits_old_marks_and_respects_old_holders(url: &str, ns: &str) {
     let registry = registry_from_url(url).unwrap();
+    // Marks an hour ahead, past the floor of a registry that started with the test.
+    let base = now_ms() + 3_600_000;
     let (old_twitter, old_custom) = (format!("{ns}_twitter-1"), format!("{ns}_custom-1"));
     let (twitter_process, custom_process) = (
         registry_from_url(url).unwrap(),
@@ -238,13 +243,16 @@ pub async fn an_upgrade_inherits_old_marks_and_respects_old_holders(url: &str, n
     let b = old(&old_twitter, "b");
     let lease_b = twitter_process.acquire(&b).await.unwrap();
     assert_eq!(lease_b.worker, free);
-    twitter_process.release(&b, &lease_b, 5_000).await.unwrap();
+    twitter_process
+        .release(&b, &lease_b, base + 5_000)
+        .await
+        .unwrap();
     let (c, d) = (old(&old_custom, "c"), old(&old_custom, "d"));
     for (claim, lease) in [
         (&c, custom_process.acquire(&c).await.unwrap()),
         (&d, custom_process.acquire(&d).await.unwrap()),
     ] {
-        let mark = if lease.worker == free { 9_000 } else { 7_000 };
+        let mark = base + if lease.worker == free { 9_000 } else { 7_000 };
         custom_process.release(claim, &lease, mark).await.unwrap();
     }
 
@@ -257,17 +265,20 @@ pub async fn an_upgrade_inherits_old_marks_and_respects_old_holders(url: &str, n
     let lease = registry.acquire(&new).await.unwrap();
     assert_eq!(
         (lease.worker, lease.high_water_ms),
-        (free, Some(9_000)),
+        (free, Some(base + 9_000)),
         "the other worker is held under an old namespace; this one's largest old mark is 9000"
     );
     let next = upgraded("next");
     let err = registry.acquire(&next).await.unwrap_err();
     assert!(matches!(err, LeaseError::Exhausted { .. }), "{err:?}");
-    twitter_process.release(&live, &held, 3_000).await.unwrap();
+    twitter_process
+        .release(&live, &held, base + 3_000)
+        .await
+        .unwrap();
     let taken = registry.acquire(&next).await.unwrap();
     assert_eq!(
         (taken.worker, taken.high_water_ms),
-        (held.worker, Some(7_000))
+        (held.worker, Some(base + 7_000))
     );
     registry.release(&new, &lease, now_ms()).await.unwrap();
     registry.release(&next, &taken, now_ms()).await.unwrap();
@@ -283,15 +294,17 @@ pub async fn same_identity_gets_its_worker_back(registry: Arc<dyn Registry>, ns:
         held.push((c, l));
     }
     let (c1, l1) = held.remove(1);
-    registry.renew(&c1, &l1, 9_000).await.unwrap();
-    registry.renew(&c1, &l1, 5_000).await.unwrap();
-    registry.release(&c1, &l1, 9_000).await.unwrap();
+    // Marks an hour ahead, past the floor of a registry that started with the test.
+    let base = now_ms() + 3_600_000;
+    registry.renew(&c1, &l1, base + 9_000).await.unwrap();
+    registry.renew(&c1, &l1, base + 5_000).await.unwrap();
+    registry.release(&c1, &l1, base + 9_000).await.unwrap();
     // A new process of the same instance (a new holder) asks again.
     let again = claim(ns, "pod-1", 4);
     let back = registry.acquire(&again).await.unwrap();
     assert_eq!(back.worker, l1.worker);
-    assert_eq!(back.high_water_ms, Some(9_000));
-    registry.release(&again, &back, 9_000).await.unwrap();
+    assert_eq!(back.high_water_ms, Some(base + 9_000));
+    registry.release(&again, &back, base + 9_000).await.unwrap();
     for (c, l) in &held {
         registry.release(c, l, 0).await.unwrap();
     }
@@ -312,7 +325,7 @@ pub async fn successor_on_a_new_machine_starts_after_the_dead(url: &str, ns: &st
         safety_margin: Duration::from_millis(300),
     };
     // One worker id, so the successor can only take the dead holder's.
-    let claim = |identity: &str| Claim::new(ns, 1, 1, identity, TTL);
+    let claim = |identity: &str| Claim::new(ns, 1, 1, identity, TTL).with_reach(Duration::ZERO);
     let dead_dir = tempfile::tempdir().unwrap();
     let (dead_worker, dead_max) = {
         let registry = registry_from_url(url).unwrap();
@@ -608,3 +621,38 @@ macro_rules! takeover {
     };
 }
 pub(crate) use takeover;
+
+/// The registry is restored from a backup taken before a holder acquired its worker id,
+/// while the holder still issues under its lease (inside its fence): a newcomer then finds
+/// the worker free, and must start after every id the holder may still issue, that is
+/// after the mark its last renewal confirmed. The holder's next renewal finds the lease
+/// gone.
+pub async fn a_restore_floors_a_new_lease(server: &mut dyn snowmint_testkit::Server, ns: &str) {
+    // The reach a server counts: its TTL and the safety margin.
+    let claim = |identity: &str| {
+        Claim::new(ns, 1, 1, identity, TTL).with_reach(TTL + Duration::from_millis(300))
+    };
+    let backup = tempfile::tempdir().unwrap();
+    tokio::task::block_in_place(|| server.back_up(backup.path()));
+
+    let registry = registry_from_url(&server.url()).unwrap();
+    let holder = claim("holder");
+    let lease = registry.acquire(&holder).await.unwrap();
+    let confirmed = now_ms() + snowmint::whole_ms(TTL);
+    registry.renew(&holder, &lease, confirmed).await.unwrap();
+
+    tokio::task::block_in_place(|| server.restore(backup.path()));
+    let newcomer = registry_from_url(&server.url()).unwrap();
+    let taken = newcomer.acquire(&claim("newcomer")).await.unwrap();
+    assert_eq!(taken.worker, lease.worker, "the restore forgot the holder");
+    assert!(
+        taken.high_water_ms > Some(confirmed),
+        "the newcomer starts at {:?}, not after the holder's confirmed mark {confirmed}",
+        taken.high_water_ms
+    );
+    let err = registry
+        .renew(&holder, &lease, confirmed + 1_000)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, LeaseError::Lost { .. }), "{err}");
+}
