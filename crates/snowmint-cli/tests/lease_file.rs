@@ -52,6 +52,41 @@ fn a_successor_stopped_while_it_waits_keeps_the_dead_holders_mark() {
     fleet::successor_stopped_while_it_waits_keeps_the_dead_holders_mark(&url);
 }
 
+/// The reproduction of a registry directory restored from a backup while its holder
+/// issues: every lock file is a new file then, so the holder must stop, and a newcomer on
+/// its worker id must start above it. The test holds the other worker ids again after the
+/// restore (their old locks are on the old files), so the newcomer can only take the
+/// holder's.
+#[test]
+fn a_newcomer_after_a_directory_restore_starts_above_the_holder_it_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let (registry, backup) = (dir.path().join("registry"), dir.path().join("backup"));
+    let url = format!("file:{}", registry.display());
+    let mut blockers_again = None;
+    fleet::a_restore_while_a_holder_issues(
+        &url,
+        1_000,
+        &mut || copy_files(&registry, &backup),
+        &mut || {
+            for entry in std::fs::read_dir(&registry).unwrap() {
+                std::fs::remove_file(entry.unwrap().path()).unwrap();
+            }
+            copy_files(&backup, &registry);
+            blockers_again = Some(fleet::Blockers::hold_all_but_one(&url));
+        },
+    );
+}
+
+/// Copies every file of `from` into `to` (made if missing): new files, as a backup and a
+/// restore write.
+fn copy_files(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
 /// One registry, three servers: the Twitter layout, the same layout spelled as a custom one,
 /// and a custom layout whose ids can collide with it (the same fields, one bit moved from
 /// the worker to the sequence). The first two share the fleet's pool of worker ids; the

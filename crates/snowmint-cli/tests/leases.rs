@@ -47,6 +47,21 @@ macro_rules! registry_tests {
 }
 
 registry_tests!(redis, Redis);
+
+/// The reproduction of a Redis restored from an old snapshot while its holders issue.
+#[test]
+fn a_newcomer_after_a_redis_restore_starts_above_the_holder_it_forgot() {
+    use snowmint_testkit::Server;
+    let redis = std::cell::RefCell::new(Redis::start());
+    let backup = tempfile::tempdir().unwrap();
+    let url = redis.borrow().url();
+    fleet::a_restore_while_a_holder_issues(
+        &url,
+        3_000,
+        &mut || redis.borrow_mut().back_up(backup.path()),
+        &mut || redis.borrow_mut().restore(backup.path()),
+    );
+}
 registry_tests!(etcd, Etcd);
 registry_tests!(postgres, Postgres);
 registry_tests!(zookeeper, ZooKeeper);

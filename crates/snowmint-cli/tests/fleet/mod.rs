@@ -366,3 +366,52 @@ pub fn killed_holders_worker_waits_out_its_ttl(registry: &mut dyn Server) {
         first[0]
     );
 }
+
+/// The attack that found registries forgetting live holders: the registry is restored
+/// from a backup taken before a server acquired its worker id (every other worker id held
+/// in the backup), while that server still issues inside its fence. A newcomer on an empty
+/// state directory then finds the worker id free, and is ready while the old holder still
+/// answers; every id it issues must lie above every id the old holder issued, before and
+/// after the restore; and above anything the old holder may still issue, however soon it
+/// stops: the `reach_ms` past the restore that its last reservation could cover (a TTL
+/// for a registry whose leases expire). `restore` puts the backup back.
+pub fn a_restore_while_a_holder_issues(
+    url: &str,
+    reach_ms: u64,
+    back_up: &mut dyn FnMut(),
+    restore: &mut dyn FnMut(),
+) {
+    let _blockers = Blockers::hold_all_but_one(url);
+    back_up();
+    let state = tempfile::tempdir().unwrap();
+    let holder = serve(&state.path().join("holder"), url, "holder");
+    holder.wait_ready(Duration::from_secs(30));
+    let mut issued = Vec::new();
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_millis(500) {
+        issued.extend(pull(&holder, 10_000).expect("the holder issues"));
+    }
+
+    let restored_ms = now_ms();
+    restore();
+    let newcomer = serve(&state.path().join("newcomer"), url, "newcomer");
+    // The old holder issues on until its next renewal finds the lease gone.
+    let mut after = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline && after.len() < 50_000 {
+        if let Some(ids) = pull(&holder, 10_000) {
+            issued.extend(ids);
+        }
+        if let Some(ids) = pull(&newcomer, 10_000) {
+            after.extend(ids);
+        }
+    }
+    assert!(!after.is_empty(), "the newcomer issued nothing within 30 s");
+    issued.sort_unstable();
+    assert_after_the_dead(&issued, &after, "the newcomer");
+    let first_ms = twitter_ms(after[0]);
+    assert!(
+        first_ms > restored_ms + reach_ms,
+        "the newcomer's first id is at {first_ms}, within the old holder's reach of {reach_ms} ms past the restore at {restored_ms}"
+    );
+}
