@@ -139,16 +139,23 @@ pub trait Server {
     }
 }
 
-/// Copies the directory `from` into `to`, file by file, keeping each file's mode.
+/// Copies the directory `from` into `to`, file by file, keeping each file's mode and
+/// owner (a server may run as a user of its own, such as `postgres`).
 #[track_caller]
 fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    use std::os::unix::fs::MetadataExt;
     let failed = |what: &str, path: &std::path::Path, err: std::io::Error| -> ! {
         panic!("cannot {what} {}: {err}", path.display())
     };
+    let keep_owner = |source: &std::fs::Metadata, target: &std::path::Path| {
+        std::os::unix::fs::chown(target, Some(source.uid()), Some(source.gid()))
+            .unwrap_or_else(|err| failed("set the owner of", target, err));
+    };
     std::fs::create_dir_all(to).unwrap_or_else(|err| failed("create", to, err));
-    let mode = std::fs::metadata(from).unwrap_or_else(|err| failed("read", from, err));
-    std::fs::set_permissions(to, mode.permissions())
+    let meta = std::fs::metadata(from).unwrap_or_else(|err| failed("read", from, err));
+    std::fs::set_permissions(to, meta.permissions())
         .unwrap_or_else(|err| failed("set the mode of", to, err));
+    keep_owner(&meta, to);
     for entry in std::fs::read_dir(from).unwrap_or_else(|err| failed("list", from, err)) {
         let entry = entry.unwrap_or_else(|err| failed("list", from, err));
         let (path, target) = (entry.path(), to.join(entry.file_name()));
@@ -156,6 +163,10 @@ fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
             copy_tree(&path, &target);
         } else {
             std::fs::copy(&path, &target).unwrap_or_else(|err| failed("copy", &path, err));
+            let meta = entry
+                .metadata()
+                .unwrap_or_else(|err| failed("read", &path, err));
+            keep_owner(&meta, &target);
         }
     }
 }

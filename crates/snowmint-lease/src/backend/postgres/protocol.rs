@@ -95,6 +95,39 @@ pub(super) const LEFT: &str = "SELECT max(high_water), count(high_water),
     FROM snowmint_workers
     WHERE namespace = ANY($1::text[]) AND datacenter = $2 AND worker = $3";
 
+/// Since when the server vouches for its rows (ms since the Unix epoch, its clock),
+/// recorded in the row of worker -1 of datacenter -1 in namespace `snowmint.incarnation`
+/// (`identity`: the server's start time and timeline; `high_water`: that instant). A
+/// server restarted on the same timeline (from a copy of its data directory, say) may lack
+/// what holders wrote before it started; one on a new timeline (a promoted standby, a
+/// restore to a point in time) may lack what they wrote before it was first seen on it,
+/// at the latest now. A server with no record that never left timeline 1 started fresh.
+/// The start time and timeline change with every start and promotion, and any role may
+/// read them (`pg_control_system()` would need a superuser). No parameters.
+pub(super) const VOUCHED: &str = "WITH live AS (
+        SELECT pg_postmaster_start_time()::text || ' timeline ' || timeline AS stamp, timeline,
+               ceil(extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint AS started,
+               floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now
+        FROM (SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int
+                     AS timeline) AS wal),
+    recorded AS (
+        SELECT identity, high_water FROM snowmint_workers
+        WHERE namespace = 'snowmint.incarnation' AND datacenter = -1 AND worker = -1),
+    chosen AS (
+        SELECT live.stamp,
+               CASE WHEN recorded.identity = live.stamp THEN recorded.high_water
+                    WHEN split_part(recorded.identity, ' timeline ', 2) = live.timeline::text
+                      OR (recorded.identity IS NULL AND live.timeline = 1) THEN live.started
+                    ELSE live.now END AS since
+        FROM live LEFT JOIN recorded ON true)
+    INSERT INTO snowmint_workers (namespace, datacenter, worker, identity, high_water)
+    SELECT 'snowmint.incarnation', -1, -1, stamp, since FROM chosen
+    ON CONFLICT (namespace, datacenter, worker) DO UPDATE
+    SET identity = EXCLUDED.identity,
+        high_water = CASE WHEN snowmint_workers.identity = EXCLUDED.identity
+                          THEN snowmint_workers.high_water ELSE EXCLUDED.high_water END
+    RETURNING high_water";
+
 /// Parameters: namespace, datacenter, worker, holder, TTL in seconds, high-water mark.
 pub(super) const RENEW: &str = "UPDATE snowmint_workers
     SET expires_at = clock_timestamp() + $5::float8 * interval '1 second',
@@ -205,11 +238,21 @@ impl PostgresRegistry {
         // unknown instant may have been issued), and the row stays as it was.
         let high_water_ms = mark.map(|m| unsigned(m, "high-water mark")).transpose()?;
         let worker = unsigned(worker, "worker id")?;
+        let since: i64 = tx
+            .query_one(&s.vouched, &[])
+            .await
+            .map_err(pg)?
+            .try_get(0)
+            .map_err(pg)?;
         tx.commit().await.map_err(pg)?;
         Ok(Lease {
             datacenter: claim.datacenter,
             worker,
-            high_water_ms,
+            high_water_ms: claim.start_after(
+                high_water_ms,
+                u64::try_from(since).unwrap_or(0),
+                worker,
+            ),
             token: 0,
         })
     }

@@ -10,7 +10,7 @@ use tokio_postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 
 use super::PostgresRegistry;
 use super::protocol::{
-    CREATE_TABLE, HOLDER, INSERT, LAYOUT, LEFT, LOWEST_MISSING, RELEASE, RENEW, take_sql,
+    CREATE_TABLE, HOLDER, INSERT, LAYOUT, LEFT, LOWEST_MISSING, RELEASE, RENEW, VOUCHED, take_sql,
 };
 use crate::registry::LeaseError;
 
@@ -42,6 +42,7 @@ pub(super) struct Session {
     pub(super) release: Statement,
     pub(super) layout: Statement,
     pub(super) left: Statement,
+    pub(super) vouched: Statement,
 }
 
 impl PostgresRegistry {
@@ -128,6 +129,7 @@ impl PostgresRegistry {
                 client.prepare(LEFT),
             )
             .map_err(cannot)?;
+        let vouched = client.prepare(VOUCHED).await.map_err(cannot)?;
         tracing::info!(target = %self.target, "connected to the postgres registry");
         Ok(Session {
             client,
@@ -140,6 +142,7 @@ impl PostgresRegistry {
             release,
             layout,
             left,
+            vouched,
         })
     }
 }
