@@ -69,6 +69,33 @@ impl EtcdRegistry {
         self.call("/v3/kv/txn", &body).await
     }
 
+    /// When the etcd process that answers started (ms since the Unix epoch, its clock):
+    /// the gauge `process_start_time_seconds` of its `/metrics`, rounded up, and one second
+    /// more, since it counts from the host's boot time in whole seconds. etcd loses no
+    /// write it acknowledged unless it is restored from a snapshot or an old copy of its
+    /// data, and a restore restarts every member: the member that answers vouches for its
+    /// keys from its start.
+    pub(super) async fn started_ms(&self) -> Result<u64, LeaseError> {
+        let url = format!("{}/metrics", self.endpoint);
+        let failed = |err: reqwest::Error| {
+            LeaseError::unavailable_because("etcd", url.as_str(), err.without_url())
+        };
+        let response = self.http.get(&url).send().await.map_err(failed)?;
+        let status = response.status().as_u16();
+        let text = response.text().await.map_err(failed)?;
+        if status != 200 {
+            return Err(unavailable(format!(
+                "{url} answered {status}: {}",
+                excerpt(text.as_bytes())
+            )));
+        }
+        start_time_ms(&text).ok_or_else(|| {
+            unavailable(format!(
+                "{url} has no process_start_time_seconds: cannot tell since when etcd vouches for its keys"
+            ))
+        })
+    }
+
     /// Grants a lease of `ttl`, rounded up to whole seconds as etcd counts them.
     pub(super) async fn grant(&self, ttl: Duration) -> Result<i64, LeaseError> {
         let seconds = u64::try_from(ttl.as_millis().div_ceil(1_000))
@@ -125,6 +152,20 @@ impl EtcdRegistry {
     pub(super) async fn page(&self, keys: &Keys, from: &[u8]) -> Result<Range, LeaseError> {
         self.call("/v3/kv/range", &list(keys, from)).await
     }
+}
+
+/// The start time in a Prometheus exposition, in ms, rounded up, plus the second its boot
+/// time may be short (see [`EtcdRegistry::started_ms`]).
+fn start_time_ms(metrics: &str) -> Option<u64> {
+    let value = metrics.lines().find_map(|line| {
+        line.strip_prefix("process_start_time_seconds ")
+            .and_then(|v| v.trim().parse::<f64>().ok())
+    })?;
+    // Whole ms are far inside f64's precision for any date; a negative or huge value is
+    // no start time.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let ms = (value * 1_000.0).ceil() as u64;
+    (value.is_finite() && value > 0.0).then_some(ms + 1_000)
 }
 
 pub(super) fn unavailable(message: impl Into<String>) -> LeaseError {
@@ -254,4 +295,20 @@ fn bytes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
     BASE64
         .decode(String::deserialize(d)?)
         .map_err(serde::de::Error::custom)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::start_time_ms;
+
+    /// As etcd 3.4 prints it: seconds in exponent form, to 10 ms.
+    #[test]
+    fn the_start_time_is_read_rounded_up_with_a_second_for_the_boot_time() {
+        let metrics = "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n\
+                       # TYPE process_start_time_seconds gauge\n\
+                       process_start_time_seconds 1.79578151535e+09\n";
+        assert_eq!(start_time_ms(metrics), Some(1_795_781_515_350 + 1_000));
+        assert_eq!(start_time_ms("process_start_time_seconds NaN\n"), None);
+        assert_eq!(start_time_ms("etcd_server_id{server_id=\"1\"} 1\n"), None);
+    }
 }

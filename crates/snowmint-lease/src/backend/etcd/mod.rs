@@ -164,7 +164,15 @@ impl EtcdRegistry {
         let keys = Keys::new(claim);
         self.check_layout(claim, &keys).await?;
         let lease = self.grant(claim.ttl).await?;
-        match self.take_free(claim, &keys, lease).await {
+        let taken = match self.take_free(claim, &keys, lease).await {
+            // Asked after taking: a restart in between only moves the start later.
+            Ok(taken) => self.started_ms().await.map(|since| Lease {
+                high_water_ms: claim.start_after(taken.high_water_ms, since, taken.worker),
+                ..taken
+            }),
+            Err(err) => Err(err),
+        };
+        match taken {
             Ok(taken) => Ok(taken),
             Err(err) => {
                 // Revoking deletes whatever the lease took, even by a txn whose answer was
