@@ -44,6 +44,55 @@ impl ZooKeeperRegistry {
         // A session of its own: if anything below fails, dropping it closes it, and the
         // ensemble deletes whatever it took, even by a `multi` whose answer was lost.
         let client = self.connect(claim.ttl).await?;
+        let since = self.vouched_since(&client).await?;
+        // The reach counts the TTL asked for; a longer timeout granted reaches further.
+        let granted = client.session_timeout();
+        let claim = &claim
+            .clone()
+            .with_reach(claim.reach + granted.saturating_sub(claim.ttl));
+        let lease = self.take_any(&client, claim).await?;
+        Ok(Lease {
+            high_water_ms: claim.start_after(lease.high_water_ms, since, lease.worker),
+            ..lease
+        })
+    }
+
+    /// Since when the server that made `client`'s session vouches for its nodes (ms since
+    /// the Unix epoch, on the ensemble's clock): when its present run was first seen.
+    ///
+    /// A server restored from an old snapshot and log forgets what holders wrote after
+    /// them, and a restore restarts it. Every run of a server makes session ids from its
+    /// own number and the monotonic clock's reading when it started (`myid << 56 |
+    /// started_ms << 16`, counting up), so the id's top 40 bits name the run; the first
+    /// acquisition that sees a run makes `{root}/incarnations/{run}`, whose creation time
+    /// is that instant. What the server forgot was written before it started, earlier
+    /// still.
+    async fn vouched_since(&self, client: &zk::Client) -> Result<u64, LeaseError> {
+        let dir = format!("{}/incarnations", self.target.root);
+        client
+            .mkdir(&dir, &PERSISTENT)
+            .await
+            .map_err(|err| self.failed(&format!("cannot make {dir}"), err))?;
+        // Bits 24.. : the server, and its start to 256 ms; the count of sessions since
+        // reaches them only after 2^24 sessions, and then only moves the instant later.
+        let run = (client.session_id().0 as u64) >> 24;
+        let node = format!("{dir}/{run:010x}");
+        let stat = match client.create(&node, b"", &PERSISTENT).await {
+            Ok((stat, _)) => stat,
+            Err(zk::Error::NodeExists) => match client.check_stat(&node).await {
+                Ok(Some(stat)) => stat,
+                Ok(None) => {
+                    return Err(self.unavailable(&format!("{node} vanished as it was read")));
+                }
+                Err(err) => return Err(self.failed(&format!("cannot read {node}"), err)),
+            },
+            Err(err) => return Err(self.failed(&format!("cannot make {node}"), err)),
+        };
+        Ok(u64::try_from(stat.ctime).unwrap_or(0))
+    }
+
+    /// Takes the sticky worker if free, else a free one, on `client`'s session.
+    async fn take_any(&self, client: &zk::Client, claim: &Claim) -> Result<Lease, LeaseError> {
         let nodes = Nodes::new(&self.target.root, claim);
         let failed = |what: &str, err| self.failed(what, err);
         client
