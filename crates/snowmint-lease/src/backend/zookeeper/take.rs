@@ -113,7 +113,7 @@ impl ZooKeeperRegistry {
             }
             Err(err) => return Err(failed(&format!("cannot read {}", nodes.sticky), err)),
         };
-        self.check_layout(&client, claim, &nodes).await?;
+        self.check_layout(client, claim, &nodes).await?;
         // The datacenters that earlier releases used for this layout, made if missing: the
         // worker is taken in them too, so a server of such a release started during an
         // upgrade finds it held.
@@ -140,7 +140,7 @@ impl ZooKeeperRegistry {
         }
 
         if let Some(worker) = sticky.filter(|w| !held.contains(w))
-            && let Some(lease) = self.take(&client, claim, &nodes, worker).await?
+            && let Some(lease) = self.take(client, claim, &nodes, worker).await?
         {
             return Ok(lease);
         }
@@ -164,7 +164,7 @@ impl ZooKeeperRegistry {
                     )));
                 }
                 takes += 1;
-                if let Some(lease) = self.take(&client, claim, &nodes, worker).await? {
+                if let Some(lease) = self.take(client, claim, &nodes, worker).await? {
                     return Ok(lease);
                 }
             }
