@@ -87,6 +87,14 @@ use crate::Error;
 /// a million ids takes, shorter than a person waits before suspecting a hang.
 pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(10);
 
+/// How long a mark's write may take between writing the new file and renaming it into
+/// place (fsyncs included) before its times tell of a restore.
+const RENAME_SLACK_MS: u64 = 1_000;
+/// How far a file's times may lag the clock: the kernel stamps them from a clock read at
+/// the last timer tick (up to 10 ms old at 100 Hz), so a change time is added this much to
+/// stay at or after the change.
+const COARSE_CLOCK_MS: u64 = 20;
+
 /// A high-water mark in a file, implementing [`Store`]. See the [module](self) for the
 /// files and the protocol.
 ///
@@ -500,11 +508,11 @@ impl FileStore {
         }
     }
 
-    /// When the lock file this store holds was created, or last put in place (its change
-    /// time: a restore from a backup sets it, and no tool can set it back), in ms since
-    /// the Unix epoch, rounded up. A lock file is never written, so a holder of a file
-    /// that a restore replaced last checked it ([`FileStore::check_lock_path`]) before
-    /// then.
+    /// When the lock file this store holds was created, or last put in place or
+    /// truncated (its change time: a restore sets it, and no tool can set it back), in ms
+    /// since the Unix epoch, rounded up to what the clock read then. A lock file is never
+    /// written, so a holder of a file that a restore replaced last checked it
+    /// ([`FileStore::check_lock_path`]) before then.
     ///
     /// # Errors
     ///
@@ -517,7 +525,40 @@ impl FileStore {
         })?;
         let secs = u64::try_from(held.ctime()).unwrap_or(0);
         let nanos = u64::try_from(held.ctime_nsec()).unwrap_or(0);
-        Ok(secs * 1_000 + nanos.div_ceil(1_000_000))
+        Ok(secs * 1_000 + nanos.div_ceil(1_000_000) + COARSE_CLOCK_MS)
+    }
+
+    /// When the mark file was put in place by something other than this crate, if it was:
+    /// its change time (ms since the Unix epoch, rounded up) when that is more than a
+    /// second past its modification time. A mark is written to a new file and renamed into
+    /// place within moments; a restore that keeps the backup's modification time (`tar`,
+    /// `rsync -t`, `cp -p`) leaves the two far apart. `None` when they agree, or there is no
+    /// mark file.
+    ///
+    /// # Errors
+    ///
+    /// The file exists but cannot be looked at.
+    pub fn mark_restored_ms(&self) -> Result<Option<u64>, Error> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = match std::fs::metadata(&self.mark) {
+            Ok(meta) => meta,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => {
+                return Err(Error::Read {
+                    path: self.mark.clone(),
+                    source,
+                });
+            }
+        };
+        let ms = |secs: i64, nanos: i64| {
+            u64::try_from(secs).unwrap_or(0) * 1_000
+                + u64::try_from(nanos).unwrap_or(0).div_ceil(1_000_000)
+        };
+        let (changed, modified) = (
+            ms(meta.ctime(), meta.ctime_nsec()),
+            ms(meta.mtime(), meta.mtime_nsec()),
+        );
+        Ok((changed > modified + RENAME_SLACK_MS).then_some(changed + COARSE_CLOCK_MS))
     }
 
     /// Excludes every other writer until the guard drops.

@@ -169,8 +169,14 @@ impl Registry for FileRegistry {
                 Err(err) => return Err(unavailable(err)),
             };
             // A holder of the file that a restore replaced checked it last before the new
-            // one was put in place, and issued nothing past that and its reach.
-            let since = store.lock_changed_ms().map_err(unavailable)?;
+            // one was put in place, and issued nothing past that and its reach. A restore
+            // in place shows in the lock file's change time too (it is truncated or
+            // replaced), or, when a tool skipped the empty lock file, in a mark file whose
+            // change time is far past its modification time.
+            let since = store
+                .lock_changed_ms()
+                .and_then(|lock| Ok(lock.max(store.mark_restored_ms()?.unwrap_or(0))))
+                .map_err(unavailable)?;
             self.held()
                 .insert((claim.datacenter, worker), Arc::new(store));
             return Ok(Lease {
@@ -278,6 +284,53 @@ mod tests {
             let entry = entry.unwrap();
             std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
         }
+    }
+
+    /// A restore in place that skips the empty lock file and keeps the backup's times
+    /// (`rsync -t`): the successor of a holder that died since starts past the restore.
+    #[tokio::test]
+    async fn a_mark_restored_in_place_floors_the_successor() {
+        let dir = tempfile::tempdir().unwrap();
+        let reach = Duration::from_secs(2);
+        let claim = |identity| {
+            Claim::new("fleet.default", 0, 1, identity, Duration::from_secs(10)).with_reach(reach)
+        };
+        let mark = dir.path().join("fleet.default-dc0-w0.worker");
+        let (old_mark, old_time) = {
+            let holder = FileRegistry::new(dir.path().to_path_buf());
+            let held = holder.acquire(&claim("a")).await.unwrap();
+            holder
+                .reserve_now(&held, now_ms() + 1_000)
+                .unwrap()
+                .unwrap();
+            let backup = (
+                std::fs::read(&mark).unwrap(),
+                std::fs::metadata(&mark).unwrap(),
+            );
+            std::thread::sleep(Duration::from_millis(1_100));
+            holder
+                .reserve_now(&held, now_ms() + 5_000)
+                .unwrap()
+                .unwrap();
+            (backup.0, backup.1.modified().unwrap())
+            // Dies: the lock goes with the registry.
+        };
+        std::thread::sleep(Duration::from_millis(1_100));
+        let restored = now_ms();
+        let tmp = dir.path().join("restoring");
+        std::fs::write(&tmp, old_mark).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&tmp)
+            .unwrap()
+            .set_modified(old_time)
+            .unwrap();
+        std::fs::rename(&tmp, &mark).unwrap();
+
+        let successor = FileRegistry::new(dir.path().to_path_buf());
+        let taken = successor.acquire(&claim("b")).await.unwrap();
+        let start = taken.high_water_ms.unwrap();
+        assert!(start >= restored + 2_000, "{start} {restored}");
     }
 
     /// A directory restored from a backup gives every lock file a new inode: a newcomer
