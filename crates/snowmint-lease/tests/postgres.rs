@@ -466,3 +466,27 @@ async fn a_restore_floors_a_new_lease() {
     let mut postgres = snowmint_testkit::Postgres::start();
     conformance::a_restore_floors_a_new_lease(&mut postgres, "restore").await;
 }
+
+/// The lease transactions can ask for PostgreSQL's own durability: `synchronous_commit`
+/// set through the URL's `options`, as libpq takes it, so that an acquisition or renewal
+/// returns only once a synchronous standby has it (on a server without one, as here, it
+/// commits locally).
+#[tokio::test(flavor = "multi_thread")]
+async fn synchronous_commit_is_set_through_the_url() {
+    let postgres = shared();
+    let url = format!(
+        "{}?options=-c%20synchronous_commit%3Dremote_apply",
+        postgres.url()
+    );
+    let lease = registry(&url)
+        .acquire(&claim("durable", "pod", 2))
+        .await
+        .unwrap();
+    assert!(lease.worker < 2);
+    let row = sql(&url)
+        .await
+        .query_one("SHOW synchronous_commit", &[])
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, String>(0), "remote_apply");
+}
