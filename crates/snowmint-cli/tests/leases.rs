@@ -64,6 +64,28 @@ macro_rules! registry_tests {
 }
 
 registry_tests!(redis, Redis);
+
+/// The restore under the old holder's ids running ahead of its clock (a logical clock
+/// after a step back, an overflow lead) and a newcomer whose clock is 2 s behind: the
+/// newcomer still starts past everything the holder may issue.
+#[test]
+fn a_newcomer_behind_after_a_restore_starts_above_a_holder_running_ahead() {
+    use snowmint_testkit::Server;
+    let registry = std::cell::RefCell::new(Redis::start());
+    let backup = tempfile::tempdir().unwrap();
+    let url = registry.borrow().url();
+    let how = fleet::Restore {
+        holder_flags: &["--rollback", "logical", "--overflow-lead-ms", "500"],
+        newcomer_clock: Some("-2s"),
+    };
+    fleet::a_restore_while_these_issue(
+        &url,
+        3_000,
+        &how,
+        &mut || registry.borrow_mut().back_up(backup.path()),
+        &mut || registry.borrow_mut().restore(backup.path()),
+    );
+}
 registry_tests!(etcd, Etcd);
 registry_tests!(postgres, Postgres);
 registry_tests!(zookeeper, ZooKeeper);

@@ -381,10 +381,33 @@ pub fn a_restore_while_a_holder_issues(
     back_up: &mut dyn FnMut(),
     restore: &mut dyn FnMut(),
 ) {
+    a_restore_while_these_issue(url, reach_ms, &Restore::default(), back_up, restore);
+}
+
+/// How the holder and the newcomer of [`a_restore_while_these_issue`] run.
+#[derive(Default)]
+pub struct Restore<'a> {
+    /// More flags for the old holder (`--rollback logical`, an overflow lead).
+    pub holder_flags: &'a [&'a str],
+    /// The newcomer's wall clock against the real one (`"-2s"`), if not right.
+    pub newcomer_clock: Option<&'a str>,
+}
+
+/// [`a_restore_while_a_holder_issues`], with the holder's flags and the newcomer's clock
+/// of `how`.
+pub fn a_restore_while_these_issue(
+    url: &str,
+    reach_ms: u64,
+    how: &Restore,
+    back_up: &mut dyn FnMut(),
+    restore: &mut dyn FnMut(),
+) {
     let _blockers = Blockers::hold_all_but_one(url);
     back_up();
     let state = tempfile::tempdir().unwrap();
-    let holder = serve(&state.path().join("holder"), url, "holder");
+    let mut holder = serve_leased(&state.path().join("holder"), url, "holder");
+    holder.args(how.holder_flags);
+    let holder = spawn_logged(holder);
     holder.wait_ready(Duration::from_secs(30));
     let mut issued = Vec::new();
     let started = Instant::now();
@@ -394,7 +417,11 @@ pub fn a_restore_while_a_holder_issues(
 
     let restored_ms = now_ms();
     restore();
-    let newcomer = serve(&state.path().join("newcomer"), url, "newcomer");
+    let mut newcomer = serve_leased(&state.path().join("newcomer"), url, "newcomer");
+    if let Some(offset) = how.newcomer_clock {
+        wall_clock_offset(&mut newcomer, offset);
+    }
+    let newcomer = spawn_logged(newcomer);
     // The old holder issues on until its next renewal finds the lease gone.
     let mut after = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(30);
