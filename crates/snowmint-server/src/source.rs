@@ -143,7 +143,7 @@ impl IdSource {
                     }
                     tracing::warn!(
                         lag_ms,
-                        "clock is behind the high-water mark; not ready until it passes"
+                        "clock is behind the high-water mark (of an earlier holder, or of a registry that vouches for its records only since it restarted); not ready until it passes"
                     );
                 }
             }
@@ -374,7 +374,7 @@ impl IdSource {
         // A lag of one tick is a spent sequence, not a clock behind its mark.
         if lag > self.config.layout.tick_ms() {
             return Err(format!(
-                "clock is {lag} ms behind the high-water mark left by an earlier holder of this worker id; ids resume when it passes"
+                "clock is {lag} ms behind the high-water mark left by an earlier holder of this worker id, or by a registry that vouches for its records only since it restarted, was restored or failed over; ids resume when it passes"
             ));
         }
         Ok(issuer)
