@@ -65,7 +65,37 @@ fn a_newcomer_after_a_directory_restore_starts_above_the_holder_it_replaced() {
     let mut blockers_again = None;
     fleet::a_restore_while_a_holder_issues(
         &url,
-        1_000,
+        250,
+        &mut || copy_files(&registry, &backup),
+        &mut || {
+            for entry in std::fs::read_dir(&registry).unwrap() {
+                std::fs::remove_file(entry.unwrap().path()).unwrap();
+            }
+            copy_files(&backup, &registry);
+            blockers_again = Some(fleet::Blockers::hold_all_but_one(&url));
+        },
+    );
+}
+
+/// The attack that found the newcomer counting its own reservation as the holder's: the
+/// holder reserves 5 s ahead, the newcomer 1 s (the default), and the backup is taken while
+/// the holder issues. The holder finds its lock file replaced within a quarter second,
+/// whatever it reserved, and the newcomer starts past that.
+#[test]
+fn a_newcomer_after_a_restore_starts_above_a_holder_that_reserves_further() {
+    let dir = tempfile::tempdir().unwrap();
+    let (registry, backup) = (dir.path().join("registry"), dir.path().join("backup"));
+    let url = format!("file:{}", registry.display());
+    let mut blockers_again = None;
+    let how = fleet::Restore {
+        holder_flags: &["--reserve-ahead-ms", "5000"],
+        newcomer_clock: None,
+        back_up_while_it_issues: true,
+    };
+    fleet::a_restore_while_these_issue(
+        &url,
+        250,
+        &how,
         &mut || copy_files(&registry, &backup),
         &mut || {
             for entry in std::fs::read_dir(&registry).unwrap() {

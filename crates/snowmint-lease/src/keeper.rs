@@ -398,7 +398,9 @@ async fn keep(
                     held.confirmed_high_water_ms = if expires { mark } else { u64::MAX };
                     held.last_error = None;
                     status.send_replace(LeaseStatus::Held(held.clone()));
-                    wait = timing.renew_every;
+                    wait = registry
+                        .check_every()
+                        .map_or(timing.renew_every, |every| every.min(timing.renew_every));
                     backoff = FIRST_BACKOFF;
                 }
                 // A lease that does not expire is lost too when its file was replaced.

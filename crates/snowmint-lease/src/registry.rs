@@ -141,6 +141,34 @@ impl Claim {
         Claim { reach, ..self }
     }
 
+    /// The same claim, reaching as far as `recorded_ms` if that is further than its own
+    /// [`reach`](Claim::reach): the largest reach any server of the fleet recorded with the
+    /// registry before it issued. A fleet's servers may differ in it (a rollout that raises
+    /// the TTL or the reservation), and a holder the registry forgets may be one that
+    /// reaches further than the newcomer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use snowmint_lease::Claim;
+    ///
+    /// let claim = Claim::new("fleet.default", 0, 32, "web-7", Duration::from_secs(10));
+    /// assert_eq!(claim.clone().reaching(30_000).reach, Duration::from_secs(30));
+    /// assert_eq!(claim.reaching(5_000).reach, Duration::from_secs(11));
+    /// ```
+    #[must_use]
+    pub fn reaching(self, recorded_ms: u64) -> Claim {
+        let reach = self.reach.max(Duration::from_millis(recorded_ms));
+        Claim { reach, ..self }
+    }
+
+    /// The claim's own reach in whole ms, as registries record it.
+    #[must_use]
+    pub fn reach_ms(&self) -> u64 {
+        snowmint::whole_ms(self.reach)
+    }
+
     /// The mark a lease starts after when the registry vouches for its records only from
     /// `since_ms` on (ms since the Unix epoch, on the registry's clock): a holder it may
     /// have forgotten reached it last before then, so it issued nothing past `since_ms` and
@@ -347,6 +375,15 @@ pub trait Registry: Send + Sync + fmt::Debug {
     /// `None` (the default): the claim's TTL, as asked.
     fn granted_ttl(&self, lease: &Lease) -> Option<Duration> {
         let _ = lease;
+        None
+    }
+
+    /// How often a holder must renew at least, whatever the lease settings say, for a
+    /// registry whose leases do not expire but can be lost behind its back: the `file`
+    /// registry checks at each renewal that its lock file is still the one it locked, and
+    /// a holder that finds it replaced stops within this. `None` (the default): the
+    /// settings' interval.
+    fn check_every(&self) -> Option<Duration> {
         None
     }
 

@@ -72,3 +72,10 @@ async fn a_worker_keeps_to_the_clock_mode_of_its_mark() {
     let lease = registry.acquire(&counter).await.unwrap();
     assert_eq!((lease.worker, lease.high_water_ms), (0, Some(4_000)));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_a_fleet_keeps_its_longest_reach() {
+    let (_dir, url) = directory();
+    let registry = snowmint_lease::registry_from_url(&url).unwrap();
+    conformance::a_fleet_keeps_its_longest_reach(registry, "reach").await;
+}

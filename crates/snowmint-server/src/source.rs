@@ -481,8 +481,10 @@ impl IdSource {
 
 /// How far past the last instant it reached the registry a holder of this fleet may
 /// have issued ids ([`Claim::reach`]): one TTL when leases expire (a renewal reserves that
-/// far ahead), a reservation and the overflow lead when they last as long as the process;
-/// and the safety margin, for a clock ahead of the registry's.
+/// far ahead, and a holder whose renewals fail issues until its fence, a TTL on); when they
+/// last as long as the process, how soon a holder finds its lease lost
+/// ([`Registry::check_every`], else a reservation) and the overflow lead its ids may run
+/// ahead of its clock; and the safety margin, for a clock ahead of the registry's.
 fn reach(config: &Config, registry: &dyn Registry) -> Duration {
     let settings = &config.lease_settings;
     let ahead = if registry.expires() {
@@ -492,7 +494,7 @@ fn reach(config: &Config, registry: &dyn Registry) -> Duration {
             snowmint::OverflowPolicy::Borrow { lead } => lead,
             _ => Duration::ZERO,
         };
-        config.reserve_ahead + lead
+        registry.check_every().unwrap_or(config.reserve_ahead) + lead
     };
     ahead + settings.safety_margin
 }

@@ -42,13 +42,15 @@ impl Blockers {
         let namespace = snowmint_lease::Fleet::default().namespace();
         let held = (0..31)
             .map(|i| {
+                // They issue nothing: they reach no further than the servers' floors.
                 let claim = snowmint_lease::Claim::new(
                     &namespace,
                     0,
                     32,
                     &format!("blocker-{i}"),
                     Duration::from_secs(120),
-                );
+                )
+                .with_reach(Duration::ZERO);
                 let lease = runtime
                     .block_on(registry.acquire(&claim))
                     .expect("a blocker lease");
@@ -391,6 +393,8 @@ pub struct Restore<'a> {
     pub holder_flags: &'a [&'a str],
     /// The newcomer's wall clock against the real one (`"-2s"`), if not right.
     pub newcomer_clock: Option<&'a str>,
+    /// Whether the backup is taken once the holder issues, rather than before it started.
+    pub back_up_while_it_issues: bool,
 }
 
 /// [`a_restore_while_a_holder_issues`], with the holder's flags and the newcomer's clock
@@ -403,7 +407,9 @@ pub fn a_restore_while_these_issue(
     restore: &mut dyn FnMut(),
 ) {
     let _blockers = Blockers::hold_all_but_one(url);
-    back_up();
+    if !how.back_up_while_it_issues {
+        back_up();
+    }
     let state = tempfile::tempdir().unwrap();
     let mut holder = serve_leased(&state.path().join("holder"), url, "holder");
     holder.args(how.holder_flags);
@@ -412,6 +418,10 @@ pub fn a_restore_while_these_issue(
     let mut issued = Vec::new();
     let started = Instant::now();
     while started.elapsed() < Duration::from_millis(500) {
+        issued.extend(pull(&holder, 10_000).expect("the holder issues"));
+    }
+    if how.back_up_while_it_issues {
+        back_up();
         issued.extend(pull(&holder, 10_000).expect("the holder issues"));
     }
 

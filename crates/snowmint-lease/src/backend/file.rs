@@ -6,7 +6,8 @@
 //! directory, even with its clock behind, issues nothing at or below an id already issued.
 //!
 //! The fleet's layout is recorded beside them, in `<namespace>.layout`, by the first process
-//! that takes one of its worker ids; a process of another layout is refused. Worker files
+//! that takes one of its worker ids; a process of another layout is refused. The largest
+//! reach of its processes is kept in `<namespace>.reach` (see [`Claim::reaching`]). Worker files
 //! that earlier releases kept under the layout's name and epoch
 //! (`twitter-1288834974657-dc0-w3.worker`) are claimed with the fleet's, so a process of
 //! an earlier release that still holds one keeps its worker id, and the successor starts
@@ -19,6 +20,12 @@ use std::time::Duration;
 
 use crate::registry::{Claim, Lease, LeaseError, Registry};
 use crate::{Error, FileStore, ensure_state_dir};
+
+/// How often a holder checks that its lock file is still the one it locked (a renewal:
+/// a `stat` and a read, and a write only when its mark is behind): a holder whose file a
+/// restore replaced stops issuing within this, which bounds how far a newcomer's ids must
+/// start past the restore, whatever the holder's reservation.
+pub(crate) const CHECK_EVERY: Duration = Duration::from_millis(250);
 
 /// A directory of `<namespace>-dc<D>-w<W>.worker` files, one per worker id, and a
 /// `<namespace>.layout` file per fleet.
@@ -115,12 +122,13 @@ impl FileRegistry {
             .ok_or_else(|| LeaseError::lost(lease, "this process no longer holds its file"))?;
         match file.check_lock_path() {
             Ok(()) => Ok(file),
-            Err(err @ Error::Replaced { .. }) => {
+            // A lock file that cannot be looked at may have been replaced as well: the
+            // lease has no fence to stop it later, so it stops now.
+            Err(err) => {
                 self.held().remove(&(lease.datacenter, lease.worker));
                 tracing::error!(worker = lease.worker, error = %err, "stopped issuing with this worker id");
                 Err(LeaseError::lost(lease, err.to_string()))
             }
-            Err(err) => Err(unavailable(err)),
         }
     }
 }
@@ -140,9 +148,19 @@ impl Registry for FileRegistry {
         false
     }
 
+    fn check_every(&self) -> Option<Duration> {
+        Some(CHECK_EVERY)
+    }
+
     async fn acquire(&self, claim: &Claim) -> Result<Lease, LeaseError> {
         ensure_state_dir(&self.dir).map_err(unavailable)?;
         self.check_layout(claim)?;
+        // The largest reach of the fleet's servers, raised to this one's before it issues:
+        // `<namespace>.reach`, kept as a mark is (never lowered, written durably).
+        let reach = FileStore::open(self.dir.join(format!("{}.reach", claim.namespace)))
+            .and_then(|file| file.raise(claim.reach_ms()))
+            .map_err(unavailable)?;
+        let claim = &claim.clone().reaching(reach);
         // A free worker whose mark this claim's clock cannot follow is passed over; if no
         // other is free, that refusal, naming both clocks, is the answer.
         let mut other_clock = None;

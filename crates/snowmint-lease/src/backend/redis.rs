@@ -41,21 +41,27 @@ const RESPONSE_TIMEOUT: Duration = Duration::from_secs(1);
 const OPERATION_TIMEOUT: Duration = Duration::from_secs(2);
 
 const ACQUIRE: &str = r"
--- KEYS: hwm, sticky, expiry, cursor, layout, incarnation. ARGV: worker key prefix,
--- identity, holder, workers, ttl ms, candidates, sweep, layout, then the key prefixes of
--- earlier releases' namespaces. Returns {worker, hwm or nil, old namespaces holding a mark,
--- since}, {-1, the recorded layout, 0, 0} when the fleet's layout is another, or nil when
--- all are held.
+-- KEYS: hwm, sticky, expiry, cursor, layout, incarnation, reach. ARGV: worker key prefix,
+-- identity, holder, workers, ttl ms, candidates, sweep, layout, reach ms, then the key
+-- prefixes of earlier releases' namespaces. Returns {worker, hwm or nil, old namespaces
+-- holding a mark, since, the fleet's reach}, {-1, the recorded layout, 0, 0, 0} when the
+-- fleet's layout is another, or nil when all are held.
 local prefix, identity, holder = ARGV[1], ARGV[2], ARGV[3]
 local workers, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
 local recorded = redis.call('GET', KEYS[5])
 if not recorded then
   redis.call('SET', KEYS[5], ARGV[8])
 elseif recorded ~= ARGV[8] then
-  return {-1, recorded, 0, 0}
+  return {-1, recorded, 0, 0, 0}
 end
 local legacy = {}
-for i = 9, #ARGV do legacy[#legacy + 1] = ARGV[i] end
+for i = 10, #ARGV do legacy[#legacy + 1] = ARGV[i] end
+-- The largest reach any server of the fleet recorded before it issued.
+local reach = tonumber(redis.call('GET', KEYS[7])) or 0
+if tonumber(ARGV[9]) > reach then
+  reach = tonumber(ARGV[9])
+  redis.call('SET', KEYS[7], ARGV[9])
+end
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local function id(n) return string.format('%d', n) end
@@ -101,7 +107,7 @@ local function take(w)
       if not n or not mark or not tonumber(mark) or n > tonumber(mark) then mark = left end
     end
   end
-  return {w, mark, holding, since}
+  return {w, mark, holding, since, reach}
 end
 local old = tonumber(redis.call('HGET', KEYS[2], identity))
 if old and old >= 0 and old < workers then
@@ -173,6 +179,7 @@ static SCRIPTS: LazyLock<[Script; 3]> =
 /// snowmint:NS:dcD:expiry  zset    W -> when its lease ends (Redis time, ms); 0 once released
 /// snowmint:NS:dcD:cursor  string  where the next sweep for a free worker starts
 /// snowmint:NS:layout      string  the fleet's layout in canonical form; never expires
+/// snowmint:NS:reach       string  the largest reach (ms) of the fleet's servers
 /// snowmint:incarnation    hash    run id:replication id -> since when the server vouches
 ///                                 for its records (Redis time, ms); one field
 /// ```
@@ -397,6 +404,7 @@ impl Registry for RedisRegistry {
             .to_vec();
         keys.push(format!("snowmint:{}:layout", claim.namespace));
         keys.push(INCARNATION.to_string());
+        keys.push(format!("snowmint:{}:reach", claim.namespace));
         let mut args = vec![
             format!("{p}w"),
             claim.identity.clone(),
@@ -406,13 +414,14 @@ impl Registry for RedisRegistry {
             CANDIDATES.to_string(),
             SWEEP.to_string(),
             claim.layout.clone(),
+            claim.reach_ms().to_string(),
         ];
         args.extend(claim.legacy.iter().map(|ns| prefix(ns, claim.datacenter)));
         // The mark as stored, read here rather than by the client library's conversion, so
         // that a corrupt one is named with its key.
-        type Taken = (i64, Option<Vec<u8>>, Option<u64>, u64);
+        type Taken = (i64, Option<Vec<u8>>, Option<u64>, u64, u64);
         let taken: Option<Taken> = self.run(&SCRIPTS[0], &keys, &args).await?;
-        let Some((worker, stored, holding, since)) = taken else {
+        let Some((worker, stored, holding, since, reach)) = taken else {
             return Err(LeaseError::Exhausted {
                 datacenter: claim.datacenter,
                 workers: claim.workers,
@@ -447,7 +456,10 @@ impl Registry for RedisRegistry {
         Ok(Lease {
             datacenter: claim.datacenter,
             worker,
-            high_water_ms: claim.start_after(high_water_ms, since, worker),
+            high_water_ms: claim
+                .clone()
+                .reaching(reach)
+                .start_after(high_water_ms, since, worker),
             token: 0,
         })
     }

@@ -585,7 +585,8 @@ macro_rules! suite {
                 release_frees_at_once_and_keeps_the_mark "release",
                 release_never_lowers_the_acquired_mark "floor",
                 a_fleet_refuses_another_layout "layouts",
-                same_identity_gets_its_worker_back "sticky"
+                same_identity_gets_its_worker_back "sticky",
+                a_fleet_keeps_its_longest_reach "reach"
             );
         }
 
@@ -622,6 +623,26 @@ macro_rules! takeover {
     };
 }
 pub(crate) use takeover;
+
+/// A server of the fleet that reaches 30 s (a rollout raised its TTL, say) records that
+/// reach before it issues; a later one that reaches nothing of its own still counts it in
+/// the floor of a registry that vouches only since it started: a holder the registry
+/// forgets may be the one that reaches further.
+pub async fn a_fleet_keeps_its_longest_reach(registry: Arc<dyn Registry>, ns: &str) {
+    let far = claim(ns, "far", 2).with_reach(Duration::from_secs(30));
+    let held = registry.acquire(&far).await.unwrap();
+    // The registries here started with the test: their floors are ahead of the present.
+    let near = registry.acquire(&claim(ns, "near", 2)).await.unwrap();
+    assert!(
+        near.high_water_ms > Some(now_ms() + 20_000),
+        "{near:?} does not count the fleet's reach of 30 s"
+    );
+    registry.release(&far, &held, now_ms()).await.unwrap();
+    registry
+        .release(&claim(ns, "near", 2), &near, now_ms())
+        .await
+        .unwrap();
+}
 
 /// The registry is restored from a backup taken before a holder acquired its worker id,
 /// while the holder still issues under its lease (inside its fence): a newcomer then finds

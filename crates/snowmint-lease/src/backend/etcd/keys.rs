@@ -12,6 +12,8 @@ pub(super) struct Keys {
     pub(super) sticky: String,
     /// `/snowmint/{namespace}/layout`: the fleet's layout in canonical form.
     pub(super) layout: String,
+    /// `/snowmint/{namespace}/reach`: the largest reach (ms) of the fleet's servers.
+    pub(super) reach: String,
     /// `/snowmint/{old}/dc{D}/w` for each namespace of an earlier release whose worker
     /// keys and marks the claim respects and inherits.
     legacy: Vec<String>,
@@ -25,6 +27,7 @@ impl Keys {
             workers_end: format!("{dc}/x"),
             sticky: format!("{dc}/sticky/{}", claim.identity),
             layout: format!("/snowmint/{}/layout", claim.namespace),
+            reach: format!("/snowmint/{}/reach", claim.namespace),
             legacy: claim
                 .legacy
                 .iter()

@@ -163,6 +163,8 @@ impl EtcdRegistry {
         }
         let keys = Keys::new(claim);
         self.check_layout(claim, &keys).await?;
+        let reach = self.fleet_reach(claim, &keys).await?;
+        let claim = &claim.clone().reaching(reach);
         let lease = self.grant(claim.ttl).await?;
         let taken = match self.take_free(claim, &keys, lease).await {
             // Asked after taking: a restart in between only moves the start later.

@@ -37,6 +37,40 @@ impl EtcdRegistry {
         }
     }
 
+    /// The largest reach of the fleet's servers, raised to the claim's before it issues.
+    pub(super) async fn fleet_reach(&self, claim: &Claim, keys: &Keys) -> Result<u64, LeaseError> {
+        let own = claim.reach_ms();
+        for _ in 0..super::RAISE_TRIES {
+            let read = self.txn(vec![], vec![range(&keys.reach)]).await?;
+            let (recorded, revision) = match read.range(0)?.kvs.first() {
+                Some(kv) => (
+                    std::str::from_utf8(&kv.value)
+                        .ok()
+                        .and_then(|v| v.parse::<u64>().ok())
+                        .unwrap_or(0),
+                    kv.mod_revision,
+                ),
+                None => (0, 0),
+            };
+            if recorded >= own {
+                return Ok(recorded);
+            }
+            // 0 matches an absent key.
+            let guard = compare(&keys.reach, "MOD", "mod_revision", &revision.to_string());
+            let raised = self
+                .txn(vec![guard], vec![put(&keys.reach, &own.to_string(), 0)])
+                .await?;
+            if raised.succeeded {
+                return Ok(own);
+            }
+        }
+        Err(super::gateway::unavailable(format!(
+            "{} changed under each of {} attempts to raise it",
+            keys.reach,
+            super::RAISE_TRIES
+        )))
+    }
+
     /// Tries to take `worker` with one txn; `None` if someone holds it, in the fleet's
     /// namespace or in an earlier release's.
     async fn take(

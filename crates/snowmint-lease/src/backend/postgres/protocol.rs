@@ -128,6 +128,13 @@ pub(super) const VOUCHED: &str = "WITH live AS (
                           THEN snowmint_workers.high_water ELSE EXCLUDED.high_water END
     RETURNING high_water";
 
+/// The largest reach (ms) of the fleet's servers, raised to this one's: kept in the
+/// `high_water` of the fleet's layout row. Parameters: namespace, reach.
+pub(super) const REACH: &str = "UPDATE snowmint_workers
+    SET high_water = greatest(coalesce(high_water, 0), $2)
+    WHERE namespace = $1 AND datacenter = -1 AND worker = -1
+    RETURNING high_water";
+
 /// Parameters: namespace, datacenter, worker, holder, TTL in seconds, high-water mark.
 pub(super) const RENEW: &str = "UPDATE snowmint_workers
     SET expires_at = clock_timestamp() + $5::float8 * interval '1 second',
@@ -244,6 +251,14 @@ impl PostgresRegistry {
             .map_err(pg)?
             .try_get(0)
             .map_err(pg)?;
+        let own_reach = bigint("reach", claim.reach_ms())?;
+        let reach: i64 = tx
+            .query_one(&s.reach, &[ns, &own_reach])
+            .await
+            .map_err(pg)?
+            .try_get(0)
+            .map_err(pg)?;
+        let claim = &claim.clone().reaching(u64::try_from(reach).unwrap_or(0));
         tx.commit().await.map_err(pg)?;
         Ok(Lease {
             datacenter: claim.datacenter,

@@ -10,7 +10,8 @@ use tokio_postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 
 use super::PostgresRegistry;
 use super::protocol::{
-    CREATE_TABLE, HOLDER, INSERT, LAYOUT, LEFT, LOWEST_MISSING, RELEASE, RENEW, VOUCHED, take_sql,
+    CREATE_TABLE, HOLDER, INSERT, LAYOUT, LEFT, LOWEST_MISSING, REACH, RELEASE, RENEW, VOUCHED,
+    take_sql,
 };
 use crate::registry::LeaseError;
 
@@ -43,6 +44,7 @@ pub(super) struct Session {
     pub(super) layout: Statement,
     pub(super) left: Statement,
     pub(super) vouched: Statement,
+    pub(super) reach: Statement,
 }
 
 impl PostgresRegistry {
@@ -129,7 +131,8 @@ impl PostgresRegistry {
                 client.prepare(LEFT),
             )
             .map_err(cannot)?;
-        let vouched = client.prepare(VOUCHED).await.map_err(cannot)?;
+        let (vouched, reach) =
+            tokio::try_join!(client.prepare(VOUCHED), client.prepare(REACH)).map_err(cannot)?;
         tracing::info!(target = %self.target, "connected to the postgres registry");
         Ok(Session {
             client,
@@ -143,6 +146,7 @@ impl PostgresRegistry {
             layout,
             left,
             vouched,
+            reach,
         })
     }
 }

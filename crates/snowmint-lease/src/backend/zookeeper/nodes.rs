@@ -15,6 +15,8 @@ pub(super) struct Nodes {
     pub(super) sticky: String,
     /// `{root}/{namespace}/layout`: the fleet's layout in canonical form.
     pub(super) layout: String,
+    /// `{root}/{namespace}/reach`: the largest reach (ms) of the fleet's servers.
+    pub(super) reach: String,
     /// `{root}/{old}/dc{D}` for each namespace of an earlier release whose workers the
     /// claim respects and whose marks it inherits.
     pub(super) legacy: Vec<String>,
@@ -32,6 +34,7 @@ impl Nodes {
             sticky_dir,
             sticky,
             layout: format!("{root}/{}/layout", node_name(&claim.namespace)),
+            reach: format!("{root}/{}/reach", node_name(&claim.namespace)),
             legacy: claim.legacy.iter().map(|old| datacenter_of(old)).collect(),
         }
     }

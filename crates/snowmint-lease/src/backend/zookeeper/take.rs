@@ -51,10 +51,58 @@ impl ZooKeeperRegistry {
             .clone()
             .with_reach(claim.reach + granted.saturating_sub(claim.ttl));
         let lease = self.take_any(&client, claim).await?;
+        // Recorded before the holder issues: the keeper hands the lease over on return.
+        let reach = self.fleet_reach(&client, claim).await?;
         Ok(Lease {
-            high_water_ms: claim.start_after(lease.high_water_ms, since, lease.worker),
+            high_water_ms: claim.clone().reaching(reach).start_after(
+                lease.high_water_ms,
+                since,
+                lease.worker,
+            ),
             ..lease
         })
+    }
+
+    /// The largest reach of the fleet's servers, raised to the claim's.
+    async fn fleet_reach(&self, client: &zk::Client, claim: &Claim) -> Result<u64, LeaseError> {
+        let node = Nodes::new(&self.target.root, claim).reach;
+        let own = claim.reach_ms();
+        let failed = |what: &str, err| self.failed(&format!("cannot {what} {node}"), err);
+        for _ in 0..super::RAISE_TRIES {
+            let (recorded, version) = match client.get_data(&node).await {
+                Ok((data, stat)) => (
+                    std::str::from_utf8(&data)
+                        .ok()
+                        .and_then(|v| v.parse::<u64>().ok())
+                        .unwrap_or(0),
+                    Some(stat.version),
+                ),
+                Err(zk::Error::NoNode) => (0, None),
+                Err(err) => return Err(failed("read", err)),
+            };
+            if recorded >= own {
+                return Ok(recorded);
+            }
+            let written = match version {
+                Some(version) => client
+                    .set_data(&node, own.to_string().as_bytes(), Some(version))
+                    .await
+                    .map(drop),
+                None => client
+                    .create(&node, own.to_string().as_bytes(), &PERSISTENT)
+                    .await
+                    .map(drop),
+            };
+            match written {
+                Ok(()) => return Ok(own),
+                Err(zk::Error::BadVersion | zk::Error::NodeExists | zk::Error::NoNode) => {}
+                Err(err) => return Err(failed("write", err)),
+            }
+        }
+        Err(self.unavailable(&format!(
+            "{node} changed under each of {} attempts to raise it",
+            super::RAISE_TRIES
+        )))
     }
 
     /// Since when the server that made `client`'s session vouches for its nodes (ms since
