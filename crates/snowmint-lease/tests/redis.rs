@@ -231,3 +231,69 @@ async fn a_corrupt_mark_is_refused_naming_its_key_and_what_it_holds() {
         );
     }
 }
+
+/// Sends one command to `redis` on a connection of its own.
+async fn command(redis: &Redis, args: &[&str]) -> redis::Value {
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+    let mut cmd = redis::cmd(args[0]);
+    for arg in &args[1..] {
+        cmd.arg(*arg);
+    }
+    cmd.query_async(&mut connection).await.unwrap()
+}
+
+/// Found by attacking the product: a running Redis that loses its keys (`FLUSHALL`, or an
+/// eviction) keeps its run id, so the record of since when it vouches went with them; a
+/// newcomer must still start after every id the forgotten holder may issue.
+#[tokio::test(flavor = "multi_thread")]
+async fn keys_lost_without_a_restart_floor_a_new_lease() {
+    let redis = Redis::start();
+    // Up for longer than the reach: a floor from its start would be behind.
+    tokio::time::sleep(TTL + Duration::from_millis(1_500)).await;
+    let registry = registry(&redis);
+    let reach = TTL + Duration::from_millis(300);
+    let claim = |identity: &str| {
+        snowmint_lease::Claim::new("flushed", 1, 1, identity, TTL).with_reach(reach)
+    };
+    let holder = claim("holder");
+    let lease = registry.acquire(&holder).await.unwrap();
+    let confirmed = now_ms() + snowmint::whole_ms(TTL);
+    registry.renew(&holder, &lease, confirmed).await.unwrap();
+
+    command(&redis, &["FLUSHALL"]).await;
+    let taken = registry.acquire(&claim("newcomer")).await.unwrap();
+    assert_eq!(taken.worker, lease.worker, "the flush forgot the holder");
+    assert!(
+        taken.high_water_ms > Some(confirmed),
+        "the newcomer starts at {:?}, not after the holder's confirmed mark {confirmed}",
+        taken.high_water_ms
+    );
+}
+
+/// A Redis that may evict keys to stay under `maxmemory` may evict a lease or a mark:
+/// acquiring is refused, naming the setting, until it evicts nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_redis_that_may_evict_keys_is_refused() {
+    let redis = Redis::start();
+    command(&redis, &["CONFIG", "SET", "maxmemory", "100mb"]).await;
+    command(
+        &redis,
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"],
+    )
+    .await;
+    let registry = registry(&redis);
+    let err = registry
+        .acquire(&claim("evict", "pod", 4))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "redis registry is unavailable: redis://127.0.0.1:{}/0: maxmemory-policy allkeys-lru may evict the keys of leases and marks; set maxmemory-policy noeviction (or maxmemory 0)",
+            redis.port()
+        )
+    );
+    command(&redis, &["CONFIG", "SET", "maxmemory-policy", "noeviction"]).await;
+    registry.acquire(&claim("evict", "pod", 4)).await.unwrap();
+}

@@ -45,9 +45,16 @@ const ACQUIRE: &str = r"
 -- identity, holder, workers, ttl ms, candidates, sweep, layout, reach ms, then the key
 -- prefixes of earlier releases' namespaces. Returns {worker, hwm or nil, old namespaces
 -- holding a mark, since, the fleet's reach}, {-1, the recorded layout, 0, 0, 0} when the
--- fleet's layout is another, or nil when all are held.
+-- fleet's layout is another, {-2, the eviction policy, 0, 0, 0} when the server may evict
+-- keys, or nil when all are held.
 local prefix, identity, holder = ARGV[1], ARGV[2], ARGV[3]
 local workers, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
+-- A server that may evict keys may evict a lease or a mark: it cannot keep worker ids.
+local memory = redis.call('INFO', 'memory')
+local policy = string.match(memory, 'maxmemory_policy:([%w-]+)') or 'noeviction'
+if tonumber(string.match(memory, 'maxmemory:(%d+)') or 0) > 0 and policy ~= 'noeviction' then
+  return {-2, policy, 0, 0, 0}
+end
 local recorded = redis.call('GET', KEYS[5])
 if not recorded then
   redis.call('SET', KEYS[5], ARGV[8])
@@ -73,10 +80,12 @@ local function id(n) return string.format('%d', n) end
 local server, replication = redis.call('INFO', 'server'), redis.call('INFO', 'replication')
 local incarnation = (string.match(server, 'run_id:(%w+)') or '') .. ':' ..
   (string.match(replication, 'master_replid:(%w+)') or '')
+-- With no record at all (the first use of this server, or keys flushed or evicted by the
+-- running server, which keeps its run id), it vouches from now on.
 local since = tonumber(redis.call('HGET', KEYS[6], incarnation))
 if not since then
   local replid2 = string.match(replication, 'master_replid2:(%w+)') or ''
-  if string.match(replid2, '^0*$') then
+  if redis.call('EXISTS', KEYS[6]) == 1 and string.match(replid2, '^0*$') then
     since = now - 1000 * tonumber(string.match(server, 'uptime_in_seconds:(%d+)') or 0)
   else
     since = now
@@ -429,6 +438,15 @@ impl Registry for RedisRegistry {
         };
         let Ok(worker) = u64::try_from(worker) else {
             let recorded = String::from_utf8_lossy(stored.as_deref().unwrap_or_default());
+            if worker == -2 {
+                return Err(LeaseError::unavailable(
+                    "redis",
+                    format!(
+                        "{}: maxmemory-policy {recorded} may evict the keys of leases and marks; set maxmemory-policy noeviction (or maxmemory 0)",
+                        self.shown
+                    ),
+                ));
+            }
             return Err(claim.other_layout(&recorded).unwrap_or_else(|| {
                 LeaseError::unavailable("redis", format!("{}: refused the layout", self.shown))
             }));
