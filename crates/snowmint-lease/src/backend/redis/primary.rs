@@ -1,0 +1,289 @@
+//! The Redis primary that every script runs on: reached at the URL's address, or found by
+//! asking the sentinels, again whenever its connection fails or it answers as a replica.
+//! A script that must be acknowledged by replicas is followed by `WAIT` on its connection.
+
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use redis::aio::{
+    ConnectionLike, ConnectionManager, ConnectionManagerConfig, MultiplexedConnection,
+};
+use redis::sentinel::{Sentinel, SentinelNodeConnectionInfo};
+use redis::{
+    AsyncConnectionConfig, ErrorKind, FromRedisValue, RedisError, Script, ServerErrorKind,
+};
+
+use super::url::{Route, Target};
+use crate::backend::CONNECT_TIMEOUT;
+use crate::registry::LeaseError;
+
+/// Every request answers within this or fails. A request that ends with `WAIT` included.
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(1);
+/// Bounds a whole operation: asking the sentinels, reconnecting, loading a script, and the
+/// one retry after a connection failed.
+const OPERATION_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long `WAIT` waits for the replicas: half a request's time, so that the script and
+/// the round trip fit in the rest. A replica that is up acknowledges within milliseconds.
+const WAIT_TIMEOUT_MS: u64 = 500;
+
+/// How a script's writes were acknowledged: by `acked` of the `asked` replicas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Acks {
+    /// Replicas asked for (`?wait=N`); 0 when none were.
+    pub(super) asked: u32,
+    /// Replicas that acknowledged within [`WAIT_TIMEOUT_MS`].
+    pub(super) acked: u32,
+}
+
+impl Acks {
+    /// Whether enough replicas acknowledged the script's writes.
+    pub(super) fn enough(self) -> bool {
+        self.acked >= self.asked
+    }
+
+    /// Why `what` (the acquisition of a worker id, a renewal) is not confirmed.
+    pub(super) fn shortfall(self, shown: &str, what: &str) -> LeaseError {
+        let Acks { asked, acked } = self;
+        LeaseError::unavailable(
+            "redis",
+            format!(
+                "{shown}: {acked} of {asked} replicas acknowledged {what} within {WAIT_TIMEOUT_MS} ms (wait={asked})"
+            ),
+        )
+    }
+}
+
+/// A connection to the primary: one that reconnects by itself to the URL's address, or one
+/// to the primary the sentinels named, dropped at its first failure so that they are asked
+/// again.
+#[derive(Clone)]
+enum Link {
+    Managed(ConnectionManager),
+    Named(MultiplexedConnection),
+}
+
+/// The primary, and the connection to it that the registry's operations share.
+pub(super) struct Primary {
+    route: Finder,
+    /// The URL without credentials, for messages.
+    pub(super) shown: String,
+    /// Replicas that must acknowledge what a confirmed script wrote.
+    pub(super) replicas: u32,
+    /// Made on first use, on the runtime that uses it.
+    link: Mutex<Option<Link>>,
+}
+
+/// How the primary is found.
+enum Finder {
+    Direct(redis::Client),
+    Sentinel {
+        /// Asked by one operation at a time: it keeps a connection to each sentinel.
+        sentinel: tokio::sync::Mutex<Sentinel>,
+        name: String,
+        node: SentinelNodeConnectionInfo,
+    },
+}
+
+impl Primary {
+    /// The primary of a checked URL; connects on first use.
+    pub(super) fn new(target: Target) -> Result<Primary, LeaseError> {
+        let route = match target.route {
+            Route::Direct(client) => Finder::Direct(client),
+            Route::Sentinel {
+                sentinels,
+                name,
+                node,
+            } => Finder::Sentinel {
+                sentinel: tokio::sync::Mutex::new(Sentinel::build(sentinels).map_err(|e| {
+                    LeaseError::Invalid(format!("lease URL {:?}: {e}", target.shown))
+                })?),
+                name,
+                node: SentinelNodeConnectionInfo::default().set_redis_connection_info(node),
+            },
+        };
+        Ok(Primary {
+            route,
+            shown: target.shown,
+            replicas: target.replicas,
+            link: Mutex::new(None),
+        })
+    }
+
+    /// Runs `script` with `keys` and `args`, once more if the connection failed (each script
+    /// is safe to repeat for the same holder: acquiring again returns the worker it already
+    /// holds). When `confirm`, and the URL asks for replicas, `WAIT` follows the script on
+    /// its connection, and the answer says how many acknowledged.
+    pub(super) async fn run<T: FromRedisValue>(
+        &self,
+        script: &Script,
+        keys: &[String],
+        args: &[String],
+        confirm: bool,
+    ) -> Result<(T, Acks), LeaseError> {
+        let asked = if confirm { self.replicas } else { 0 };
+        let once = || async {
+            let mut invocation = script.prepare_invoke();
+            for key in keys {
+                invocation.key(key);
+            }
+            for arg in args {
+                invocation.arg(arg);
+            }
+            let result = match self.link().await? {
+                Link::Managed(mut c) => invoke(&mut c, &invocation, asked).await,
+                Link::Named(mut c) => invoke(&mut c, &invocation, asked).await,
+            };
+            Ok::<_, LeaseError>(result.map(|(value, acked)| (value, Acks { asked, acked })))
+        };
+        let attempts = async {
+            let mut result = once().await?;
+            if let Err(err) = &result
+                && self.retry_after(err)
+            {
+                result = once().await?;
+                if let Err(err) = &result {
+                    self.retry_after(err);
+                }
+            }
+            result.map_err(|err| LeaseError::unavailable_because("redis", &self.shown, err))
+        };
+        super::super::within(OPERATION_TIMEOUT, attempts, || {
+            self.forget();
+            let ms = OPERATION_TIMEOUT.as_millis();
+            LeaseError::unavailable("redis", format!("{}: no answer within {ms} ms", self.shown))
+        })
+        .await
+    }
+
+    /// Whether an operation that met `err` may try once more; forgets the connection when
+    /// the next operation needs another. A connection whose requests time out may never
+    /// recover (a proxy that dropped it), and is not retried: the operation's time is spent.
+    /// A connection to a primary the sentinels named goes when it fails or the server
+    /// answers as a replica, and the sentinels are asked again.
+    fn retry_after(&self, err: &RedisError) -> bool {
+        if err.is_timeout() {
+            self.forget();
+            return false;
+        }
+        let lost = err.is_io_error();
+        match self.route {
+            Finder::Direct(_) => lost,
+            Finder::Sentinel { .. } => {
+                let demoted = err.kind() == ErrorKind::Server(ServerErrorKind::ReadOnly)
+                    || err.kind() == ErrorKind::Server(ServerErrorKind::MasterDown)
+                    // Redis before 7 reports a script's failed write inside its own error.
+                    || err.to_string().contains("READONLY");
+                if lost || demoted || err.is_unrecoverable_error() {
+                    self.forget();
+                }
+                lost || demoted
+            }
+        }
+    }
+
+    /// The connection to the primary, made (and for Sentinel, the primary asked for) if
+    /// there is none.
+    async fn link(&self) -> Result<Link, LeaseError> {
+        if let Some(link) = self.cached() {
+            return Ok(link);
+        }
+        let link = match &self.route {
+            Finder::Direct(client) => {
+                let config = ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(CONNECT_TIMEOUT))
+                    .set_response_timeout(Some(RESPONSE_TIMEOUT))
+                    // One quick retry per reconnection; the keeper retries beyond that.
+                    .set_number_of_retries(1)
+                    .set_max_delay(Duration::from_millis(200));
+                let manager = ConnectionManager::new_lazy_with_config(client.clone(), config)
+                    .map_err(|e| LeaseError::unavailable_because("redis", &self.shown, e))?;
+                Link::Managed(manager)
+            }
+            Finder::Sentinel {
+                sentinel,
+                name,
+                node,
+            } => {
+                let mut sentinel = sentinel.lock().await;
+                // Another operation may have found it while this one waited.
+                if let Some(link) = self.cached() {
+                    return Ok(link);
+                }
+                let client = sentinel
+                    .async_master_for(name, Some(node))
+                    .await
+                    .map_err(|e| {
+                        LeaseError::unavailable_because(
+                            "redis",
+                            format!("{}: the sentinels named no primary {name:?}", self.shown),
+                            e,
+                        )
+                    })?;
+                let address = client.get_connection_info().addr().to_string();
+                let config = AsyncConnectionConfig::new()
+                    .set_connection_timeout(Some(CONNECT_TIMEOUT))
+                    .set_response_timeout(Some(RESPONSE_TIMEOUT));
+                let connection = client
+                    .get_multiplexed_async_connection_with_config(&config)
+                    .await
+                    .map_err(|e| {
+                        LeaseError::unavailable_because(
+                            "redis",
+                            format!("{}: primary {address}", self.shown),
+                            e,
+                        )
+                    })?;
+                tracing::info!(name, primary = %address, "connected to the redis primary the sentinels named");
+                Link::Named(connection)
+            }
+        };
+        *self.slot() = Some(link.clone());
+        Ok(link)
+    }
+
+    fn cached(&self) -> Option<Link> {
+        self.slot().clone()
+    }
+
+    /// Drops the connection: the next operation makes another. A managed connection whose
+    /// requests time out may never recover (a proxy that dropped it); a named one goes with
+    /// the primary it was made to.
+    fn forget(&self) {
+        *self.slot() = None;
+    }
+
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<Link>> {
+        self.link.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Runs `invocation`, loading its script if the server lacks it; when `asked` replicas
+/// must acknowledge, sends `WAIT` right behind it, in one pipeline on one connection, so
+/// that it waits for the script's writes: `WAIT` counts the replicas that have everything
+/// this connection wrote, and a reconnection in between would count them for nothing.
+async fn invoke<T: FromRedisValue>(
+    connection: &mut impl ConnectionLike,
+    invocation: &redis::ScriptInvocation<'_>,
+    asked: u32,
+) -> Result<(T, u32), RedisError> {
+    if asked == 0 {
+        return Ok((invocation.invoke_async(connection).await?, 0));
+    }
+    let mut pipeline = redis::pipe();
+    pipeline
+        .invoke_script(invocation)
+        .cmd("WAIT")
+        .arg(asked)
+        .arg(WAIT_TIMEOUT_MS)
+        .ignore_errors();
+    let sent: (Result<T, RedisError>, Result<u32, RedisError>) =
+        pipeline.query_async(connection).await?;
+    let (ran, acked) = match sent {
+        (Err(err), _) if err.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+            invocation.load_async(connection).await?;
+            pipeline.query_async(connection).await?
+        }
+        sent => sent,
+    };
+    Ok((ran?, acked?))
+}
