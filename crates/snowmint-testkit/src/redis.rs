@@ -1,10 +1,12 @@
 //! A real `redis-server` that writes every command to its append-only file before
-//! answering, so a restart, even after SIGKILL, keeps every key a test saw written.
+//! answering, so a restart, even after SIGKILL, keeps every key a test saw written; and
+//! replicas of one.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use crate::instance::{Instance, Kind};
 use crate::net;
@@ -18,6 +20,16 @@ const KIND: Kind = Kind {
     stop_signal: libc::SIGTERM,
     ready: answers_ping,
 };
+
+/// A replica is ready once it has its primary's data and follows its writes.
+const REPLICA: Kind = Kind {
+    name: "redis-replica",
+    ready: follows_its_primary,
+    ..KIND
+};
+
+/// How long a test's own request to a server may take: loopback answers in microseconds.
+const QUERY_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A `redis-server` of its own on a free loopback port, stopped when dropped.
 ///
@@ -74,9 +86,57 @@ impl Redis {
             fs::create_dir(&data)
                 .unwrap_or_else(|err| panic!("cannot create {}: {err}", data.display()));
             let program = program.clone();
-            move || redis_command(&program, port, &data)
+            move || redis_command(&program, port, &data, None)
         });
         Redis { server }
+    }
+
+    /// Starts a replica of `primary` (`--replicaof`), persisting as [`Redis::start`] does,
+    /// and waits until it has synchronised and follows the primary's writes. A restart
+    /// starts it as a replica of `primary` again.
+    ///
+    /// # Panics
+    ///
+    /// As [`Redis::start`], or if it has not synchronised within 30 seconds.
+    ///
+    /// ```
+    /// use snowmint_testkit::Redis;
+    ///
+    /// let primary = Redis::start();
+    /// let replica = Redis::start_replica(&primary);
+    /// assert!(replica.info("replication").contains("role:slave"));
+    /// assert!(primary.info("replication").contains("connected_slaves:1"));
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn start_replica(primary: &Redis) -> Redis {
+        let program = program::find_on_path("redis-server", "redis-server");
+        let of = primary.port();
+        let server = Instance::start(&REPLICA, |port, dir| {
+            let data = dir.join("data");
+            fs::create_dir(&data)
+                .unwrap_or_else(|err| panic!("cannot create {}: {err}", data.display()));
+            let program = program.clone();
+            move || redis_command(&program, port, &data, Some(of))
+        });
+        Redis { server }
+    }
+
+    /// What `INFO section` answers (`replication`, `server`, ...).
+    ///
+    /// # Panics
+    ///
+    /// If the server does not answer within two seconds.
+    ///
+    /// ```
+    /// let redis = snowmint_testkit::Redis::start();
+    /// assert!(redis.info("replication").contains("role:master"));
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn info(&self, section: &str) -> String {
+        query(self.port(), redis::cmd("INFO").arg(section))
+            .unwrap_or_else(|err| panic!("INFO {section} on port {}: {err}", self.port()))
     }
 
     /// The port the server listens on, on 127.0.0.1; the same across restarts.
@@ -102,7 +162,7 @@ impl Redis {
     }
 }
 
-fn redis_command(program: &Path, port: u16, data: &Path) -> Command {
+fn redis_command(program: &Path, port: u16, data: &Path, replica_of: Option<u16>) -> Command {
     let mut command = Command::new(program);
     command
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
@@ -112,11 +172,33 @@ fn redis_command(program: &Path, port: u16, data: &Path) -> Command {
         // No snapshots: the append-only file alone is the data.
         .args(["--save", ""])
         .args(["--daemonize", "no"]);
+    if let Some(primary) = replica_of {
+        command.args(["--replicaof", "127.0.0.1", &primary.to_string()]);
+    }
     command
 }
 
+/// Sends `command` to the server on `127.0.0.1:port` on a connection of its own.
+pub(crate) fn query<T: redis::FromRedisValue>(
+    port: u16,
+    command: &redis::Cmd,
+) -> redis::RedisResult<T> {
+    let client = redis::Client::open(("127.0.0.1", port))?;
+    let mut connection = client.get_connection_with_timeout(QUERY_TIMEOUT)?;
+    connection.set_read_timeout(Some(QUERY_TIMEOUT))?;
+    connection.set_write_timeout(Some(QUERY_TIMEOUT))?;
+    command.query(&mut connection)
+}
+
+/// Whether a replica has loaded its primary's data and its link to it is up.
+fn follows_its_primary(port: u16) -> bool {
+    answers_ping(port)
+        && query::<String>(port, redis::cmd("INFO").arg("replication"))
+            .is_ok_and(|info| info.contains("master_link_status:up"))
+}
+
 /// Whether Redis answers `PING` with `PONG`; while it loads its data it answers `-LOADING`.
-fn answers_ping(port: u16) -> bool {
+pub(crate) fn answers_ping(port: u16) -> bool {
     let Ok(mut stream) = net::connect(port) else {
         return false;
     };
