@@ -6,7 +6,7 @@ use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::instance::{Instance, Kind};
 use crate::net;
@@ -28,6 +28,8 @@ const REPLICA: Kind = Kind {
     ..KIND
 };
 
+/// How long a replica may take to catch up with its primary.
+const REPLICATION_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a test's own request to a server may take: loopback answers in microseconds.
 const QUERY_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -122,6 +124,46 @@ impl Redis {
         Redis { server }
     }
 
+    /// Waits until `replica` has every write this server has made so far (its replication
+    /// offset has reached this server's).
+    ///
+    /// # Panics
+    ///
+    /// If it has not within 30 seconds.
+    ///
+    /// ```
+    /// use snowmint_testkit::Redis;
+    ///
+    /// let primary = Redis::start();
+    /// let replica = Redis::start_replica(&primary);
+    /// primary.wait_for(&replica);
+    /// ```
+    #[track_caller]
+    pub fn wait_for(&self, replica: &Redis) {
+        let offset = |redis: &Redis, field: &str| -> u64 {
+            redis
+                .info("replication")
+                .lines()
+                .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+                .and_then(|n| n.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        let wanted = offset(self, "master_repl_offset");
+        let deadline = Instant::now() + REPLICATION_TIMEOUT;
+        loop {
+            let reached = offset(replica, "slave_repl_offset");
+            if reached >= wanted {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "replica on port {} reached offset {reached} of {wanted} in {REPLICATION_TIMEOUT:?}",
+                replica.port()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// What `INFO section` answers (`replication`, `server`, ...).
     ///
     /// # Panics
@@ -171,6 +213,9 @@ fn redis_command(program: &Path, port: u16, data: &Path, replica_of: Option<u16>
         .args(["--appendonly", "yes", "--appendfsync", "always"])
         // No snapshots: the append-only file alone is the data.
         .args(["--save", ""])
+        // A replica's first sync starts at once, not after the 5 s Redis waits by default
+        // for more replicas to share it.
+        .args(["--repl-diskless-sync-delay", "0"])
         .args(["--daemonize", "no"]);
     if let Some(primary) = replica_of {
         command.args(["--replicaof", "127.0.0.1", &primary.to_string()]);
@@ -190,11 +235,30 @@ pub(crate) fn query<T: redis::FromRedisValue>(
     command.query(&mut connection)
 }
 
-/// Whether a replica has loaded its primary's data and its link to it is up.
+/// Whether a replica has loaded its primary's data and counts there: its primary lists it
+/// `online`, which `WAIT` needs, only after its first acknowledgement (up to a second after
+/// it loaded). And whether the append-only file it writes after loading is done: until
+/// then it refuses to shut down ("Writing initial AOF, can't exit"), and a stop would wait
+/// for SIGKILL.
 fn follows_its_primary(port: u16) -> bool {
-    answers_ping(port)
-        && query::<String>(port, redis::cmd("INFO").arg("replication"))
-            .is_ok_and(|info| info.contains("master_link_status:up"))
+    let info = |port: u16, section: &str| {
+        query::<String>(port, redis::cmd("INFO").arg(section)).unwrap_or_default()
+    };
+    if !answers_ping(port) {
+        return false;
+    }
+    let replication = info(port, "replication");
+    let primary = replication
+        .lines()
+        .find_map(|line| line.strip_prefix("master_port:"))
+        .and_then(|n| n.trim().parse().ok());
+    let persistence = info(port, "persistence");
+    replication.contains("master_link_status:up")
+        && primary.is_some_and(|primary| {
+            info(primary, "replication").contains(&format!(",port={port},state=online,"))
+        })
+        && persistence.contains("aof_rewrite_in_progress:0")
+        && persistence.contains("aof_rewrite_scheduled:0")
 }
 
 /// Whether Redis answers `PING` with `PONG`; while it loads its data it answers `-LOADING`.
