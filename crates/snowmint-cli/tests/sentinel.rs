@@ -38,11 +38,12 @@ fn serve(state: &std::path::Path, url: &str, identity: &str) -> Serve {
     spawn_logged(serve_command(state, &args))
 }
 
-fn worker(server: &Serve) -> u64 {
+/// What `/v1/layout` says of the server's lease, and its worker id.
+fn lease(server: &Serve) -> (serde_json::Value, u64) {
     let (_, layout) = server.get("/v1/layout");
     let layout: serde_json::Value = serde_json::from_str(&layout).unwrap();
-    assert_eq!(layout["lease"]["state"], "held", "{layout}");
-    layout["worker"].as_u64().expect("a worker id")
+    let worker = layout["worker"].as_u64().expect("a worker id");
+    (layout["lease"].clone(), worker)
 }
 
 #[test]
@@ -55,7 +56,7 @@ fn a_server_keeps_its_worker_id_across_a_failover_and_a_newcomer_waits_for_the_f
 
     let mut holder = serve(&state.path().join("holder"), &url, "holder");
     holder.wait_ready(Duration::from_secs(20));
-    let held = worker(&holder);
+    let (_, held) = lease(&holder);
     let mut issued = Vec::new();
     for _ in 0..5 {
         issued.extend(fleet::pull(&holder, 10_000).expect("ids before the failover"));
@@ -76,25 +77,43 @@ fn a_server_keeps_its_worker_id_across_a_failover_and_a_newcomer_waits_for_the_f
     assert_eq!(promoted, replica.port());
     eprintln!("promoted {:?} after the kill", killed.elapsed());
 
-    // The holder's renewals reach the promoted replica, which kept its lease.
-    holder.wait_ready(Duration::from_secs(20));
+    // The holder's renewals reach the promoted replica, which kept its lease: one
+    // succeeds (the old primary is dead), on a connection to the promoted replica.
+    let (before, _) = lease(&holder);
+    let connected = format!("primary=127.0.0.1:{promoted}");
     let deadline = Instant::now() + Duration::from_secs(10);
-    let after = loop {
-        if let Some(ids) = fleet::pull(&holder, 10_000) {
-            break ids;
+    loop {
+        let (now, worker) = lease(&holder);
+        assert_eq!(
+            (&now["state"], worker),
+            (&"held".into(), held),
+            "the holder lost its worker id: {now}\n{}",
+            holder.logged()
+        );
+        if now["error"].is_null()
+            && now["renewals"].as_u64() > before["renewals"].as_u64()
+            && holder.logged().contains(&connected)
+        {
+            break;
         }
-        assert!(Instant::now() < deadline, "the holder issues nothing");
-    };
+        assert!(
+            Instant::now() < deadline,
+            "no renewal on the promoted replica: {now}\n{}",
+            holder.logged()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    eprintln!(
+        "renewed on the promoted replica {:?} after the kill",
+        killed.elapsed()
+    );
+    holder.wait_ready(Duration::from_secs(10));
+    let after = fleet::pull(&holder, 10_000).expect("ids after the failover");
     assert!(after[0] > *issued.last().unwrap(), "the holder went back");
     issued.extend(after);
-    assert_eq!(worker(&holder), held, "the holder lost its worker id");
     let logged = holder.logged();
     let acquired = logged.matches("acquired worker id").count();
     assert_eq!(acquired, 1, "the holder acquired again:\n{logged}");
-    assert!(
-        logged.contains(&format!("primary=127.0.0.1:{promoted}")),
-        "the holder never connected to the promoted replica:\n{logged}"
-    );
 
     // A newcomer takes another worker id from the promoted replica, which vouches for
     // its records only since it was promoted: not ready until past the floor.
@@ -121,7 +140,7 @@ fn a_server_keeps_its_worker_id_across_a_failover_and_a_newcomer_waits_for_the_f
         started.elapsed()
     );
     assert!(waited.is_some(), "the newcomer never waited for the floor");
-    assert_ne!(worker(&newcomer), held);
+    assert_ne!(lease(&newcomer).1, held);
     let first_ms = twitter_ms(first[0]);
     let reach_ms = TTL_MS + MARGIN_MS;
     assert!(
