@@ -30,6 +30,8 @@ const REPLICA: Kind = Kind {
 
 /// How long a replica may take to catch up with its primary.
 const REPLICATION_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the readiness probe of a replica waits for it to acknowledge a write.
+const ACK_WAIT_MS: u64 = 100;
 /// How long a test's own request to a server may take: loopback answers in microseconds.
 const QUERY_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -235,11 +237,11 @@ pub(crate) fn query<T: redis::FromRedisValue>(
     command.query(&mut connection)
 }
 
-/// Whether a replica has loaded its primary's data and counts there: its primary lists it
-/// `online`, which `WAIT` needs, only after its first acknowledgement (up to a second after
-/// it loaded). And whether the append-only file it writes after loading is done: until
-/// then it refuses to shut down ("Writing initial AOF, can't exit"), and a stop would wait
-/// for SIGKILL.
+/// Whether a replica has loaded its primary's data and acknowledges its writes, as `WAIT`
+/// counts them: its primary lists it `online` at once, but streams it nothing until its
+/// first acknowledgement, and until then a `WAIT` can time out. And whether the
+/// append-only file it writes after loading is done: until then it refuses to shut down
+/// ("Writing initial AOF, can't exit"), and a stop would wait for SIGKILL.
 fn follows_its_primary(port: u16) -> bool {
     let info = |port: u16, section: &str| {
         query::<String>(port, redis::cmd("INFO").arg(section)).unwrap_or_default()
@@ -254,11 +256,35 @@ fn follows_its_primary(port: u16) -> bool {
         .and_then(|n| n.trim().parse().ok());
     let persistence = info(port, "persistence");
     replication.contains("master_link_status:up")
-        && primary.is_some_and(|primary| {
-            info(primary, "replication").contains(&format!(",port={port},state=online,"))
-        })
+        && primary.is_some_and(acknowledged)
         && persistence.contains("aof_rewrite_in_progress:0")
         && persistence.contains("aof_rewrite_scheduled:0")
+}
+
+/// Whether every replica of the server on `port` acknowledges a write at once: a `PUBLISH`,
+/// which reaches the replicas without touching the keys, then `WAIT` for all of them.
+fn acknowledged(port: u16) -> bool {
+    let replicas = query::<String>(port, redis::cmd("INFO").arg("replication"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|line| line.strip_prefix("connected_slaves:"))
+        .and_then(|n| n.trim().parse::<u32>().ok())
+        .unwrap_or(0);
+    let probe = || -> redis::RedisResult<u32> {
+        let client = redis::Client::open(("127.0.0.1", port))?;
+        let mut connection = client.get_connection_with_timeout(QUERY_TIMEOUT)?;
+        connection.set_read_timeout(Some(QUERY_TIMEOUT))?;
+        let (_, acked): (u32, u32) = redis::pipe()
+            .cmd("PUBLISH")
+            .arg("snowmint-testkit")
+            .arg("probe")
+            .cmd("WAIT")
+            .arg(replicas)
+            .arg(ACK_WAIT_MS)
+            .query(&mut connection)?;
+        Ok(acked)
+    };
+    replicas > 0 && probe().is_ok_and(|acked| acked >= replicas)
 }
 
 /// Whether Redis answers `PING` with `PONG`; while it loads its data it answers `-LOADING`.

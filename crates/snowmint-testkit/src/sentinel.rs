@@ -114,10 +114,21 @@ impl Sentinels {
         self.sentinels.iter().map(|s| s.port).collect()
     }
 
-    /// The port of the primary, when every sentinel names the same one.
+    /// Stops the sentinel at `index` (0, 1 or 2) cleanly, as a lost sentinel; the others
+    /// go on without it.
+    ///
+    /// # Panics
+    ///
+    /// If there is no sentinel at `index`.
+    pub fn stop(&mut self, index: usize) {
+        self.sentinels[index].daemon.stop();
+    }
+
+    /// The port of the primary, when every running sentinel names the same one.
     #[must_use]
     pub fn primary_port(&self) -> Option<u16> {
-        let mut named = self.ports().into_iter().map(named_primary);
+        let running = self.sentinels.iter().filter(|s| s.daemon.pid().is_some());
+        let mut named = running.map(|s| named_primary(s.port));
         let first = named.next()??;
         named.all(|port| port == Some(first)).then_some(first)
     }

@@ -19,6 +19,7 @@
 
 mod primary;
 mod scripts;
+mod sentinels;
 mod url;
 
 use std::fmt;

@@ -1,6 +1,6 @@
-//! The Redis primary that every script runs on: reached at the URL's address, or found by
-//! asking the sentinels, again whenever its connection fails or it answers as a replica.
-//! A script that must be acknowledged by replicas is followed by `WAIT` on its connection.
+//! The Redis primary that every script runs on: reached at the URL's address, or the
+//! server the sentinels name, asked before every operation. A script that must be
+//! acknowledged by replicas is followed by `WAIT` on its connection.
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
@@ -8,11 +8,12 @@ use std::time::Duration;
 use redis::aio::{
     ConnectionLike, ConnectionManager, ConnectionManagerConfig, MultiplexedConnection,
 };
-use redis::sentinel::{Sentinel, SentinelNodeConnectionInfo};
 use redis::{
-    AsyncConnectionConfig, ErrorKind, FromRedisValue, RedisError, Script, ServerErrorKind,
+    AsyncConnectionConfig, ConnectionAddr, ErrorKind, FromRedisValue, IntoConnectionInfo,
+    RedisConnectionInfo, RedisError, Role, Script, ServerErrorKind,
 };
 
+use super::sentinels::SentinelLookup;
 use super::url::{Route, Target};
 use crate::backend::CONNECT_TIMEOUT;
 use crate::registry::LeaseError;
@@ -54,17 +55,17 @@ impl Acks {
 }
 
 /// A connection to the primary: one that reconnects by itself to the URL's address, or one
-/// to the primary the sentinels named, dropped at its first failure so that they are asked
-/// again.
+/// to the primary the sentinels named, used only while they name it, and dropped at its
+/// first failure.
 #[derive(Clone)]
 enum Link {
     Managed(ConnectionManager),
-    Named(MultiplexedConnection),
+    Named(MultiplexedConnection, (String, u16)),
 }
 
 /// The primary, and the connection to it that the registry's operations share.
 pub(super) struct Primary {
-    route: Finder,
+    finder: Finder,
     /// The URL without credentials, for messages.
     pub(super) shown: String,
     /// Replicas that must acknowledge what a confirmed script wrote.
@@ -76,33 +77,31 @@ pub(super) struct Primary {
 /// How the primary is found.
 enum Finder {
     Direct(redis::Client),
-    Sentinel {
-        /// Asked by one operation at a time: it keeps a connection to each sentinel.
-        sentinel: tokio::sync::Mutex<Sentinel>,
-        name: String,
-        node: SentinelNodeConnectionInfo,
+    Sentinels {
+        lookup: SentinelLookup,
+        /// The credentials and database for the primary.
+        node: RedisConnectionInfo,
     },
 }
 
 impl Primary {
     /// The primary of a checked URL; connects on first use.
     pub(super) fn new(target: Target) -> Result<Primary, LeaseError> {
-        let route = match target.route {
+        let finder = match target.route {
             Route::Direct(client) => Finder::Direct(client),
             Route::Sentinel {
                 sentinels,
                 name,
                 node,
-            } => Finder::Sentinel {
-                sentinel: tokio::sync::Mutex::new(Sentinel::build(sentinels).map_err(|e| {
+            } => Finder::Sentinels {
+                lookup: SentinelLookup::new(name, sentinels).map_err(|e| {
                     LeaseError::Invalid(format!("lease URL {:?}: {e}", target.shown))
-                })?),
-                name,
-                node: SentinelNodeConnectionInfo::default().set_redis_connection_info(node),
+                })?,
+                node,
             },
         };
         Ok(Primary {
-            route,
+            finder,
             shown: target.shown,
             replicas: target.replicas,
             link: Mutex::new(None),
@@ -131,7 +130,7 @@ impl Primary {
             }
             let result = match self.link().await? {
                 Link::Managed(mut c) => invoke(&mut c, &invocation, asked).await,
-                Link::Named(mut c) => invoke(&mut c, &invocation, asked).await,
+                Link::Named(mut c, _) => invoke(&mut c, &invocation, asked).await,
             };
             Ok::<_, LeaseError>(result.map(|(value, acked)| (value, Acks { asked, acked })))
         };
@@ -166,9 +165,9 @@ impl Primary {
             return false;
         }
         let lost = err.is_io_error();
-        match self.route {
+        match self.finder {
             Finder::Direct(_) => lost,
-            Finder::Sentinel { .. } => {
+            Finder::Sentinels { .. } => {
                 let demoted = err.kind() == ErrorKind::Server(ServerErrorKind::ReadOnly)
                     || err.kind() == ErrorKind::Server(ServerErrorKind::MasterDown)
                     // Redis before 7 reports a script's failed write inside its own error.
@@ -181,14 +180,14 @@ impl Primary {
         }
     }
 
-    /// The connection to the primary, made (and for Sentinel, the primary asked for) if
-    /// there is none.
+    /// The connection to the primary: through Sentinel, the one to the server the
+    /// sentinels name now, made if it is another than before.
     async fn link(&self) -> Result<Link, LeaseError> {
-        if let Some(link) = self.cached() {
-            return Ok(link);
-        }
-        let link = match &self.route {
+        let (lookup, node) = match &self.finder {
             Finder::Direct(client) => {
+                if let Some(link) = self.cached() {
+                    return Ok(link);
+                }
                 let config = ConnectionManagerConfig::new()
                     .set_connection_timeout(Some(CONNECT_TIMEOUT))
                     .set_response_timeout(Some(RESPONSE_TIMEOUT))
@@ -197,46 +196,56 @@ impl Primary {
                     .set_max_delay(Duration::from_millis(200));
                 let manager = ConnectionManager::new_lazy_with_config(client.clone(), config)
                     .map_err(|e| LeaseError::unavailable_because("redis", &self.shown, e))?;
-                Link::Managed(manager)
+                let link = Link::Managed(manager);
+                *self.slot() = Some(link.clone());
+                return Ok(link);
             }
-            Finder::Sentinel {
-                sentinel,
-                name,
-                node,
-            } => {
-                let mut sentinel = sentinel.lock().await;
-                // Another operation may have found it while this one waited.
-                if let Some(link) = self.cached() {
-                    return Ok(link);
-                }
-                let client = sentinel
-                    .async_master_for(name, Some(node))
-                    .await
-                    .map_err(|e| {
-                        LeaseError::unavailable_because(
-                            "redis",
-                            format!("{}: the sentinels named no primary {name:?}", self.shown),
-                            e,
-                        )
-                    })?;
-                let address = client.get_connection_info().addr().to_string();
-                let config = AsyncConnectionConfig::new()
-                    .set_connection_timeout(Some(CONNECT_TIMEOUT))
-                    .set_response_timeout(Some(RESPONSE_TIMEOUT));
-                let connection = client
-                    .get_multiplexed_async_connection_with_config(&config)
-                    .await
-                    .map_err(|e| {
-                        LeaseError::unavailable_because(
-                            "redis",
-                            format!("{}: primary {address}", self.shown),
-                            e,
-                        )
-                    })?;
-                tracing::info!(name, primary = %address, "connected to the redis primary the sentinels named");
-                Link::Named(connection)
-            }
+            Finder::Sentinels { lookup, node } => (lookup, node),
         };
+        let named = lookup.primary().await.map_err(|e| {
+            let name = &lookup.name;
+            let message = format!("{}: no primary {name:?}", self.shown);
+            LeaseError::unavailable_because("redis", message, e)
+        })?;
+        if let Some(Link::Named(connection, at)) = self.cached()
+            && at == named
+        {
+            return Ok(Link::Named(connection, at));
+        }
+        let (host, port) = named.clone();
+        let address = format!("{host}:{port}");
+        let unreachable = |e: RedisError| {
+            let message = format!("{}: primary {address}", self.shown);
+            LeaseError::unavailable_because("redis", message, e)
+        };
+        let info = ConnectionAddr::Tcp(host, port)
+            .into_connection_info()
+            .map_err(unreachable)?
+            .set_redis_settings(node.clone());
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(CONNECT_TIMEOUT))
+            .set_response_timeout(Some(RESPONSE_TIMEOUT));
+        let mut connection = redis::Client::open(info)
+            .map_err(unreachable)?
+            .get_multiplexed_async_connection_with_config(&config)
+            .await
+            .map_err(unreachable)?;
+        // A server the sentinels name may not know yet that it was promoted.
+        let role: Role = redis::cmd("ROLE")
+            .query_async(&mut connection)
+            .await
+            .map_err(unreachable)?;
+        if !matches!(role, Role::Primary { .. }) {
+            return Err(LeaseError::unavailable(
+                "redis",
+                format!(
+                    "{}: the sentinels name {address} the primary {:?}, and it is not one (yet)",
+                    self.shown, lookup.name
+                ),
+            ));
+        }
+        tracing::info!(name = %lookup.name, primary = %address, "connected to the redis primary the sentinels named");
+        let link = Link::Named(connection, named);
         *self.slot() = Some(link.clone());
         Ok(link)
     }
