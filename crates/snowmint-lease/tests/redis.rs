@@ -1,5 +1,6 @@
 //! The Redis registry against a real `redis-server`: the conformance suite, then what only
-//! a server that can stop, crash and come back shows.
+//! a server that can stop, crash and come back shows; then a primary with a replica, asked
+//! to wait for it (`?wait=1`), and found through three real sentinels, which fail over.
 //!
 //! Leases here are real: their TTLs run on the server's clock, so these tests wait real
 //! seconds (the conformance TTL, 2 s) instead of driving a fake clock.
@@ -12,9 +13,8 @@ use std::time::{Duration, Instant};
 
 use conformance::{TTL, claim};
 use snowmint::Clock;
-use snowmint_lease::{LeaseError, RedisRegistry, Registry};
-use snowmint_testkit::Redis;
-use snowmint_testkit::Server;
+use snowmint_lease::{Claim, LeaseError, RedisRegistry, Registry};
+use snowmint_testkit::{Redis, Sentinels, Server};
 
 fn registry(redis: &Redis) -> Arc<dyn Registry> {
     Arc::new(RedisRegistry::from_url(&redis.url()).expect("a valid URL"))
@@ -296,4 +296,219 @@ async fn a_redis_that_may_evict_keys_is_refused() {
     );
     command(&redis, &["CONFIG", "SET", "maxmemory-policy", "noeviction"]).await;
     registry.acquire(&claim("evict", "pod", 4)).await.unwrap();
+}
+
+/// The conformance suite again, through three sentinels, with every acquisition and
+/// renewal acknowledged by the primary's replica.
+mod through_sentinels_waiting_for_a_replica {
+    use super::*;
+
+    conformance::suite!({
+        let primary = Redis::start();
+        let replica = Redis::start_replica(&primary);
+        let sentinels = Sentinels::start(&primary);
+        let url = format!("{}?wait=1", sentinels.url());
+        // Dropped in this order: the sentinels first, so none fails over meanwhile.
+        ((sentinels, replica, primary), url)
+    });
+}
+
+/// `?wait=1`: an acquisition or a renewal counts only once the replica has it. With the
+/// replica stopped both are unavailable, saying how many replicas acknowledged, and the
+/// worker stays with the holder that took it; with the replica back both are confirmed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_wait_a_lease_counts_only_once_a_replica_has_it() {
+    let primary = Redis::start();
+    let mut replica = Redis::start_replica(&primary);
+    let url = format!("{}?wait=1", primary.url());
+    let registry = RedisRegistry::from_url(&url).unwrap();
+    // A TTL that outlasts the replica's restart.
+    let claim = |identity: &str| Claim::new("wait", 1, 4, identity, Duration::from_secs(10));
+    let holder = claim("pod-0");
+    let lease = registry.acquire(&holder).await.unwrap();
+    assert_eq!(lease.worker, 0);
+    let reserved = now_ms() + 1_000;
+    registry.renew(&holder, &lease, reserved).await.unwrap();
+    // Acknowledged means there: read from the replica at once.
+    let on_replica = |key: String| {
+        let client = redis::Client::open(replica.url()).unwrap();
+        let mut connection = client.get_connection().unwrap();
+        redis::cmd("GET")
+            .arg(key)
+            .query::<Option<String>>(&mut connection)
+            .unwrap()
+    };
+    let held = tokio::task::block_in_place(|| on_replica("snowmint:wait:dc1:w0".into()));
+    assert_eq!(held.as_deref(), Some(holder.holder.as_str()));
+
+    tokio::task::block_in_place(|| replica.stop());
+    let shown = format!("redis://127.0.0.1:{}/0", primary.port());
+    let started = Instant::now();
+    let err = registry.renew(&holder, &lease, now_ms()).await.unwrap_err();
+    let took = started.elapsed();
+    assert!(matches!(err, LeaseError::Unavailable { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "redis registry is unavailable: {shown}: 0 of 1 replicas acknowledged the renewal within 500 ms (wait=1)"
+        )
+    );
+    assert!(took < conformance::PROMPT, "the renewal took {took:?}");
+    let newcomer = claim("pod-1");
+    let err = registry.acquire(&newcomer).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "redis registry is unavailable: {shown}: 0 of 1 replicas acknowledged the acquisition of worker 1 within 500 ms (wait=1)"
+        )
+    );
+    eprintln!("a renewal with its replica stopped failed after {took:?}");
+    // The primary itself took both: without waiting, the renewal counts.
+    registry_at(primary.port())
+        .renew(&holder, &lease, now_ms())
+        .await
+        .unwrap();
+
+    tokio::task::block_in_place(|| replica.restart());
+    registry.renew(&holder, &lease, now_ms()).await.unwrap();
+    // The newcomer's next try gets the worker its unconfirmed one took.
+    let taken = registry.acquire(&newcomer).await.unwrap();
+    assert_eq!(taken.worker, 1);
+}
+
+/// A primary, its replica, and three sentinels watching them.
+fn watched_primary() -> (Redis, Redis, Sentinels) {
+    let primary = Redis::start();
+    let replica = Redis::start_replica(&primary);
+    let sentinels = Sentinels::start(&primary);
+    (primary, replica, sentinels)
+}
+
+/// `redis+sentinel://`: the primary is killed and the sentinels promote its replica. A
+/// holder's next renewal reaches the promoted replica, which kept its lease; a newcomer
+/// there starts past everything a holder the replica may have missed could issue: the
+/// promotion gave it a new replication id, and it vouches for its records only since.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_sentinels_a_holder_keeps_its_lease_across_a_failover_and_a_newcomer_waits() {
+    let (mut primary, replica, sentinels) = watched_primary();
+    let registry = snowmint_lease::registry_from_url(&sentinels.url()).unwrap();
+    // A TTL that outlasts the failover; the reach a server counts: TTL and margin.
+    let ttl = Duration::from_secs(10);
+    let reach = ttl + Duration::from_secs(1);
+    let claim = |identity: &str| Claim::new("failover", 1, 2, identity, ttl).with_reach(reach);
+    let holder = claim("holder");
+    let lease = registry.acquire(&holder).await.unwrap();
+    registry
+        .renew(&holder, &lease, now_ms() + 10_000)
+        .await
+        .unwrap();
+    let replid = |redis: &Redis| {
+        let info = redis.info("replication");
+        let id = info.lines().find_map(|l| l.strip_prefix("master_replid:"));
+        id.unwrap().trim().to_string()
+    };
+    let before = replid(&replica);
+    tokio::task::block_in_place(|| primary.wait_for(&replica));
+
+    let killed_ms = now_ms();
+    let killed = Instant::now();
+    let promoted = tokio::task::block_in_place(|| {
+        primary.kill();
+        sentinels.wait_for_failover(primary.port())
+    });
+    eprintln!(
+        "the sentinels promoted the replica {:?} after the kill",
+        killed.elapsed()
+    );
+    assert_eq!(promoted, replica.port());
+    assert_ne!(replid(&replica), before, "a promotion starts a new history");
+
+    let started = Instant::now();
+    registry
+        .renew(&holder, &lease, now_ms() + 10_000)
+        .await
+        .unwrap();
+    eprintln!(
+        "the holder's first renewal after the failover took {:?}",
+        started.elapsed()
+    );
+
+    let newcomer = snowmint_lease::registry_from_url(&sentinels.url()).unwrap();
+    let taken = newcomer.acquire(&claim("newcomer")).await.unwrap();
+    assert_ne!(taken.worker, lease.worker, "the holder's lease survived");
+    let floor = killed_ms + snowmint::whole_ms(reach);
+    assert!(
+        taken.high_water_ms >= Some(floor),
+        "the newcomer starts at {:?}, before the promotion's floor {floor}",
+        taken.high_water_ms
+    );
+}
+
+/// A switchover (`SENTINEL FAILOVER`): the sentinels promote the replica at once, and
+/// demote the old primary, which still takes writes, only seconds later. The registry's
+/// next renewal must reach the new primary, not the old one, whose writes the demotion
+/// throws away.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_sentinels_a_switchover_is_followed_at_once() {
+    let (primary, replica, sentinels) = watched_primary();
+    let registry = snowmint_lease::registry_from_url(&sentinels.url()).unwrap();
+    // A TTL that outlasts the switchover.
+    let holder =
+        Claim::new("switchover", 1, 2, "pod-0", Duration::from_secs(10)).with_reach(Duration::ZERO);
+    let lease = registry.acquire(&holder).await.unwrap();
+    let ask = |port: u16, command: &redis::Cmd| -> redis::Value {
+        let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
+        command
+            .query(&mut client.get_connection().unwrap())
+            .unwrap()
+    };
+    tokio::task::block_in_place(|| {
+        primary.wait_for(&replica);
+        let asked = ask(
+            sentinels.ports()[0],
+            redis::cmd("SENTINEL")
+                .arg("FAILOVER")
+                .arg(snowmint_testkit::PRIMARY_NAME),
+        );
+        assert_eq!(asked, redis::Value::Okay);
+        assert_eq!(sentinels.wait_for_failover(primary.port()), replica.port());
+    });
+    let reserved = now_ms() + 1_000;
+    registry.renew(&holder, &lease, reserved).await.unwrap();
+    let mark = tokio::task::block_in_place(|| {
+        ask(
+            replica.port(),
+            redis::cmd("HGET")
+                .arg("snowmint:switchover:dc1:hwm")
+                .arg(lease.worker),
+        )
+    });
+    assert_eq!(
+        mark,
+        redis::Value::BulkString(reserved.to_string().into_bytes()),
+        "the renewal did not reach the new primary"
+    );
+}
+
+/// The primary is what a majority of the sentinels name: with one of three stopped the
+/// registry goes on; with two stopped it is unavailable, naming how many answered, since
+/// a sentinel left alone may name a primary the others have replaced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_sentinels_a_majority_must_name_the_primary() {
+    let (_primary, _replica, mut sentinels) = watched_primary();
+    let registry = snowmint_lease::registry_from_url(&sentinels.url()).unwrap();
+    let holder = claim("majority", "pod-0", 2);
+    let lease = registry.acquire(&holder).await.unwrap();
+    tokio::task::block_in_place(|| sentinels.stop(0));
+    registry.renew(&holder, &lease, now_ms()).await.unwrap();
+
+    tokio::task::block_in_place(|| sentinels.stop(1));
+    let err = registry.renew(&holder, &lease, now_ms()).await.unwrap_err();
+    assert!(matches!(err, LeaseError::Unavailable { .. }), "{err:?}");
+    let said = snowmint::error::Chain(&err).to_string();
+    let prefix = format!(
+        "redis registry is unavailable: {}/0: no primary \"snowmint\": 1 of 3 sentinels named a primary, fewer than a majority: ",
+        sentinels.url()
+    );
+    assert!(said.starts_with(&prefix), "{said}");
 }

@@ -1,7 +1,7 @@
-//! Real registry servers for snowmint's integration tests: [`Redis`], [`Etcd`],
-//! [`Postgres`] and [`ZooKeeper`], each a process of its own on a free 127.0.0.1 port with
-//! its data in a fresh temporary directory, owned by a guard that stops it and removes the
-//! directory when dropped.
+//! Real registry servers for snowmint's integration tests: [`Redis`] (and its replicas,
+//! watched by [`Sentinels`]), [`Etcd`], [`Postgres`] and [`ZooKeeper`], each a process of its
+//! own on a free 127.0.0.1 port with its data in a fresh temporary directory, owned by a
+//! guard that stops it and removes the directory when dropped.
 //!
 //! - `start()` returns once the server really answers: Redis `PING`s back, etcd reports
 //!   itself healthy, PostgreSQL accepts a session, ZooKeeper answers `srvr` as a
@@ -49,12 +49,14 @@ mod postgres;
 mod process;
 mod program;
 mod redis;
+mod sentinel;
 mod zookeeper;
 
 pub use etcd::Etcd;
 pub use net::free_port;
 pub use postgres::Postgres;
 pub use redis::Redis;
+pub use sentinel::{PRIMARY_NAME, Sentinels};
 pub use zookeeper::ZooKeeper;
 
 /// What every server guard does, whichever server it runs: for tests written once and

@@ -1,10 +1,12 @@
 //! A real `redis-server` that writes every command to its append-only file before
-//! answering, so a restart, even after SIGKILL, keeps every key a test saw written.
+//! answering, so a restart, even after SIGKILL, keeps every key a test saw written; and
+//! replicas of one.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use crate::instance::{Instance, Kind};
 use crate::net;
@@ -18,6 +20,20 @@ const KIND: Kind = Kind {
     stop_signal: libc::SIGTERM,
     ready: answers_ping,
 };
+
+/// A replica is ready once it has its primary's data and follows its writes.
+const REPLICA: Kind = Kind {
+    name: "redis-replica",
+    ready: follows_its_primary,
+    ..KIND
+};
+
+/// How long a replica may take to catch up with its primary.
+const REPLICATION_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the readiness probe of a replica waits for it to acknowledge a write.
+const ACK_WAIT_MS: u64 = 100;
+/// How long a test's own request to a server may take: loopback answers in microseconds.
+const QUERY_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A `redis-server` of its own on a free loopback port, stopped when dropped.
 ///
@@ -74,9 +90,97 @@ impl Redis {
             fs::create_dir(&data)
                 .unwrap_or_else(|err| panic!("cannot create {}: {err}", data.display()));
             let program = program.clone();
-            move || redis_command(&program, port, &data)
+            move || redis_command(&program, port, &data, None)
         });
         Redis { server }
+    }
+
+    /// Starts a replica of `primary` (`--replicaof`), persisting as [`Redis::start`] does,
+    /// and waits until it has synchronised and follows the primary's writes. A restart
+    /// starts it as a replica of `primary` again.
+    ///
+    /// # Panics
+    ///
+    /// As [`Redis::start`], or if it has not synchronised within 30 seconds.
+    ///
+    /// ```
+    /// use snowmint_testkit::Redis;
+    ///
+    /// let primary = Redis::start();
+    /// let replica = Redis::start_replica(&primary);
+    /// assert!(replica.info("replication").contains("role:slave"));
+    /// assert!(primary.info("replication").contains("connected_slaves:1"));
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn start_replica(primary: &Redis) -> Redis {
+        let program = program::find_on_path("redis-server", "redis-server");
+        let of = primary.port();
+        let server = Instance::start(&REPLICA, |port, dir| {
+            let data = dir.join("data");
+            fs::create_dir(&data)
+                .unwrap_or_else(|err| panic!("cannot create {}: {err}", data.display()));
+            let program = program.clone();
+            move || redis_command(&program, port, &data, Some(of))
+        });
+        Redis { server }
+    }
+
+    /// Waits until `replica` has every write this server has made so far (its replication
+    /// offset has reached this server's).
+    ///
+    /// # Panics
+    ///
+    /// If it has not within 30 seconds.
+    ///
+    /// ```
+    /// use snowmint_testkit::Redis;
+    ///
+    /// let primary = Redis::start();
+    /// let replica = Redis::start_replica(&primary);
+    /// primary.wait_for(&replica);
+    /// ```
+    #[track_caller]
+    pub fn wait_for(&self, replica: &Redis) {
+        let offset = |redis: &Redis, field: &str| -> u64 {
+            redis
+                .info("replication")
+                .lines()
+                .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+                .and_then(|n| n.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        let wanted = offset(self, "master_repl_offset");
+        let deadline = Instant::now() + REPLICATION_TIMEOUT;
+        loop {
+            let reached = offset(replica, "slave_repl_offset");
+            if reached >= wanted {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "replica on port {} reached offset {reached} of {wanted} in {REPLICATION_TIMEOUT:?}",
+                replica.port()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// What `INFO section` answers (`replication`, `server`, ...).
+    ///
+    /// # Panics
+    ///
+    /// If the server does not answer within two seconds.
+    ///
+    /// ```
+    /// let redis = snowmint_testkit::Redis::start();
+    /// assert!(redis.info("replication").contains("role:master"));
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn info(&self, section: &str) -> String {
+        query(self.port(), redis::cmd("INFO").arg(section))
+            .unwrap_or_else(|err| panic!("INFO {section} on port {}: {err}", self.port()))
     }
 
     /// The port the server listens on, on 127.0.0.1; the same across restarts.
@@ -102,7 +206,7 @@ impl Redis {
     }
 }
 
-fn redis_command(program: &Path, port: u16, data: &Path) -> Command {
+fn redis_command(program: &Path, port: u16, data: &Path, replica_of: Option<u16>) -> Command {
     let mut command = Command::new(program);
     command
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
@@ -111,12 +215,80 @@ fn redis_command(program: &Path, port: u16, data: &Path) -> Command {
         .args(["--appendonly", "yes", "--appendfsync", "always"])
         // No snapshots: the append-only file alone is the data.
         .args(["--save", ""])
+        // A replica's first sync starts at once, not after the 5 s Redis waits by default
+        // for more replicas to share it.
+        .args(["--repl-diskless-sync-delay", "0"])
         .args(["--daemonize", "no"]);
+    if let Some(primary) = replica_of {
+        command.args(["--replicaof", "127.0.0.1", &primary.to_string()]);
+    }
     command
 }
 
+/// Sends `command` to the server on `127.0.0.1:port` on a connection of its own.
+pub(crate) fn query<T: redis::FromRedisValue>(
+    port: u16,
+    command: &redis::Cmd,
+) -> redis::RedisResult<T> {
+    let client = redis::Client::open(("127.0.0.1", port))?;
+    let mut connection = client.get_connection_with_timeout(QUERY_TIMEOUT)?;
+    connection.set_read_timeout(Some(QUERY_TIMEOUT))?;
+    connection.set_write_timeout(Some(QUERY_TIMEOUT))?;
+    command.query(&mut connection)
+}
+
+/// Whether a replica has loaded its primary's data and acknowledges its writes, as `WAIT`
+/// counts them: its primary lists it `online` at once, but streams it nothing until its
+/// first acknowledgement, and until then a `WAIT` can time out. And whether the
+/// append-only file it writes after loading is done: until then it refuses to shut down
+/// ("Writing initial AOF, can't exit"), and a stop would wait for SIGKILL.
+fn follows_its_primary(port: u16) -> bool {
+    let info = |port: u16, section: &str| {
+        query::<String>(port, redis::cmd("INFO").arg(section)).unwrap_or_default()
+    };
+    if !answers_ping(port) {
+        return false;
+    }
+    let replication = info(port, "replication");
+    let primary = replication
+        .lines()
+        .find_map(|line| line.strip_prefix("master_port:"))
+        .and_then(|n| n.trim().parse().ok());
+    let persistence = info(port, "persistence");
+    replication.contains("master_link_status:up")
+        && primary.is_some_and(acknowledged)
+        && persistence.contains("aof_rewrite_in_progress:0")
+        && persistence.contains("aof_rewrite_scheduled:0")
+}
+
+/// Whether every replica of the server on `port` acknowledges a write at once: a `PUBLISH`,
+/// which reaches the replicas without touching the keys, then `WAIT` for all of them.
+fn acknowledged(port: u16) -> bool {
+    let replicas = query::<String>(port, redis::cmd("INFO").arg("replication"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|line| line.strip_prefix("connected_slaves:"))
+        .and_then(|n| n.trim().parse::<u32>().ok())
+        .unwrap_or(0);
+    let probe = || -> redis::RedisResult<u32> {
+        let client = redis::Client::open(("127.0.0.1", port))?;
+        let mut connection = client.get_connection_with_timeout(QUERY_TIMEOUT)?;
+        connection.set_read_timeout(Some(QUERY_TIMEOUT))?;
+        let (_, acked): (u32, u32) = redis::pipe()
+            .cmd("PUBLISH")
+            .arg("snowmint-testkit")
+            .arg("probe")
+            .cmd("WAIT")
+            .arg(replicas)
+            .arg(ACK_WAIT_MS)
+            .query(&mut connection)?;
+        Ok(acked)
+    };
+    replicas > 0 && probe().is_ok_and(|acked| acked >= replicas)
+}
+
 /// Whether Redis answers `PING` with `PONG`; while it loads its data it answers `-LOADING`.
-fn answers_ping(port: u16) -> bool {
+pub(crate) fn answers_ping(port: u16) -> bool {
     let Ok(mut stream) = net::connect(port) else {
         return false;
     };

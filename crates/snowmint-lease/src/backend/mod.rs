@@ -39,7 +39,8 @@ async fn within<T>(
 }
 
 /// Picks a registry from a lease URL: `static:W`, `hostname`, `file:DIR`, `redis://...`,
-/// `etcd://host:port`, `postgres://...` or `zookeeper://host:port,.../path`.
+/// `redis+sentinel://...`, `etcd://host:port`, `postgres://...` or
+/// `zookeeper://host:port,.../path`.
 ///
 /// # Errors
 ///
@@ -75,7 +76,7 @@ pub fn registry_from_url(url: &str) -> Result<Arc<dyn Registry>, LeaseError> {
         }
         return Ok(Arc::new(FileRegistry::new(PathBuf::from(dir))));
     }
-    if url.starts_with("redis://") {
+    if url.starts_with("redis://") || url.starts_with("redis+sentinel://") {
         return Ok(Arc::new(RedisRegistry::from_url(url)?));
     }
     if url.starts_with("etcd://") {
