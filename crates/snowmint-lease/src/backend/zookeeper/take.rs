@@ -117,22 +117,24 @@ impl ZooKeeperRegistry {
     /// still.
     async fn vouched_since(&self, client: &zk::Client) -> Result<u64, LeaseError> {
         let dir = format!("{}/incarnations", self.target.root);
-        client
-            .mkdir(&dir, &PERSISTENT)
-            .await
-            .map_err(|err| self.failed(&format!("cannot make {dir}"), err))?;
         // Bits 24.. : the server, and its start to 256 ms; the count of sessions since
         // reaches them only after 2^24 sessions, and then only moves the instant later.
         let run = (client.session_id().0 as u64) >> 24;
         let node = format!("{dir}/{run:010x}");
+        let read = |err| self.failed(&format!("cannot read {node}"), err);
+        // One round trip once the run is known, as it is to every acquisition but the first.
+        if let Some(stat) = client.check_stat(&node).await.map_err(read)? {
+            return Ok(u64::try_from(stat.ctime).unwrap_or(0));
+        }
+        client
+            .mkdir(&dir, &PERSISTENT)
+            .await
+            .map_err(|err| self.failed(&format!("cannot make {dir}"), err))?;
         let stat = match client.create(&node, b"", &PERSISTENT).await {
             Ok((stat, _)) => stat,
-            Err(zk::Error::NodeExists) => match client.check_stat(&node).await {
-                Ok(Some(stat)) => stat,
-                Ok(None) => {
-                    return Err(self.unavailable(&format!("{node} vanished as it was read")));
-                }
-                Err(err) => return Err(self.failed(&format!("cannot read {node}"), err)),
+            Err(zk::Error::NodeExists) => match client.check_stat(&node).await.map_err(read)? {
+                Some(stat) => stat,
+                None => return Err(self.unavailable(&format!("{node} vanished as it was read"))),
             },
             Err(err) => return Err(self.failed(&format!("cannot make {node}"), err)),
         };
