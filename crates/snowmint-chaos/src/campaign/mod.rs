@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use checker::{Answer, Checker, FaultRecord, Incarnation, LeasePoll, ReadyPoll};
+use checker::{Answer, Checker, FaultRecord, Incarnation, LeasePoll, ReadyPoll, Rollback};
 
 /// How big a campaign is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -96,6 +96,8 @@ pub enum Event {
     Ready(ReadyPoll),
     ClientError(String),
     Fault(FaultRecord),
+    /// The registry was restored from an older backup, or restarted from nothing.
+    Rollback(Rollback),
     /// The clients have stopped: the end of the time line.
     Ended(u64),
 }
@@ -146,7 +148,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let networked = args.registry != registry::Kind::File;
-    let plan = faults::schedule(seed, args.servers, networked, rounds, least);
+    let plan = faults::schedule(seed, args.servers, args.registry, rounds, least);
     println!(
         "snowmint-chaos run --registry {} --profile {} --seed {seed}: {} servers, {} faults planned, at least {ids_wanted} ids",
         flag_value(args.registry),
@@ -179,6 +181,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()?;
     let mut registry = registry::Registry::start(args.registry, work.path())?;
+    let backups = work.path().join("backups");
     let netns = if networked {
         Some(Arc::new(net::Netns::create(&cleanup)?))
     } else {
@@ -257,6 +260,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let mut target = faults::Target {
             fleet: &mut fleet,
             registry: &mut registry,
+            backups: &backups,
             netns: netns.as_deref(),
             events: &events,
             epoch,
@@ -339,6 +343,7 @@ fn check(
             Event::Ready(poll) => checker.ready_poll(poll),
             Event::ClientError(kind) => *errors.entry(kind).or_default() += 1,
             Event::Fault(fault) => faults.push(fault),
+            Event::Rollback(rollback) => checker.rollback(rollback),
             Event::Ended(at) => ended = at,
         }
     }
