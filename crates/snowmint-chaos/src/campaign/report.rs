@@ -91,11 +91,21 @@ impl Summary {
             f.hidden_by_restore,
             self.unplaced_share() * 100.0
         );
-        if f.rollbacks > 0 {
+        if !f.restores.is_empty() {
             let _ = writeln!(
                 out,
-                "  after each of the {} restores, records written before it count as superseded: an answer asked within the reach of a restore, by a process started before it, is held when the polls before the restore named its process",
-                f.rollbacks
+                "  after a restore, records written before it count as superseded: an answer asked within the reach of a restore, by a process started before it, is held when the polls before the restore named its process"
+            );
+        }
+        for restore in &f.restores {
+            let _ = writeln!(
+                out,
+                "restore at {:.3} s: the records forgot {} live holders (worker, pid) {:?}; another process held {} of their worker ids soon after: {:?}",
+                secs(restore.at),
+                restore.holders.len(),
+                restore.holders,
+                restore.retaken.len(),
+                restore.retaken
             );
         }
         if !self.lease_checked {
@@ -187,7 +197,9 @@ impl Summary {
                 "not_placed_unreadable": f.unchecked_held,
                 "not_placed_hidden_by_restore": f.hidden_by_restore,
                 "not_placed_share": self.unplaced_share(),
-                "restores": f.rollbacks,
+                "restores": f.restores.iter().map(|r| serde_json::json!({
+                    "at_s": secs(r.at), "forgotten": r.holders, "retaken": r.retaken,
+                })).collect::<Vec<_>>(),
             },
             "breaks": f.break_counts,
             "break_list": f.breaks.iter().map(|b| serde_json::json!({

@@ -22,7 +22,7 @@ use super::ids::{IdStore, Uniqueness};
 
 mod held;
 
-pub use held::Rollback;
+pub use held::{Forgotten, Rollback};
 
 /// Microseconds since the campaign began, on the monotonic clock.
 pub type Micros = u64;
@@ -187,8 +187,8 @@ pub struct Findings {
     /// Batches within a restore's reach that the records neither before nor after it
     /// place: the restore hid who held them.
     pub hidden_by_restore: u64,
-    /// Restores of the registry.
-    pub rollbacks: usize,
+    /// What each restore of the registry did to its records.
+    pub restores: Vec<Forgotten>,
     /// Registry polls, `/readyz` polls.
     pub polls: (usize, usize),
     /// The longest time no answer came from any server, and when it began (µs).
@@ -324,7 +324,7 @@ impl Checker {
         self.check_ready();
         self.gaps(ended);
         self.found.polls = (self.leases.len(), self.ready.len());
-        self.found.rollbacks = self.rollbacks.len();
+        self.found.restores = self.forgotten();
         let uniqueness = self.ids.finish(LISTED)?;
         for &id in &uniqueness.repeated {
             let who: Vec<String> = self

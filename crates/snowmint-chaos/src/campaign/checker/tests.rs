@@ -206,10 +206,13 @@ fn a_restore_supersedes_the_records_before_it_within_its_reach_and_no_further() 
     let dir = tempfile::tempdir().unwrap();
     let mut checker = checker(dir.path());
     // Restored at 5,000 µs from a backup that never saw process #0 (pid 100) take worker 1;
-    // its holders must have stopped by 7,000 µs.
+    // its holders must have stopped by 7,000 µs. A newcomer, pid 300, takes worker 1 later.
     for poll in &mut checker.leases {
         if poll.start >= 5_000 {
             poll.held = vec![(2, 200)];
+        }
+        if poll.start >= 6_000 {
+            poll.held.push((1, 300));
         }
     }
     checker.rollback(Rollback {
@@ -250,7 +253,9 @@ fn a_restore_supersedes_the_records_before_it_within_its_reach_and_no_further() 
     assert_eq!(found.breaks[0].ids, [id(6, 1, 0), id(6, 1, 0)]);
     assert_eq!(found.breaks[1].ids, [id(5, 1, 9), id(5, 1, 9)]);
     assert_eq!((found.held_before_restore, found.hidden_by_restore), (1, 1));
-    assert_eq!(found.rollbacks, 1);
+    assert_eq!(found.restores.len(), 1);
+    assert_eq!(found.restores[0].holders, [(1, 100)]);
+    assert_eq!(found.restores[0].retaken, [1]);
 }
 
 #[test]

@@ -136,6 +136,9 @@ fn path_text(path: &Path) -> anyhow::Result<&str> {
 /// Copies the directory `from` to `to` with its files' owners and modes (PostgreSQL's run
 /// as its own user): new files, as every backup tool writes.
 fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
     run("cp", &["-a", "-T", path_text(from)?, path_text(to)?])
 }
 
