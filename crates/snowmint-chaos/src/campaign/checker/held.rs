@@ -103,12 +103,15 @@ impl Checker {
             ) else {
                 continue;
             };
-            let holders: Vec<(u16, u32)> = last
+            // A `file` holder locks two files of its worker id: each is one line of the locks.
+            let mut holders: Vec<(u16, u32)> = last
                 .held
                 .iter()
                 .filter(|h| !next.held.contains(h))
                 .copied()
                 .collect();
+            holders.sort_unstable();
+            holders.dedup();
             let soon = &self.leases[after..];
             let soon = &soon[..soon.partition_point(|p| p.start < r.until + RETAKEN_WITHIN)];
             let retaken = holders
