@@ -261,6 +261,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             fleet: &mut fleet,
             registry: &mut registry,
             backups: &backups,
+            runtime: runtime.handle(),
             netns: netns.as_deref(),
             events: &events,
             epoch,

@@ -226,6 +226,8 @@ pub struct Target<'a> {
     pub registry: &'a mut Registry,
     /// Where backups of the registry are kept.
     pub backups: &'a std::path::Path,
+    /// The runtime the campaign's own leases run on.
+    pub runtime: &'a tokio::runtime::Handle,
     pub netns: Option<&'a Netns>,
     pub events: &'a std::sync::mpsc::Sender<Event>,
     pub epoch: Epoch,

@@ -4,24 +4,28 @@
 //! the backup put back, and it starts again, forgetting that holder, which issues on until
 //! its next renewal (or, on `file`, its next reservation) finds its lease gone; a newcomer
 //! on an empty state directory then acquires from the restored records, where the
-//! forgotten holder's worker id is free at an old mark. A Redis without persistence is the
-//! same attack with an empty backup.
+//! forgotten holder's worker id is free at an old mark. The campaign holds every other
+//! free worker id meanwhile ([`Blockers`]), so the newcomer takes a forgotten one whichever
+//! way its registry picks. A Redis without persistence is the same attack with an empty
+//! backup.
 //!
 //! Every id the newcomer issues must lie above every id the forgotten holder issued (the
 //! checker's order and uniqueness checks), which it does when its lease starts past the
 //! restore and the registry's reach. The checker is told when the records went back
 //! ([`Rollback`]), and reads the records from before the restore as superseded.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{HOLD, Planned, Target, hold};
 use crate::campaign::Event;
 use crate::campaign::checker::Rollback;
 use crate::campaign::fleet::LEASE_TTL;
-use crate::campaign::registry::{Backup, Registry, restart_empty};
+use crate::campaign::registry::{Backup, Blockers, Registry, holders, restart_empty};
 
 /// How long the newcomer is watched past the reach of every holder the restore forgot.
 const PAST_REACH: Duration = Duration::from_secs(2);
+/// The longest wait for the newcomer's lease, while the blockers hold the rest.
+const NEWCOMER_LIMIT: Duration = Duration::from_secs(10);
 
 /// About how long a restore lasts after the backup, for the schedule: the registry back,
 /// the newcomer started, the reach and the watch past it.
@@ -46,18 +50,26 @@ pub fn target(target: &Target<'_>, fault: &Planned) -> String {
     }
 }
 
-/// Backs the registry up, moves one server to a new machine, lets it issue, restores the
-/// backup, and moves the next server to a new machine.
+/// Backs the registry up while one server is down, starts it on a new machine, lets it
+/// issue, restores the backup, and moves the next server to a new machine.
+///
+/// The records the newcomer acquires from are then those the moved server acquired from,
+/// so whichever worker id a registry gives a new identity, the newcomer is given what the
+/// moved server holds, unless the restore let other leases expire (then it is given one of
+/// theirs, whose holders live on as well).
 pub fn from_backup(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<()> {
     let (moved, newcomer) = slots(target, fault);
     let dir = target
         .backups
         .join(format!("at-{}ms", fault.at.as_millis()));
-    let backup = Backup::take(target.registry, &dir)?;
-    move_to_new_machine(target, moved)?;
+    target.fleet.kill(moved)?;
+    target.fleet.new_machine(moved)?;
+    let backup = Backup::take(target.registry, &dir);
+    target.fleet.start(moved)?;
+    let backup = backup?;
     hold(HOLD);
-    roll_back(target, |registry| backup.restore(registry))?;
-    move_to_new_machine(target, newcomer)?;
+    let forgotten = roll_back(target, |registry| backup.restore(registry))?;
+    newcomer_on(target, newcomer, &forgotten)?;
     hold(target.registry.kind().reach() + PAST_REACH);
     Ok(())
 }
@@ -65,9 +77,26 @@ pub fn from_backup(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<(
 /// Restarts the registry from nothing and moves one server to a new machine.
 pub fn from_nothing(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<()> {
     let (_, newcomer) = slots(target, fault);
-    roll_back(target, restart_empty)?;
-    move_to_new_machine(target, newcomer)?;
+    let forgotten = roll_back(target, restart_empty)?;
+    newcomer_on(target, newcomer, &forgotten)?;
     hold(target.registry.kind().reach() + PAST_REACH);
+    Ok(())
+}
+
+/// Moves slot `i` to a new machine while the campaign holds every free worker id but the
+/// `forgotten` ones, until the newcomer holds one of those (or [`NEWCOMER_LIMIT`] passes).
+fn newcomer_on(target: &mut Target<'_>, i: usize, forgotten: &[u16]) -> anyhow::Result<()> {
+    let blockers = Blockers::hold_all_but(&target.registry.url(), forgotten, target.runtime)?;
+    move_to_new_machine(target, i)?;
+    let pid = target.fleet.pid(i)?;
+    let started = Instant::now();
+    while started.elapsed() < NEWCOMER_LIMIT {
+        if holders(target.registry).is_ok_and(|held| held.iter().any(|(_, p)| *p == pid)) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(blockers);
     Ok(())
 }
 
@@ -78,14 +107,19 @@ fn move_to_new_machine(target: &mut Target<'_>, i: usize) -> anyhow::Result<()> 
     target.fleet.start(i)
 }
 
-/// Rolls the registry's records back with `restore`, and tells the checker when.
+/// Rolls the registry's records back with `restore`, tells the checker when, and answers
+/// the worker ids whose live holders the records forgot.
 fn roll_back(
     target: &mut Target<'_>,
     restore: impl FnOnce(&mut Registry) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<u16>> {
+    // Unread, the records forgot nobody as far as the blockers know: they hold every worker
+    // id free after the restore, and the newcomer waits for them to be given back.
+    let before = holders(target.registry).unwrap_or_default();
     let from = target.epoch.now();
     restore(target.registry)?;
     let back = target.epoch.now();
+    let after = holders(target.registry).unwrap_or_default();
     // A holder's last renewal reached a registry process before it was killed; a `file`
     // holder may have reserved until its own lock file was replaced, as late as `back`.
     let last_reached = match target.registry {
@@ -96,5 +130,12 @@ fn roll_back(
     let _ = target
         .events
         .send(Event::Rollback(Rollback { from, until }));
-    Ok(())
+    let mut forgotten: Vec<u16> = before
+        .iter()
+        .filter(|held| !after.contains(held))
+        .map(|(worker, _)| *worker)
+        .collect();
+    forgotten.sort_unstable();
+    forgotten.dedup();
+    Ok(forgotten)
 }

@@ -3,9 +3,11 @@
 //! the `file` registry the kernel's table of locks on its worker files (`/proc/locks`).
 
 mod backup;
+mod blockers;
 mod zk;
 
 pub use backup::{Backup, restart_empty};
+pub use blockers::Blockers;
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
@@ -341,6 +343,14 @@ fn read_locks(dir: &Path) -> anyhow::Result<Vec<(u16, u32)>> {
         }
     }
     Ok(held)
+}
+
+/// Each held worker id with its holder's pid, read once from the registry itself.
+pub fn holders(registry: &Registry) -> anyhow::Result<Vec<(u16, u32)>> {
+    let mut reader = Reader::new(registry.kind(), registry)?;
+    reader
+        .read()?
+        .context("no reader of this registry's leases")
 }
 
 /// Polls the leases every [`POLL_EVERY`] until `stop`; says whether the registry could be
