@@ -76,14 +76,34 @@ pub struct Args {
     memory_ids: usize,
 }
 
-/// The campaign's clock: monotonic microseconds since it began, shared by every thread.
+/// The campaign's clock: monotonic microseconds since it began, shared by every thread,
+/// and the wall clock's reading when it began.
 #[derive(Debug, Clone, Copy)]
-pub struct Epoch(Instant);
+pub struct Epoch {
+    began: Instant,
+    began_unix_ms: u64,
+}
 
 impl Epoch {
+    fn start() -> Epoch {
+        let began_unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        Epoch {
+            began: Instant::now(),
+            began_unix_ms,
+        }
+    }
+
     /// Microseconds since the campaign began.
     pub fn now(&self) -> u64 {
-        self.0.elapsed().as_micros() as u64
+        self.began.elapsed().as_micros() as u64
+    }
+
+    /// The instant `at` (µs since the campaign began) on the wall clock, in ms since the
+    /// Unix epoch: what the id of a server whose clock is not stepped says.
+    pub fn unix_ms(&self, at: u64) -> u64 {
+        self.began_unix_ms + at / 1_000
     }
 }
 
@@ -162,7 +182,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .tempdir()?;
     // Declared after `work`, dropped before it: mounts go before their directories.
     let cleanup = sys::Cleanup::default();
-    let epoch = Epoch(Instant::now());
+    let epoch = Epoch::start();
     let stop = Arc::new(AtomicBool::new(false));
     let ids_seen = Arc::new(AtomicU64::new(0));
     let (events, intake) = mpsc::channel::<Event>();

@@ -21,33 +21,6 @@
 
 use super::{Batch, Checker, MAX_BRACKET, Micros};
 
-/// A restore of the registry: its records went back to an older backup.
-#[derive(Debug, Clone, Copy)]
-pub struct Rollback {
-    /// When the registry was killed, or its files began to be replaced.
-    pub from: Micros,
-    /// When every holder whose lease it forgot must have stopped: the reach past the last
-    /// instant a holder could renew (the kill) or reserve (the last file replaced).
-    pub until: Micros,
-}
-
-/// What one restore did to the registry's records, by its polls: the holders named just
-/// before it and not just after (the records forgot them while they lived), and which of
-/// their worker ids another process held soon after (the attack bit: a newcomer took one).
-#[derive(Debug, Clone)]
-pub struct Forgotten {
-    /// When the restore began.
-    pub at: Micros,
-    /// Each (datacenter * 32 + worker, pid) the records forgot.
-    pub holders: Vec<(u16, u32)>,
-    /// Their worker ids that another process held within [`RETAKEN_WITHIN`] of the reach.
-    pub retaken: Vec<u16>,
-}
-
-/// How long past a restore's reach the polls are searched for a forgotten holder's worker
-/// id held by another process.
-const RETAKEN_WITHIN: Micros = 5_000_000;
-
 /// Where the polls placed one batch.
 enum Placed {
     /// The polls around it named its process for its worker id.
@@ -89,46 +62,6 @@ impl Checker {
         for (b, detail) in found {
             self.broke("not-held", b.received, vec![b.min, b.max], detail);
         }
-    }
-
-    /// What each restore forgot, by the polls on either side of it.
-    pub(super) fn forgotten(&self) -> Vec<Forgotten> {
-        let mut seen = Vec::new();
-        for r in &self.rollbacks {
-            let before = self.leases.partition_point(|p| p.end <= r.from);
-            let after = self.leases.partition_point(|p| p.start < r.from);
-            let (Some(last), Some(next)) = (
-                before.checked_sub(1).map(|i| &self.leases[i]),
-                self.leases.get(after),
-            ) else {
-                continue;
-            };
-            // A `file` holder locks two files of its worker id: each is one line of the locks.
-            let mut holders: Vec<(u16, u32)> = last
-                .held
-                .iter()
-                .filter(|h| !next.held.contains(h))
-                .copied()
-                .collect();
-            holders.sort_unstable();
-            holders.dedup();
-            let soon = &self.leases[after..];
-            let soon = &soon[..soon.partition_point(|p| p.start < r.until + RETAKEN_WITHIN)];
-            let retaken = holders
-                .iter()
-                .filter(|(worker, pid)| {
-                    soon.iter()
-                        .any(|p| p.held.iter().any(|(w, other)| w == worker && other != pid))
-                })
-                .map(|(worker, _)| *worker)
-                .collect();
-            seen.push(Forgotten {
-                at: r.from,
-                holders,
-                retaken,
-            });
-        }
-        seen
     }
 
     fn place(&self, b: &Batch, pid: u32, started: Micros) -> Placed {

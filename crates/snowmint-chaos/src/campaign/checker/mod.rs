@@ -13,6 +13,9 @@
 //!   [`MAX_BRACKET`] apart (the registry could not be read), a whole lease could lie
 //!   between them unseen, and the answer is counted as not placed instead; after a restore
 //!   of the registry, the records it forgot are read as they were before it (`held`);
+//! - **within-reach**: after a restore, no other process issues on a worker id whose
+//!   live holder the restore forgot at or below the restore's instant plus the registry's
+//!   reach (see `restore`);
 //! - **ready**: no answer whose request went out after a `/readyz` poll of that process said
 //!   its lease was not confirmed, and came back before the next poll that did not say so.
 
@@ -21,8 +24,9 @@ use std::collections::BTreeMap;
 use super::ids::{IdStore, Uniqueness};
 
 mod held;
+mod restore;
 
-pub use held::{Forgotten, Rollback};
+pub use restore::{Forgotten, Rollback};
 
 /// Microseconds since the campaign began, on the monotonic clock.
 pub type Micros = u64;
@@ -145,7 +149,7 @@ pub struct FaultRecord {
 /// A broken invariant.
 #[derive(Debug, Clone)]
 pub struct Break {
-    /// `repeated`, `order`, `not-held`, `not-ready`.
+    /// `repeated`, `order`, `not-held`, `within-reach`, `not-ready`.
     pub invariant: &'static str,
     /// When, on the campaign's clock.
     pub at: Micros,
@@ -321,6 +325,7 @@ impl Checker {
     pub fn finish(mut self, ended: Micros) -> std::io::Result<Findings> {
         self.check_order();
         self.check_held();
+        self.check_floor();
         self.check_ready();
         self.gaps(ended);
         self.found.polls = (self.leases.len(), self.ready.len());

@@ -107,8 +107,8 @@ fn move_to_new_machine(target: &mut Target<'_>, i: usize) -> anyhow::Result<()> 
     target.fleet.start(i)
 }
 
-/// Rolls the registry's records back with `restore`, tells the checker when, and answers
-/// the worker ids whose live holders the records forgot.
+/// Rolls the registry's records back with `restore`, tells the checker when and whom the
+/// records forgot, and answers those holders' worker ids.
 fn roll_back(
     target: &mut Target<'_>,
     restore: impl FnOnce(&mut Registry) -> anyhow::Result<()>,
@@ -126,16 +126,20 @@ fn roll_back(
         Registry::Process(..) => from,
         Registry::Dir(_) => back,
     };
-    let until = last_reached + target.registry.kind().reach().as_micros() as u64;
-    let _ = target
-        .events
-        .send(Event::Rollback(Rollback { from, until }));
-    let mut forgotten: Vec<u16> = before
-        .iter()
+    let reach = target.registry.kind().reach();
+    // A `file` holder locks two files of its worker id: each is one line of the locks.
+    let mut forgotten: Vec<(u16, u32)> = before
+        .into_iter()
         .filter(|held| !after.contains(held))
-        .map(|(worker, _)| *worker)
         .collect();
     forgotten.sort_unstable();
     forgotten.dedup();
-    Ok(forgotten)
+    let workers = forgotten.iter().map(|(worker, _)| *worker).collect();
+    let _ = target.events.send(Event::Rollback(Rollback {
+        from,
+        until: last_reached + reach.as_micros() as u64,
+        floor_unix_ms: target.epoch.unix_ms(from) + reach.as_millis() as u64,
+        forgotten,
+    }));
+    Ok(workers)
 }
