@@ -98,9 +98,15 @@ impl Summary {
             );
         }
         for restore in &f.restores {
+            let earliest = restore.earliest.map_or_else(
+                || "none issued on them".to_string(),
+                |(past_start, past_floor)| {
+                    format!("the earliest id on them is {past_start} ms past the restore, {past_floor} ms past its floor")
+                },
+            );
             let _ = writeln!(
                 out,
-                "restore at {:.3} s: the records forgot {} live holders (worker, pid) {:?}; another process held {} of their worker ids soon after: {:?}",
+                "restore at {:.3} s: the records forgot {} live holders (worker, pid) {:?}; another process held {} of their worker ids soon after {:?}; {earliest}",
                 secs(restore.at),
                 restore.holders.len(),
                 restore.holders,
@@ -199,6 +205,8 @@ impl Summary {
                 "not_placed_share": self.unplaced_share(),
                 "restores": f.restores.iter().map(|r| serde_json::json!({
                     "at_s": secs(r.at), "forgotten": r.holders, "retaken": r.retaken,
+                    "earliest_past_start_ms": r.earliest.map(|e| e.0),
+                    "earliest_past_floor_ms": r.earliest.map(|e| e.1),
                 })).collect::<Vec<_>>(),
             },
             "breaks": f.break_counts,

@@ -21,8 +21,10 @@ pub struct Rollback {
     /// When every holder whose lease it forgot must have stopped: the reach past the last
     /// instant a holder could renew (the kill) or reserve (the last file replaced).
     pub until: Micros,
-    /// `from` on the wall clock plus the reach, in ms since the Unix epoch: no lease on a
-    /// forgotten holder's worker id may issue at or below it.
+    /// `from` on the wall clock, in ms since the Unix epoch.
+    pub from_unix_ms: u64,
+    /// `from_unix_ms` plus the reach: no lease on a forgotten holder's worker id may issue
+    /// at or below it.
     pub floor_unix_ms: u64,
     /// Each (datacenter * 32 + worker, pid) whose live holder the records forgot.
     pub forgotten: Vec<(u16, u32)>,
@@ -38,6 +40,9 @@ pub struct Forgotten {
     pub holders: Vec<(u16, u32)>,
     /// Their worker ids that another process held within [`RETAKEN_WITHIN`] of the reach.
     pub retaken: Vec<u16>,
+    /// How far the earliest id another process issued on them lay past the restore's
+    /// start, and past its floor (ms; negative: below it).
+    pub earliest: Option<(i64, i64)>,
 }
 
 /// How long past a restore's reach the polls are searched for a forgotten holder's worker
@@ -69,10 +74,32 @@ impl Checker {
                 })
                 .map(|(worker, _)| *worker)
                 .collect();
+            let earliest = self
+                .batches
+                .iter()
+                .filter(|b| b.sent >= r.from)
+                .filter(|b| {
+                    r.forgotten.iter().any(|&(w, holder)| {
+                        w == b.worker
+                            && self
+                                .incarnations
+                                .get(b.incarnation as usize)
+                                .is_some_and(|p| p.pid != holder)
+                    })
+                })
+                .map(|b| unix_ms(b.min))
+                .min()
+                .map(|ms| {
+                    (
+                        ms as i64 - r.from_unix_ms as i64,
+                        ms as i64 - r.floor_unix_ms as i64,
+                    )
+                });
             seen.push(Forgotten {
                 at: r.from,
                 holders: r.forgotten.clone(),
                 retaken,
+                earliest,
             });
         }
         seen

@@ -218,6 +218,7 @@ fn a_restore_supersedes_the_records_before_it_within_its_reach_and_no_further() 
     checker.rollback(Rollback {
         from: 5_000,
         until: 7_000,
+        from_unix_ms: 0,
         floor_unix_ms: 0,
         forgotten: vec![(1, 100)],
     });
@@ -275,6 +276,7 @@ fn a_newcomer_on_a_forgotten_worker_below_the_floor_is_reported() {
     checker.rollback(Rollback {
         from: 5_000,
         until: 7_000,
+        from_unix_ms: epoch_ms,
         floor_unix_ms: epoch_ms + 10,
         forgotten: vec![(1, 100)],
     });
@@ -301,6 +303,7 @@ fn a_newcomer_on_a_forgotten_worker_below_the_floor_is_reported() {
     assert_eq!(invariants(&found), ["within-reach"], "{:?}", found.breaks);
     assert_eq!(found.breaks[0].ids, [id(10, 1, 5), id(10, 1, 5)]);
     assert_eq!(found.restores[0].retaken, [1]);
+    assert_eq!(found.restores[0].earliest, Some((10, 0)));
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //! new machine, so it takes a worker id the backup does not record; the registry is killed,
 //! the backup put back, and it starts again, forgetting that holder, which issues on until
 //! its next renewal (or, on `file`, its next reservation) finds its lease gone; a newcomer
-//! on an empty state directory then acquires from the restored records, where the
+//! on an empty state directory, started while the registry is down (as servers that wait
+//! for it are), acquires from the restored records as soon as they are back, where the
 //! forgotten holder's worker id is free at an old mark. The campaign holds every other
 //! free worker id meanwhile ([`Blockers`]), so the newcomer takes a forgotten one whichever
 //! way its registry picks. A Redis without persistence is the same attack with an empty
@@ -19,7 +20,7 @@ use std::time::{Duration, Instant};
 use super::{HOLD, Planned, Target, hold};
 use crate::campaign::Event;
 use crate::campaign::checker::Rollback;
-use crate::campaign::fleet::LEASE_TTL;
+use crate::campaign::fleet::{Fleet, LEASE_TTL};
 use crate::campaign::registry::{Backup, Blockers, Registry, holders, restart_empty};
 
 /// How long the newcomer is watched past the reach of every holder the restore forgot.
@@ -68,8 +69,8 @@ pub fn from_backup(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<(
     target.fleet.start(moved)?;
     let backup = backup?;
     hold(HOLD);
-    let forgotten = roll_back(target, |registry| backup.restore(registry))?;
-    newcomer_on(target, newcomer, &forgotten)?;
+    let forgotten = roll_back(target, Source::Backup(&backup), newcomer)?;
+    hold_all_but(target, newcomer, &forgotten)?;
     hold(target.registry.kind().reach() + PAST_REACH);
     Ok(())
 }
@@ -77,17 +78,16 @@ pub fn from_backup(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<(
 /// Restarts the registry from nothing and moves one server to a new machine.
 pub fn from_nothing(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<()> {
     let (_, newcomer) = slots(target, fault);
-    let forgotten = roll_back(target, restart_empty)?;
-    newcomer_on(target, newcomer, &forgotten)?;
+    let forgotten = roll_back(target, Source::Nothing, newcomer)?;
+    hold_all_but(target, newcomer, &forgotten)?;
     hold(target.registry.kind().reach() + PAST_REACH);
     Ok(())
 }
 
-/// Moves slot `i` to a new machine while the campaign holds every free worker id but the
-/// `forgotten` ones, until the newcomer holds one of those (or [`NEWCOMER_LIMIT`] passes).
-fn newcomer_on(target: &mut Target<'_>, i: usize, forgotten: &[u16]) -> anyhow::Result<()> {
+/// Holds every free worker id but the `forgotten` ones until the newcomer in slot `i`
+/// holds one of those (or [`NEWCOMER_LIMIT`] passes).
+fn hold_all_but(target: &mut Target<'_>, i: usize, forgotten: &[u16]) -> anyhow::Result<()> {
     let blockers = Blockers::hold_all_but(&target.registry.url(), forgotten, target.runtime)?;
-    move_to_new_machine(target, i)?;
     let pid = target.fleet.pid(i)?;
     let started = Instant::now();
     while started.elapsed() < NEWCOMER_LIMIT {
@@ -101,23 +101,36 @@ fn newcomer_on(target: &mut Target<'_>, i: usize, forgotten: &[u16]) -> anyhow::
 }
 
 /// Kills slot `i`, empties its state directory and gives it a new identity, and starts it.
-fn move_to_new_machine(target: &mut Target<'_>, i: usize) -> anyhow::Result<()> {
-    target.fleet.kill(i)?;
-    target.fleet.new_machine(i)?;
-    target.fleet.start(i)
+fn move_to_new_machine(fleet: &mut Fleet, i: usize) -> anyhow::Result<()> {
+    fleet.kill(i)?;
+    fleet.new_machine(i)?;
+    fleet.start(i)
 }
 
-/// Rolls the registry's records back with `restore`, tells the checker when and whom the
-/// records forgot, and answers those holders' worker ids.
+/// What the registry's records go back to.
+enum Source<'b> {
+    Backup(&'b Backup),
+    Nothing,
+}
+
+/// Rolls the registry's records back to `source`, moving slot `newcomer` to a new machine
+/// meanwhile; tells the checker when and whom the records forgot, and answers those
+/// holders' worker ids.
 fn roll_back(
     target: &mut Target<'_>,
-    restore: impl FnOnce(&mut Registry) -> anyhow::Result<()>,
+    source: Source<'_>,
+    newcomer: usize,
 ) -> anyhow::Result<Vec<u16>> {
     // Unread, the records forgot nobody as far as the blockers know: they hold every worker
     // id free after the restore, and the newcomer waits for them to be given back.
     let before = holders(target.registry).unwrap_or_default();
     let from = target.epoch.now();
-    restore(target.registry)?;
+    let fleet = &mut *target.fleet;
+    let meanwhile = || move_to_new_machine(fleet, newcomer);
+    match source {
+        Source::Backup(backup) => backup.restore(target.registry, meanwhile)?,
+        Source::Nothing => restart_empty(target.registry, meanwhile)?,
+    }
     let back = target.epoch.now();
     let after = holders(target.registry).unwrap_or_default();
     // A holder's last renewal reached a registry process before it was killed; a `file`
@@ -138,6 +151,7 @@ fn roll_back(
     let _ = target.events.send(Event::Rollback(Rollback {
         from,
         until: last_reached + reach.as_micros() as u64,
+        from_unix_ms: target.epoch.unix_ms(from),
         floor_unix_ms: target.epoch.unix_ms(from) + reach.as_millis() as u64,
         forgotten,
     }));

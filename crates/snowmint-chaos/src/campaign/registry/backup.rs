@@ -75,14 +75,23 @@ impl Backup {
     }
 
     /// Puts this backup in place of the registry's data: a process is killed first and
-    /// started again after; the `file` registry's files are replaced one by one, as a
-    /// restore tool writes them, while its holders run.
-    pub fn restore(&self, registry: &mut Registry) -> anyhow::Result<()> {
+    /// started again after, and `meanwhile` runs while it is down; the `file` registry's
+    /// files are replaced one by one, as a restore tool writes them, while its holders run,
+    /// and `meanwhile` runs after.
+    pub fn restore(
+        &self,
+        registry: &mut Registry,
+        meanwhile: impl FnOnce() -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
         match registry {
-            Registry::Dir(files) => replace_files(files, &self.dir),
+            Registry::Dir(files) => {
+                replace_files(files, &self.dir)?;
+                meanwhile()
+            }
             Registry::Process(kind, server) => {
                 let data = data_of(server.as_ref());
                 server.kill();
+                let done = meanwhile();
                 std::fs::remove_dir_all(&data)
                     .with_context(|| format!("cannot remove {}", data.display()))?;
                 if *kind == Kind::Etcd {
@@ -104,24 +113,28 @@ impl Backup {
                     copy_tree(&self.dir, &data)?;
                 }
                 server.restart();
-                Ok(())
+                done
             }
         }
     }
 }
 
-/// Kills the registry, empties its data, and starts it again: a Redis that keeps nothing
-/// across a restart.
-pub fn restart_empty(registry: &mut Registry) -> anyhow::Result<()> {
+/// Kills the registry, runs `meanwhile`, empties its data, and starts it again: a Redis
+/// that keeps nothing across a restart.
+pub fn restart_empty(
+    registry: &mut Registry,
+    meanwhile: impl FnOnce() -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let Registry::Process(_, server) = registry else {
         bail!("the file registry has no process to restart");
     };
     let data = data_of(server.as_ref());
     server.kill();
+    let done = meanwhile();
     std::fs::remove_dir_all(&data).with_context(|| format!("cannot remove {}", data.display()))?;
     std::fs::create_dir(&data).with_context(|| format!("cannot create {}", data.display()))?;
     server.restart();
-    Ok(())
+    done
 }
 
 /// Where every server of the test kit keeps its data.
