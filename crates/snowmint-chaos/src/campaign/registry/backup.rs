@@ -75,23 +75,14 @@ impl Backup {
     }
 
     /// Puts this backup in place of the registry's data: a process is killed first and
-    /// started again after, and `meanwhile` runs while it is down; the `file` registry's
-    /// files are replaced one by one, as a restore tool writes them, while its holders run,
-    /// and `meanwhile` runs after.
-    pub fn restore(
-        &self,
-        registry: &mut Registry,
-        meanwhile: impl FnOnce() -> anyhow::Result<()>,
-    ) -> anyhow::Result<()> {
+    /// started again after; the `file` registry's files are replaced one by one, as a
+    /// restore tool writes them, while its holders run.
+    pub fn restore(&self, registry: &mut Registry) -> anyhow::Result<()> {
         match registry {
-            Registry::Dir(files) => {
-                replace_files(files, &self.dir)?;
-                meanwhile()
-            }
+            Registry::Dir(files) => replace_files(files, &self.dir),
             Registry::Process(kind, server) => {
                 let data = data_of(server.as_ref());
                 server.kill();
-                let done = meanwhile();
                 std::fs::remove_dir_all(&data)
                     .with_context(|| format!("cannot remove {}", data.display()))?;
                 if *kind == Kind::Etcd {
@@ -113,28 +104,24 @@ impl Backup {
                     copy_tree(&self.dir, &data)?;
                 }
                 server.restart();
-                done
+                Ok(())
             }
         }
     }
 }
 
-/// Kills the registry, runs `meanwhile`, empties its data, and starts it again: a Redis
-/// that keeps nothing across a restart.
-pub fn restart_empty(
-    registry: &mut Registry,
-    meanwhile: impl FnOnce() -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
+/// Kills the registry, empties its data, and starts it again: a Redis that keeps nothing
+/// across a restart.
+pub fn restart_empty(registry: &mut Registry) -> anyhow::Result<()> {
     let Registry::Process(_, server) = registry else {
         bail!("the file registry has no process to restart");
     };
     let data = data_of(server.as_ref());
     server.kill();
-    let done = meanwhile();
     std::fs::remove_dir_all(&data).with_context(|| format!("cannot remove {}", data.display()))?;
     std::fs::create_dir(&data).with_context(|| format!("cannot create {}", data.display()))?;
     server.restart();
-    done
+    Ok(())
 }
 
 /// Where every server of the test kit keeps its data.

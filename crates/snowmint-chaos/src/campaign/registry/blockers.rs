@@ -16,7 +16,8 @@ const WORKERS: u64 = 32;
 /// Long enough that no blocker lease ends before it is given back, so none is renewed.
 const BLOCKER_TTL: Duration = Duration::from_secs(120);
 
-/// Every worker id of datacenter 0 but some, held until dropped.
+/// Worker ids of datacenter 0 held by this process, each given back when asked or when
+/// dropped, at the mark it was taken with.
 pub struct Blockers {
     registry: Arc<dyn Registry>,
     runtime: tokio::runtime::Handle,
@@ -24,14 +25,8 @@ pub struct Blockers {
 }
 
 impl Blockers {
-    /// Takes every free worker id of the registry at `url`, and gives back at once those
-    /// in `left` (as `datacenter * 32 + worker`), at the mark they were taken with: the
-    /// restored one.
-    pub fn hold_all_but(
-        url: &str,
-        left: &[u16],
-        runtime: &tokio::runtime::Handle,
-    ) -> anyhow::Result<Blockers> {
+    /// Takes every free worker id of the registry at `url`.
+    pub fn hold_free(url: &str, runtime: &tokio::runtime::Handle) -> anyhow::Result<Blockers> {
         let registry = snowmint_lease::registry_from_url(url).context("a blocker's registry")?;
         let namespace = Fleet::default().namespace();
         let mut blockers = Blockers {
@@ -39,7 +34,6 @@ impl Blockers {
             runtime: runtime.clone(),
             held: Vec::new(),
         };
-        let mut given_back = Vec::new();
         for i in 0..WORKERS {
             let claim = Claim::new(
                 &namespace,
@@ -49,30 +43,38 @@ impl Blockers {
                 BLOCKER_TTL,
             );
             match runtime.block_on(blockers.registry.acquire(&claim)) {
-                Ok(lease) => {
-                    let worker = (lease.datacenter * WORKERS + lease.worker) as u16;
-                    if left.contains(&worker) {
-                        given_back.push((claim, lease));
-                    } else {
-                        blockers.held.push((claim, lease));
-                    }
-                }
+                Ok(lease) => blockers.held.push((claim, lease)),
                 Err(LeaseError::Exhausted { .. }) => break,
                 Err(err) => return Err(err).context("a blocker lease"),
             }
         }
-        for (claim, lease) in &given_back {
-            runtime
-                .block_on(blockers.registry.release(claim, lease, 0))
+        Ok(blockers)
+    }
+
+    /// Gives back the worker ids in `workers` (as `datacenter * 32 + worker`), at the mark
+    /// each was taken with: the registry's own.
+    pub fn give_back(&mut self, workers: &[u16]) -> anyhow::Result<()> {
+        let (back, kept) = std::mem::take(&mut self.held)
+            .into_iter()
+            .partition(|(_, lease)| workers.contains(&worker_of(lease)));
+        self.held = kept;
+        for (claim, lease) in back {
+            self.runtime
+                .block_on(self.registry.release(&claim, &lease, 0))
                 .context("giving a blocker lease back")?;
         }
-        Ok(blockers)
+        Ok(())
     }
 }
 
+/// `datacenter * 32 + worker`, as the checker names worker ids.
+fn worker_of(lease: &Lease) -> u16 {
+    (lease.datacenter * WORKERS + lease.worker) as u16
+}
+
 impl Drop for Blockers {
-    /// Gives every worker id back, at the mark it was taken with; one the registry lost
-    /// meanwhile (a fault) is no longer held, which is no error.
+    /// Gives every worker id back; one the registry lost meanwhile (a fault) is no longer
+    /// held, which is no error.
     fn drop(&mut self) {
         for (claim, lease) in &self.held {
             let _ = self
