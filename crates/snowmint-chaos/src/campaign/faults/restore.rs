@@ -8,8 +8,10 @@
 //!    files are replaced as it runs). Its records forget that holder, and on Redis, whose
 //!    keys expire as they load, every holder whose lease the backup outlived.
 //! 3. The campaign takes every free worker id itself ([`Blockers`]), reads whom the records
-//!    forgot, freezes those holders (so none takes its worker id back first), and gives
-//!    their worker ids back.
+//!    forgot, and gives their worker ids back. Those holders are frozen (SIGSTOP) from
+//!    before the restore (the server moved at the backup, or for a restart from nothing
+//!    every server) or from when they are found forgotten, so that none takes a worker id
+//!    back before the newcomer.
 //! 4. A newcomer on an empty state directory, another server moved to a new machine, takes
 //!    one of them from the restored records: free, at an old mark. The forgotten holders
 //!    resume, and the blockers are given back.
@@ -76,7 +78,7 @@ pub fn from_backup(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<(
     target.fleet.start(moved)?;
     let backup = backup?;
     hold(HOLD);
-    roll_back(target, Source::Backup(&backup), newcomer)?;
+    roll_back(target, Source::Backup(&backup), &[moved], newcomer)?;
     hold(target.registry.kind().reach() + PAST_REACH);
     Ok(())
 }
@@ -84,15 +86,44 @@ pub fn from_backup(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<(
 /// Steps 2 to 4 from nothing.
 pub fn from_nothing(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<()> {
     let (_, newcomer) = slots(target, fault);
-    roll_back(target, Source::Nothing, newcomer)?;
+    let everyone: Vec<usize> = (0..target.fleet.slots.len())
+        .filter(|&i| i != newcomer)
+        .collect();
+    roll_back(target, Source::Nothing, &everyone, newcomer)?;
     hold(target.registry.kind().reach() + PAST_REACH);
     Ok(())
 }
 
-/// Steps 2 to 4: rolls the registry's records back to `source`, tells the checker when and
-/// whom they forgot, and moves slot `newcomer` to a new machine where it can take only a
-/// forgotten holder's worker id.
-fn roll_back(target: &mut Target<'_>, source: Source<'_>, newcomer: usize) -> anyhow::Result<()> {
+/// Steps 2 to 4: rolls the registry's records back to `source` with the slots `expected`
+/// to be forgotten frozen, tells the checker when and whom the records forgot, and moves
+/// slot `newcomer` to a new machine where it can take only a forgotten holder's worker id.
+fn roll_back(
+    target: &mut Target<'_>,
+    source: Source<'_>,
+    expected: &[usize],
+    newcomer: usize,
+) -> anyhow::Result<()> {
+    let mut frozen = Vec::new();
+    let rolled = restore_and_move(target, source, expected, &mut frozen, newcomer);
+    for &slot in &frozen {
+        target.fleet.freeze(slot, false)?;
+    }
+    rolled
+}
+
+/// Steps 2 to 4: freezes the `expected` slots, and then the other forgotten ones, each
+/// recorded in `frozen` for the caller to thaw.
+fn restore_and_move(
+    target: &mut Target<'_>,
+    source: Source<'_>,
+    expected: &[usize],
+    frozen: &mut Vec<usize>,
+    newcomer: usize,
+) -> anyhow::Result<()> {
+    for &slot in expected {
+        target.fleet.freeze(slot, true)?;
+        frozen.push(slot);
+    }
     // Unread, the records forgot nobody as far as the campaign knows: the newcomer then
     // takes what the blockers give back at the end.
     let before = holders(target.registry).unwrap_or_default();
@@ -138,19 +169,15 @@ fn roll_back(target: &mut Target<'_>, source: Source<'_>, newcomer: usize) -> an
         drop(blockers);
         return move_to_new_machine(target.fleet, newcomer);
     }
-    let frozen = slots_of(target.fleet, &forgotten);
-    for &slot in &frozen {
-        target.fleet.freeze(slot, true)?;
+    for slot in slots_of(target.fleet, &forgotten) {
+        if !frozen.contains(&slot) {
+            target.fleet.freeze(slot, true)?;
+            frozen.push(slot);
+        }
     }
-    let moved = blockers
-        .give_back(&forgotten.iter().map(|(w, _)| *w).collect::<Vec<_>>())
-        .and_then(|()| move_to_new_machine(target.fleet, newcomer))
-        .and_then(|()| wait_for_lease(target, newcomer));
-    for &slot in &frozen {
-        target.fleet.freeze(slot, false)?;
-    }
-    drop(blockers);
-    moved
+    blockers.give_back(&forgotten.iter().map(|(w, _)| *w).collect::<Vec<_>>())?;
+    move_to_new_machine(target.fleet, newcomer)?;
+    wait_for_lease(target, newcomer)
 }
 
 /// The slots whose processes are the `forgotten` holders.
