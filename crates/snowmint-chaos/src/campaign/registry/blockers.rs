@@ -15,6 +15,10 @@ const DATACENTER: u64 = 0;
 const WORKERS: u64 = 32;
 /// Long enough that no blocker lease ends before it is given back, so none is renewed.
 const BLOCKER_TTL: Duration = Duration::from_secs(120);
+/// A blocker issues nothing, so its lease starts after nothing a registry that restarted
+/// could have forgotten: given back, it leaves the worker id's mark where it found it
+/// (below the instant the registry vouches from), not a reach past it.
+const BLOCKER_REACH: Duration = Duration::ZERO;
 
 /// Worker ids of datacenter 0 held by this process, each given back when asked or when
 /// dropped, at the mark it was taken with.
@@ -41,7 +45,8 @@ impl Blockers {
                 WORKERS,
                 &format!("chaos-blocker-{i}"),
                 BLOCKER_TTL,
-            );
+            )
+            .with_reach(BLOCKER_REACH);
             match runtime.block_on(blockers.registry.acquire(&claim)) {
                 Ok(lease) => blockers.held.push((claim, lease)),
                 Err(LeaseError::Exhausted { .. }) => break,
