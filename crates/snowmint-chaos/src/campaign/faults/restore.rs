@@ -1,22 +1,25 @@
 //! The registry restored while the fleet runs, as in the attack that found registries
-//! forgetting live holders:
+//! forgetting live holders. From a backup:
 //!
-//! 1. A server goes down, the registry is backed up, and the server comes back on a new
-//!    machine (empty state, new identity): it takes a worker id the backup does not record,
-//!    and issues for a while.
-//! 2. The registry is killed, the backup put back, and it starts again (for `file`, its
+//! 1. A server goes down, and the campaign takes every free worker id itself but one
+//!    ([`Blockers`]), as the attack did. The registry is backed up; the server comes back
+//!    on a new machine (empty state, new identity) and takes the one worker id left, which
+//!    the backup does not record, and issues for a while. (A `file` registry's blockers
+//!    are given back then: their locks would not survive the restore.)
+//! 2. That server is frozen (SIGSTOP), so that it takes nothing back before the newcomer.
+//!    The registry is killed, the backup put back, and it starts again (for `file`, its
 //!    files are replaced as it runs). Its records forget that holder, and on Redis, whose
 //!    keys expire as they load, every holder whose lease the backup outlived.
-//! 3. The campaign takes every free worker id itself ([`Blockers`]), reads whom the records
-//!    forgot, and gives their worker ids back. Those holders are frozen (SIGSTOP) from
-//!    before the restore (the server moved at the backup, or for a restart from nothing
-//!    every server) or from when they are found forgotten, so that none takes a worker id
-//!    back before the newcomer.
-//! 4. A newcomer on an empty state directory, another server moved to a new machine, takes
-//!    one of them from the restored records: free, at an old mark. The forgotten holders
-//!    resume, and the blockers are given back.
+//! 3. Meanwhile a newcomer starts on an empty state directory (another server moved to a
+//!    new machine), waiting for the registry as servers do; when the records are back it
+//!    takes the forgotten holder's worker id, free again at an old mark, since the
+//!    blockers' leases, in the backup, hold the rest.
+//! 4. The frozen server resumes and the blockers are given back.
 //!
-//! A Redis without persistence is the same attack from nothing: every holder is forgotten.
+//! A Redis without persistence is the same attack from nothing: every server but the
+//! newcomer frozen, the registry killed and restarted empty, then the campaign takes every
+//! free worker id but the forgotten holders' while the newcomer starts.
+//!
 //! The checker is told when the records went back and whom they forgot ([`Rollback`]); the
 //! newcomer must issue above anything a forgotten holder could have issued, which on a
 //! registry that vouches for its records only since the restore means past the restore and
@@ -42,13 +45,7 @@ const NEWCOMER_LIMIT: Duration = Duration::from_secs(5);
 pub const LENGTH: Duration =
     Duration::from_millis(LEASE_TTL.as_millis() as u64 + PAST_REACH.as_millis() as u64 + 3_000);
 
-/// What the registry's records go back to.
-enum Source<'b> {
-    Backup(&'b Backup),
-    Nothing,
-}
-
-/// The slot that moves to a new machine before the backup, and the newcomer's.
+/// The slot that moves to a new machine at the backup, and the newcomer's.
 fn slots(target: &Target<'_>, fault: &Planned) -> (usize, usize) {
     (fault.slot, (fault.slot + 1) % target.fleet.slots.len())
 }
@@ -59,14 +56,14 @@ pub fn target(target: &Target<'_>, fault: &Planned) -> String {
     let newcomer = &target.fleet.slots[newcomer].name;
     match fault.kind {
         super::Kind::RegistryRestore => format!(
-            "registry; {} moves at the backup, {newcomer} after the restore",
+            "registry; {} moves at the backup, {newcomer} at the restore",
             target.fleet.slots[moved].name
         ),
         _ => format!("registry; {newcomer} moves after the restart"),
     }
 }
 
-/// Steps 1 to 4 from a backup.
+/// Steps 1 to 4, from a backup.
 pub fn from_backup(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<()> {
     let (moved, newcomer) = slots(target, fault);
     let dir = target
@@ -74,81 +71,95 @@ pub fn from_backup(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<(
         .join(format!("at-{}ms", fault.at.as_millis()));
     target.fleet.kill(moved)?;
     target.fleet.new_machine(moved)?;
+    let mut blockers = Blockers::hold_free(&target.registry.url(), target.runtime)?;
+    blockers.give_back_one()?;
     let backup = Backup::take(target.registry, &dir);
     target.fleet.start(moved)?;
     let backup = backup?;
+    wait_for_lease(target, moved, "the moved server")?;
+    // A `file` blocker's locks do not survive the restore (its files are new), and giving
+    // one back after it would write the mark of a file another holder may have locked
+    // since: the lowest free worker id, which the newcomer takes, is a forgotten one anyway.
+    let blockers = match target.registry {
+        Registry::Dir(_) => {
+            drop(blockers);
+            None
+        }
+        Registry::Process(..) => Some(blockers),
+    };
     hold(HOLD);
-    roll_back(target, Source::Backup(&backup), &[moved], newcomer)?;
+
+    target.fleet.freeze(moved, true)?;
+    let rolled = roll_back(target, newcomer, |registry, meanwhile| {
+        backup.restore(registry, meanwhile)
+    })
+    .and_then(|_| wait_for_lease(target, newcomer, "the newcomer"));
+    target.fleet.freeze(moved, false)?;
+    drop(blockers);
+    rolled?;
     hold(target.registry.kind().reach() + PAST_REACH);
     Ok(())
 }
 
-/// Steps 2 to 4 from nothing.
+/// Restarts the registry from nothing with every server but the newcomer frozen, then
+/// holds every free worker id but the forgotten holders' while the newcomer starts.
 pub fn from_nothing(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<()> {
     let (_, newcomer) = slots(target, fault);
-    let everyone: Vec<usize> = (0..target.fleet.slots.len())
-        .filter(|&i| i != newcomer)
+    let frozen: Vec<usize> = (0..target.fleet.slots.len())
+        .filter(|&i| i != newcomer && target.fleet.pid(i).is_ok())
         .collect();
-    roll_back(target, Source::Nothing, &everyone, newcomer)?;
+    let moved = freeze_all(target.fleet, &frozen, true).and_then(|()| {
+        let forgotten = roll_back(target, newcomer, |registry, _| restart_empty(registry))?;
+        let mut blockers = Blockers::hold_free(&target.registry.url(), target.runtime)?;
+        blockers.give_back(&forgotten.iter().map(|(w, _)| *w).collect::<Vec<_>>())?;
+        move_to_new_machine(target.fleet, newcomer)?;
+        wait_for_lease(target, newcomer, "the newcomer")
+    });
+    let thawed = freeze_all(target.fleet, &frozen, false);
+    moved.and(thawed)?;
     hold(target.registry.kind().reach() + PAST_REACH);
     Ok(())
 }
 
-/// Steps 2 to 4: rolls the registry's records back to `source` with the slots `expected`
-/// to be forgotten frozen, tells the checker when and whom the records forgot, and moves
-/// slot `newcomer` to a new machine where it can take only a forgotten holder's worker id.
-fn roll_back(
-    target: &mut Target<'_>,
-    source: Source<'_>,
-    expected: &[usize],
-    newcomer: usize,
-) -> anyhow::Result<()> {
-    let mut frozen = Vec::new();
-    let rolled = restore_and_move(target, source, expected, &mut frozen, newcomer);
-    for &slot in &frozen {
-        target.fleet.freeze(slot, false)?;
-    }
-    rolled
+fn freeze_all(fleet: &Fleet, slots: &[usize], stop: bool) -> anyhow::Result<()> {
+    slots.iter().try_for_each(|&slot| fleet.freeze(slot, stop))
 }
 
-/// Steps 2 to 4: freezes the `expected` slots, and then the other forgotten ones, each
-/// recorded in `frozen` for the caller to thaw.
-fn restore_and_move(
+/// Kills slot `i`, empties its state directory and gives it a new identity, and starts it.
+fn move_to_new_machine(fleet: &mut Fleet, i: usize) -> anyhow::Result<()> {
+    fleet.kill(i)?;
+    fleet.new_machine(i)?;
+    fleet.start(i)
+}
+
+/// Rolls the registry's records back with `restore`, which is handed what to run while the
+/// registry is down: slot `newcomer` moved to a new machine (unless `restore` drops it).
+/// Tells the checker when the records went back and whom they forgot, and answers those
+/// (worker, pid).
+fn roll_back(
     target: &mut Target<'_>,
-    source: Source<'_>,
-    expected: &[usize],
-    frozen: &mut Vec<usize>,
     newcomer: usize,
-) -> anyhow::Result<()> {
-    for &slot in expected {
-        target.fleet.freeze(slot, true)?;
-        frozen.push(slot);
-    }
-    // Unread, the records forgot nobody as far as the campaign knows: the newcomer then
-    // takes what the blockers give back at the end.
+    restore: impl FnOnce(&mut Registry, &mut dyn FnMut() -> anyhow::Result<()>) -> anyhow::Result<()>,
+) -> anyhow::Result<Vec<(u16, u32)>> {
+    // Unread, the records forgot nobody as far as the campaign knows.
     let before = holders(target.registry).unwrap_or_default();
-    let from = target.epoch.now();
-    match source {
-        Source::Backup(backup) => backup.restore(target.registry)?,
-        Source::Nothing => restart_empty(target.registry)?,
-    }
-    let back = target.epoch.now();
-    let mut blockers = Blockers::hold_free(&target.registry.url(), target.runtime)?;
-    let blocker = std::process::id();
-    let after: Vec<(u16, u32)> = holders(target.registry)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|(_, pid)| *pid != blocker)
-        .collect();
     // The newcomer's slot is moved: its process is no forgotten live holder.
     let leaving = target.fleet.pid(newcomer).ok();
+    let from = target.epoch.now();
+    let fleet = &mut *target.fleet;
+    let mut meanwhile = || move_to_new_machine(fleet, newcomer);
+    restore(target.registry, &mut meanwhile)?;
+    let back = target.epoch.now();
+    let blocker = std::process::id();
+    let after = holders(target.registry).unwrap_or_default();
     // A `file` holder locks two files of its worker id: each is one line of the locks.
     let mut forgotten: Vec<(u16, u32)> = before
         .into_iter()
-        .filter(|held| !after.contains(held) && Some(held.1) != leaving)
+        .filter(|held| !after.contains(held) && Some(held.1) != leaving && held.1 != blocker)
         .collect();
     forgotten.sort_unstable();
     forgotten.dedup();
+    println!("          the records forgot {forgotten:?} (worker, pid)");
     // A holder's last renewal reached a registry process before it was killed; a `file`
     // holder may have reserved until its own lock file was replaced, as late as `back`.
     let last_reached = match target.registry {
@@ -163,55 +174,23 @@ fn restore_and_move(
         floor_unix_ms: target.epoch.unix_ms(from) + reach.as_millis() as u64,
         forgotten: forgotten.clone(),
     }));
-
-    if forgotten.is_empty() {
-        // Nothing to take from the restored records but what anyone could.
-        drop(blockers);
-        return move_to_new_machine(target.fleet, newcomer);
-    }
-    for slot in slots_of(target.fleet, &forgotten) {
-        if !frozen.contains(&slot) {
-            target.fleet.freeze(slot, true)?;
-            frozen.push(slot);
-        }
-    }
-    blockers.give_back(&forgotten.iter().map(|(w, _)| *w).collect::<Vec<_>>())?;
-    move_to_new_machine(target.fleet, newcomer)?;
-    wait_for_lease(target, newcomer)
-}
-
-/// The slots whose processes are the `forgotten` holders.
-fn slots_of(fleet: &Fleet, forgotten: &[(u16, u32)]) -> Vec<usize> {
-    (0..fleet.slots.len())
-        .filter(|&i| {
-            fleet
-                .pid(i)
-                .is_ok_and(|pid| forgotten.iter().any(|(_, p)| *p == pid))
-        })
-        .collect()
-}
-
-/// Kills slot `i`, empties its state directory and gives it a new identity, and starts it.
-fn move_to_new_machine(fleet: &mut Fleet, i: usize) -> anyhow::Result<()> {
-    fleet.kill(i)?;
-    fleet.new_machine(i)?;
-    fleet.start(i)
+    Ok(forgotten)
 }
 
 /// Waits until the registry names slot `i`'s process as a holder, at most
-/// [`NEWCOMER_LIMIT`]; says so when it does not.
-fn wait_for_lease(target: &Target<'_>, i: usize) -> anyhow::Result<()> {
+/// [`NEWCOMER_LIMIT`], and says which worker id `who` holds.
+fn wait_for_lease(target: &Target<'_>, i: usize, who: &str) -> anyhow::Result<()> {
     let pid = target.fleet.pid(i).context("the newcomer")?;
+    let name = &target.fleet.slots[i].name;
     let started = Instant::now();
     while started.elapsed() < NEWCOMER_LIMIT {
-        if holders(target.registry).is_ok_and(|held| held.iter().any(|(_, p)| *p == pid)) {
+        let held = holders(target.registry).unwrap_or_default();
+        if let Some((worker, _)) = held.iter().find(|(_, p)| *p == pid) {
+            println!("          {who} {name} (pid {pid}) holds worker {worker}");
             return Ok(());
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    println!(
-        "          the newcomer {} (pid {pid}) held no worker id {NEWCOMER_LIMIT:?} after it started",
-        target.fleet.slots[i].name
-    );
+    println!("          {who} {name} (pid {pid}) holds no worker id after {NEWCOMER_LIMIT:?}");
     Ok(())
 }

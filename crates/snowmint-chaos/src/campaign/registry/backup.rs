@@ -75,14 +75,23 @@ impl Backup {
     }
 
     /// Puts this backup in place of the registry's data: a process is killed first and
-    /// started again after; the `file` registry's files are replaced one by one, as a
-    /// restore tool writes them, while its holders run.
-    pub fn restore(&self, registry: &mut Registry) -> anyhow::Result<()> {
+    /// started again after, and `meanwhile` runs while it is down; the `file` registry's
+    /// files are replaced one by one, as a restore tool writes them, while its holders
+    /// run, and `meanwhile` runs after.
+    pub fn restore(
+        &self,
+        registry: &mut Registry,
+        meanwhile: impl FnOnce() -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
         match registry {
-            Registry::Dir(files) => replace_files(files, &self.dir),
+            Registry::Dir(files) => {
+                replace_files(files, &self.dir)?;
+                meanwhile()
+            }
             Registry::Process(kind, server) => {
                 let data = data_of(server.as_ref());
                 server.kill();
+                let done = meanwhile();
                 std::fs::remove_dir_all(&data)
                     .with_context(|| format!("cannot remove {}", data.display()))?;
                 if *kind == Kind::Etcd {
@@ -104,7 +113,7 @@ impl Backup {
                     copy_tree(&self.dir, &data)?;
                 }
                 server.restart();
-                Ok(())
+                done
             }
         }
     }

@@ -56,6 +56,17 @@ impl Blockers {
         Ok(blockers)
     }
 
+    /// Gives back the worker id taken last, and answers it (as `datacenter * 32 + worker`).
+    pub fn give_back_one(&mut self) -> anyhow::Result<Option<u16>> {
+        let Some((claim, lease)) = self.held.pop() else {
+            return Ok(None);
+        };
+        self.runtime
+            .block_on(self.registry.release(&claim, &lease, 0))
+            .context("giving a blocker lease back")?;
+        Ok(Some(worker_of(&lease)))
+    }
+
     /// Gives back the worker ids in `workers` (as `datacenter * 32 + worker`), at the mark
     /// each was taken with: the registry's own.
     pub fn give_back(&mut self, workers: &[u16]) -> anyhow::Result<()> {
