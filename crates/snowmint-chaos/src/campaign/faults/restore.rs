@@ -1,8 +1,8 @@
 //! The registry restored while the fleet runs, as in the attack that found registries
 //! forgetting live holders. From a backup:
 //!
-//! 1. A server goes down, and the campaign takes every free worker id itself but one
-//!    ([`Blockers`]), as the attack did. The registry is backed up; the server comes back
+//! 1. A server goes down, and once its lease has lapsed the campaign takes every free
+//!    worker id itself but one ([`Blockers`]), as the attack did. The registry is backed up; the server comes back
 //!    on a new machine (empty state, new identity) and takes the one worker id left, which
 //!    the backup does not record, and issues for a while. (A `file` registry's blockers
 //!    are given back then: their locks would not survive the restore.)
@@ -69,8 +69,17 @@ pub fn from_backup(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<(
     let dir = target
         .backups
         .join(format!("at-{}ms", fault.at.as_millis()));
+    let gone = target.fleet.pid(moved).ok();
     target.fleet.kill(moved)?;
     target.fleet.new_machine(moved)?;
+    // Its lease outlives it by up to a TTL: once free, the blockers hold its worker id too,
+    // or the newcomer might take that one, whose holder is dead, instead.
+    let started = Instant::now();
+    while started.elapsed() < LEASE_TTL + NEWCOMER_LIMIT
+        && holders(target.registry).is_ok_and(|held| held.iter().any(|(_, p)| Some(*p) == gone))
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let mut blockers = Blockers::hold_free(&target.registry.url(), target.runtime)?;
     blockers.give_back_one()?;
     let backup = Backup::take(target.registry, &dir);
