@@ -226,7 +226,7 @@ fn length(kind: Kind) -> Duration {
         Kind::Kill | Kind::RegistryKill => DOWN + Duration::from_secs(1),
         Kind::Stop | Kind::RegistryStop | Kind::Partition => PAST_TTL,
         Kind::RestartClockBack | Kind::NewMachine => DOWN + HOLD + Duration::from_secs(1),
-        Kind::RegistryRestore => restore::LENGTH + HOLD,
+        Kind::RegistryRestore => restore::LENGTH + HOLD + LEASE_TTL,
         Kind::RegistryRestartEmpty => restore::LENGTH,
         _ => HOLD,
     }
