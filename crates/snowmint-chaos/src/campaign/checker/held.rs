@@ -21,8 +21,8 @@
 
 use super::{Batch, Checker, MAX_BRACKET, Micros};
 
-/// Where the polls placed one batch.
-enum Placed {
+/// What the polls say of one batch.
+enum Verdict {
     /// The polls around it named its process for its worker id.
     Held,
     /// The polls before a restore did.
@@ -30,7 +30,7 @@ enum Placed {
     /// A restore hid who held it.
     HiddenByRestore,
     /// The registry could not be read around it.
-    NotPlaced,
+    Unreadable,
     /// The polls around it named another holder, or none, and nothing hid a lease.
     NotHeld,
 }
@@ -49,11 +49,11 @@ impl Checker {
             };
             let placed = self.place(b, process.pid, process.started);
             match placed {
-                Placed::Held => self.found.placed_held += 1,
-                Placed::HeldBeforeRestore => self.found.held_before_restore += 1,
-                Placed::HiddenByRestore => self.found.hidden_by_restore += 1,
-                Placed::NotPlaced => self.found.unchecked_held += 1,
-                Placed::NotHeld => {
+                Verdict::Held => self.found.placed_held += 1,
+                Verdict::HeldBeforeRestore => self.found.held_before_restore += 1,
+                Verdict::HiddenByRestore => self.found.hidden_by_restore += 1,
+                Verdict::Unreadable => self.found.unchecked_held += 1,
+                Verdict::NotHeld => {
                     self.found.placed_held += 1;
                     found.push((*b, self.not_held(b)));
                 }
@@ -64,7 +64,7 @@ impl Checker {
         }
     }
 
-    fn place(&self, b: &Batch, pid: u32, started: Micros) -> Placed {
+    fn place(&self, b: &Batch, pid: u32, started: Micros) -> Verdict {
         let named = |first: usize, last: usize| {
             self.leases[first..=last]
                 .iter()
@@ -74,7 +74,7 @@ impl Checker {
         // out, the first that began after the answer came.
         let (before, after, first, last) = self.bracket(b);
         if named(first, last) {
-            return Placed::Held;
+            return Verdict::Held;
         }
         if let Some(restore) = self
             .rollbacks
@@ -87,9 +87,9 @@ impl Checker {
                 .leases
                 .partition_point(|p| p.end <= b.sent.min(restore.from));
             if upto > 0 && named(since.saturating_sub(1), upto - 1) {
-                return Placed::HeldBeforeRestore;
+                return Verdict::HeldBeforeRestore;
             }
-            return Placed::HiddenByRestore;
+            return Verdict::HiddenByRestore;
         }
         // A whole lease could have come and gone unseen between polls that far apart
         // (a registry stopped, then resumed, ends the sessions it kept at once).
@@ -97,9 +97,9 @@ impl Checker {
             || after >= self.leases.len()
             || self.leases[after].start - self.leases[before - 1].end > MAX_BRACKET
         {
-            return Placed::NotPlaced;
+            return Verdict::Unreadable;
         }
-        Placed::NotHeld
+        Verdict::NotHeld
     }
 
     /// The polls around `b`: how many ended before it was asked, how many began before it

@@ -130,6 +130,7 @@ pub fn from_nothing(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<
     Ok(())
 }
 
+/// Sends SIGSTOP (`stop`) or SIGCONT to the processes of `slots`.
 fn freeze_all(fleet: &Fleet, slots: &[usize], stop: bool) -> anyhow::Result<()> {
     slots.iter().try_for_each(|&slot| fleet.freeze(slot, stop))
 }
