@@ -7,8 +7,8 @@
 //! renewal or reservation finds the lease gone. So the checker keeps every poll, and reads
 //! the records written before a restore as superseded, not as wrong: a batch that
 //!
-//! - reached the answering process after the restore began, and was asked within the
-//!   registry's reach of it (TTL and margin where leases expire; for `file`, the
+//! - came back after the restore began, and was asked before the restore's instant plus
+//!   the registry's reach (TTL and margin where leases expire; for `file`, the
 //!   reservation and margin), by a process started before it,
 //!
 //! is placed when the polls from before the request up to the restore named that process
