@@ -20,14 +20,13 @@ use super::{Epoch, Event};
 /// Lease settings short enough that a stop past the TTL is cheap: a 3 s TTL renewed every
 /// 500 ms, issuing stopped 300 ms before it could end.
 pub const LEASE_TTL: Duration = Duration::from_millis(3_000);
-const LEASE_FLAGS: [&str; 6] = [
-    "--lease-ttl-ms",
-    "3000",
-    "--lease-renew-ms",
-    "500",
-    "--lease-margin-ms",
-    "300",
-];
+const LEASE_RENEW: Duration = Duration::from_millis(500);
+/// The safety margin: issuing stops this long before a lease could end.
+pub const LEASE_MARGIN: Duration = Duration::from_millis(300);
+/// How far ahead a server reserves its high-water mark (the server's default, passed so
+/// that the campaign's figures cannot drift from it): a `file` registry's holder issues up
+/// to this far past its last reservation.
+pub const RESERVE_AHEAD: Duration = Duration::from_millis(1_000);
 /// The largest batch a server gives.
 pub const MAX_BATCH: u64 = 100_000;
 /// Each state directory's tmpfs: room for the state files, small enough to fill at once.
@@ -175,7 +174,14 @@ impl Fleet {
         args.extend(["--lease".into(), lease, "--identity".into()]);
         args.push(slot.identity.clone());
         args.extend(["--max-batch".into(), MAX_BATCH.to_string()]);
-        args.extend(LEASE_FLAGS.iter().map(ToString::to_string));
+        for (flag, value) in [
+            ("--lease-ttl-ms", LEASE_TTL),
+            ("--lease-renew-ms", LEASE_RENEW),
+            ("--lease-margin-ms", LEASE_MARGIN),
+            ("--reserve-ahead-ms", RESERVE_AHEAD),
+        ] {
+            args.extend([flag.to_string(), value.as_millis().to_string()]);
+        }
         if slot.wall {
             args.extend(["--clock".into(), "wall".into()]);
         }

@@ -28,12 +28,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use checker::{Answer, Checker, FaultRecord, Incarnation, LeasePoll, ReadyPoll};
+use checker::{Answer, Checker, FaultRecord, Incarnation, LeasePoll, ReadyPoll, Rollback};
 
 /// How big a campaign is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Profile {
-    /// At least 2,000,000 ids and every fault kind once, in under 3 minutes.
+    /// At least 2,000,000 ids and every fault kind once (but one restore of the registry,
+    /// of a kind drawn from the seed), in under 3 minutes.
     Ci,
     /// At least 100,000,000 ids over at least 10 minutes, faults all along.
     Long,
@@ -76,14 +77,34 @@ pub struct Args {
     memory_ids: usize,
 }
 
-/// The campaign's clock: monotonic microseconds since it began, shared by every thread.
+/// The campaign's clock: monotonic microseconds since it began, shared by every thread,
+/// and the wall clock's reading when it began.
 #[derive(Debug, Clone, Copy)]
-pub struct Epoch(Instant);
+pub struct Epoch {
+    began: Instant,
+    began_unix_ms: u64,
+}
 
 impl Epoch {
+    fn start() -> Epoch {
+        let began_unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        Epoch {
+            began: Instant::now(),
+            began_unix_ms,
+        }
+    }
+
     /// Microseconds since the campaign began.
     pub fn now(&self) -> u64 {
-        self.0.elapsed().as_micros() as u64
+        self.began.elapsed().as_micros() as u64
+    }
+
+    /// The instant `at` (µs since the campaign began) on the wall clock, in ms since the
+    /// Unix epoch: what the id of a server whose clock is not stepped says.
+    pub fn unix_ms(&self, at: u64) -> u64 {
+        self.began_unix_ms + at / 1_000
     }
 }
 
@@ -96,6 +117,8 @@ pub enum Event {
     Ready(ReadyPoll),
     ClientError(String),
     Fault(FaultRecord),
+    /// The registry was restored from an older backup, or restarted from nothing.
+    Rollback(Rollback),
     /// The clients have stopped: the end of the time line.
     Ended(u64),
 }
@@ -146,7 +169,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let networked = args.registry != registry::Kind::File;
-    let plan = faults::schedule(seed, args.servers, networked, rounds, least);
+    let plan = faults::schedule(seed, args.servers, args.registry, rounds, least);
     println!(
         "snowmint-chaos run --registry {} --profile {} --seed {seed}: {} servers, {} faults planned, at least {ids_wanted} ids",
         flag_value(args.registry),
@@ -160,7 +183,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .tempdir()?;
     // Declared after `work`, dropped before it: mounts go before their directories.
     let cleanup = sys::Cleanup::default();
-    let epoch = Epoch(Instant::now());
+    let epoch = Epoch::start();
     let stop = Arc::new(AtomicBool::new(false));
     let ids_seen = Arc::new(AtomicU64::new(0));
     let (events, intake) = mpsc::channel::<Event>();
@@ -179,6 +202,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()?;
     let mut registry = registry::Registry::start(args.registry, work.path())?;
+    let backups = work.path().join("backups");
     let netns = if networked {
         Some(Arc::new(net::Netns::create(&cleanup)?))
     } else {
@@ -257,6 +281,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let mut target = faults::Target {
             fleet: &mut fleet,
             registry: &mut registry,
+            backups: &backups,
+            runtime: runtime.handle(),
             netns: netns.as_deref(),
             events: &events,
             epoch,
@@ -339,6 +365,7 @@ fn check(
             Event::Ready(poll) => checker.ready_poll(poll),
             Event::ClientError(kind) => *errors.entry(kind).or_default() += 1,
             Event::Fault(fault) => faults.push(fault),
+            Event::Rollback(rollback) => checker.rollback(rollback),
             Event::Ended(at) => ended = at,
         }
     }

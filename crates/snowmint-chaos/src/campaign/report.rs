@@ -33,6 +33,18 @@ impl Summary {
         self.tally.findings.break_counts.is_empty() && self.failure.is_none() && self.lease_checked
     }
 
+    /// The share of answers' worker ids the lease check could not place.
+    fn unplaced_share(&self) -> f64 {
+        let f = &self.tally.findings;
+        let unplaced = f.unchecked_held + f.hidden_by_restore;
+        let all = unplaced + f.placed_held + f.held_before_restore;
+        if all == 0 {
+            0.0
+        } else {
+            unplaced as f64 / all as f64
+        }
+    }
+
     fn faults_by_kind(&self) -> BTreeMap<&'static str, u64> {
         let mut by = BTreeMap::new();
         for fault in &self.tally.faults {
@@ -71,9 +83,37 @@ impl Summary {
         );
         let _ = writeln!(
             out,
-            "lease check: {} answers' worker ids placed among the registry's polls, {} not placed (the registry unreadable around them for over 2 s)",
-            f.placed_held, f.unchecked_held
+            "lease check: {} answers' worker ids placed among the registry's polls, {} placed by the records as they were before a restore, {} not placed ({} with the registry unreadable around them for over 2 s, {} whose holder a restore hid): {:.4} % not placed",
+            f.placed_held,
+            f.held_before_restore,
+            f.unchecked_held + f.hidden_by_restore,
+            f.unchecked_held,
+            f.hidden_by_restore,
+            self.unplaced_share() * 100.0
         );
+        if !f.restores.is_empty() {
+            let _ = writeln!(
+                out,
+                "  after a restore, records written before it count as superseded: an answer asked within the reach of a restore, by a process started before it, is held when the polls before the restore named its process"
+            );
+        }
+        for restore in &f.restores {
+            let earliest = restore.earliest.map_or_else(
+                || "none issued on them".to_string(),
+                |(past_start, past_floor)| {
+                    format!("the earliest id on them is {past_start} ms past the restore, {past_floor} ms past its floor")
+                },
+            );
+            let _ = writeln!(
+                out,
+                "restore at {:.3} s: the records forgot {} live holders (worker, pid) {:?}; another process held {} of their worker ids soon after {:?}; {earliest}",
+                secs(restore.at),
+                restore.holders.len(),
+                restore.holders,
+                restore.retaken.len(),
+                restore.retaken
+            );
+        }
         if !self.lease_checked {
             let _ = writeln!(
                 out,
@@ -157,6 +197,18 @@ impl Summary {
             "client_errors": self.tally.errors,
             "longest_unavailability_s": secs(f.fleet_gap.0),
             "lease_checked": self.lease_checked,
+            "lease_check": {
+                "placed": f.placed_held,
+                "held_before_restore": f.held_before_restore,
+                "not_placed_unreadable": f.unchecked_held,
+                "not_placed_hidden_by_restore": f.hidden_by_restore,
+                "not_placed_share": self.unplaced_share(),
+                "restores": f.restores.iter().map(|r| serde_json::json!({
+                    "at_s": secs(r.at), "forgotten": r.holders, "retaken": r.retaken,
+                    "earliest_past_start_ms": r.earliest.map(|e| e.0),
+                    "earliest_past_floor_ms": r.earliest.map(|e| e.1),
+                })).collect::<Vec<_>>(),
+            },
             "breaks": f.break_counts,
             "break_list": f.breaks.iter().map(|b| serde_json::json!({
                 "invariant": b.invariant, "at_s": secs(b.at), "ids": b.ids, "detail": b.detail,

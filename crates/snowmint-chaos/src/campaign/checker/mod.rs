@@ -11,13 +11,22 @@
 //!   process at some poll between the last poll that ended before the request was sent and
 //!   the first poll that began after the answer came; when those two are more than
 //!   [`MAX_BRACKET`] apart (the registry could not be read), a whole lease could lie
-//!   between them unseen, and the answer is counted as not placed instead;
+//!   between them unseen, and the answer is counted as not placed instead; after a restore
+//!   of the registry, the records it forgot are read as they were before it (`held`);
+//! - **within-reach**: after a restore, no other process issues on a worker id whose
+//!   live holder the restore forgot at or below the restore's instant plus the registry's
+//!   reach (see `restore`);
 //! - **ready**: no answer whose request went out after a `/readyz` poll of that process said
 //!   its lease was not confirmed, and came back before the next poll that did not say so.
 
 use std::collections::BTreeMap;
 
 use super::ids::{IdStore, Uniqueness};
+
+mod held;
+mod restore;
+
+pub use restore::{Forgotten, Rollback};
 
 /// Microseconds since the campaign began, on the monotonic clock.
 pub type Micros = u64;
@@ -140,7 +149,7 @@ pub struct FaultRecord {
 /// A broken invariant.
 #[derive(Debug, Clone)]
 pub struct Break {
-    /// `repeated`, `order`, `not-held`, `not-ready`.
+    /// `repeated`, `order`, `not-held`, `within-reach`, `not-ready`.
     pub invariant: &'static str,
     /// When, on the campaign's clock.
     pub at: Micros,
@@ -177,6 +186,13 @@ pub struct Findings {
     pub unchecked_held: u64,
     /// Batches the lease check placed among the registry's polls.
     pub placed_held: u64,
+    /// Batches placed by the records as they were before a restore rolled them back.
+    pub held_before_restore: u64,
+    /// Batches within a restore's reach that the records neither before nor after it
+    /// place: the restore hid who held them.
+    pub hidden_by_restore: u64,
+    /// What each restore of the registry did to its records.
+    pub restores: Vec<Forgotten>,
     /// Registry polls, `/readyz` polls.
     pub polls: (usize, usize),
     /// The longest time no answer came from any server, and when it began (µs).
@@ -191,6 +207,7 @@ pub struct Checker {
     batches: Vec<Batch>,
     incarnations: Vec<Incarnation>,
     leases: Vec<LeasePoll>,
+    rollbacks: Vec<Rollback>,
     ready: Vec<ReadyPoll>,
     found: Findings,
 }
@@ -203,6 +220,7 @@ impl Checker {
             batches: Vec::new(),
             incarnations: Vec::new(),
             leases: Vec::new(),
+            rollbacks: Vec::new(),
             ready: Vec::new(),
             found: Findings::default(),
         }
@@ -232,6 +250,11 @@ impl Checker {
     /// Takes in one reading of the registry's leases.
     pub fn lease_poll(&mut self, poll: LeasePoll) {
         self.leases.push(poll);
+    }
+
+    /// Takes in a restore of the registry.
+    pub fn rollback(&mut self, rollback: Rollback) {
+        self.rollbacks.push(rollback);
     }
 
     /// Takes in one `/readyz` poll.
@@ -302,9 +325,11 @@ impl Checker {
     pub fn finish(mut self, ended: Micros) -> std::io::Result<Findings> {
         self.check_order();
         self.check_held();
+        self.check_floor();
         self.check_ready();
         self.gaps(ended);
         self.found.polls = (self.leases.len(), self.ready.len());
+        self.found.restores = self.forgotten();
         let uniqueness = self.ids.finish(LISTED)?;
         for &id in &uniqueness.repeated {
             let who: Vec<String> = self
@@ -399,72 +424,6 @@ impl Checker {
                     later.min
                 ),
             );
-        }
-    }
-
-    /// Every batch's worker id was held by the answering process, by the registry's word.
-    fn check_held(&mut self) {
-        if self.leases.is_empty() {
-            self.found.unchecked_held = self.batches.len() as u64;
-            return;
-        }
-        let mut found = Vec::new();
-        for b in &self.batches {
-            let Some(process) = self.incarnations.get(b.incarnation as usize) else {
-                continue;
-            };
-            // The polls that bracket the answer: the last that ended before the request
-            // went out, the first that began after the answer came.
-            let before = self.leases.partition_point(|p| p.end <= b.sent);
-            let after = self.leases.partition_point(|p| p.start < b.received);
-            let first = before.saturating_sub(1);
-            let last = after.min(self.leases.len() - 1).max(first);
-            let polls = &self.leases[first..=last];
-            if polls
-                .iter()
-                .any(|p| p.held.contains(&(b.worker, process.pid)))
-            {
-                self.found.placed_held += 1;
-                continue;
-            }
-            // A whole lease could have come and gone unseen between polls that far apart
-            // (a registry stopped, then resumed, ends the sessions it kept at once).
-            if before == 0
-                || after >= self.leases.len()
-                || self.leases[after].start - self.leases[before - 1].end > MAX_BRACKET
-            {
-                self.found.unchecked_held += 1;
-                continue;
-            }
-            self.found.placed_held += 1;
-            let seen: Vec<String> = polls
-                .iter()
-                .map(|p| {
-                    let holder = p
-                        .held
-                        .iter()
-                        .find(|(w, _)| *w == b.worker)
-                        .map_or("nobody".to_string(), |(_, pid)| format!("pid {pid}"));
-                    format!("{:.3} s: {holder}", p.start as f64 / 1e6)
-                })
-                .collect();
-            found.push((
-                *b,
-                format!(
-                    "worker {} issued by process #{} (pid {}, started at {:.3} s) in {:?} asked at {:.3} s, answered at {:.3} s; the registry said {}",
-                    b.worker,
-                    b.incarnation,
-                    process.pid,
-                    process.started as f64 / 1e6,
-                    b.via,
-                    b.sent as f64 / 1e6,
-                    b.received as f64 / 1e6,
-                    seen.join(", ")
-                ),
-            ));
-        }
-        for (b, detail) in found {
-            self.broke("not-held", b.received, vec![b.min, b.max], detail);
         }
     }
 

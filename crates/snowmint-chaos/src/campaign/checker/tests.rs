@@ -202,6 +202,111 @@ fn an_answer_between_polls_too_far_apart_is_not_placed_rather_than_broken() {
 }
 
 #[test]
+fn a_restore_supersedes_the_records_before_it_within_its_reach_and_no_further() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut checker = checker(dir.path());
+    // Restored at 5,000 µs from a backup that never saw process #0 (pid 100) take worker 1;
+    // its holders must have stopped by 7,000 µs. A newcomer, pid 300, takes worker 1 later.
+    for poll in &mut checker.leases {
+        if poll.start >= 5_000 {
+            poll.held = vec![(2, 200)];
+        }
+        if poll.start >= 6_000 {
+            poll.held.push((1, 300));
+        }
+    }
+    checker.rollback(Rollback {
+        from: 5_000,
+        until: 7_000,
+        from_unix_ms: 0,
+        floor_unix_ms: 0,
+        forgotten: vec![(1, 100)],
+    });
+    checker.incarnation(
+        2,
+        Incarnation {
+            slot: 2,
+            pid: 300,
+            started: 5_200,
+        },
+    );
+    // Within the reach, by the holder the restore forgot: held before the restore.
+    checker
+        .answer(&answer(0, 5_500, 5_600, vec![id(5, 1, 0)]))
+        .unwrap();
+    // Within the reach, a worker id no record ever gave it: the restore hid who held it.
+    checker
+        .answer(&answer(0, 5_500, 5_600, vec![id(5, 3, 0)]))
+        .unwrap();
+    // Past the reach, the forgotten holder must have stopped.
+    checker
+        .answer(&answer(0, 7_500, 7_600, vec![id(6, 1, 0)]))
+        .unwrap();
+    // A newcomer started after the restore is judged by the restored records alone.
+    checker
+        .answer(&answer(2, 5_500, 5_600, vec![id(5, 1, 9)]))
+        .unwrap();
+    let found = checker.finish(10_000).unwrap();
+    assert_eq!(
+        invariants(&found),
+        ["not-held", "not-held"],
+        "{:?}",
+        found.breaks
+    );
+    assert_eq!(found.breaks[0].ids, [id(6, 1, 0), id(6, 1, 0)]);
+    assert_eq!(found.breaks[1].ids, [id(5, 1, 9), id(5, 1, 9)]);
+    assert_eq!((found.held_before_restore, found.hidden_by_restore), (1, 1));
+    assert_eq!(found.restores.len(), 1);
+    assert_eq!(found.restores[0].holders, [(1, 100)]);
+    assert_eq!(found.restores[0].retaken, [1]);
+}
+
+#[test]
+fn a_newcomer_on_a_forgotten_worker_below_the_floor_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut checker = checker(dir.path());
+    for poll in &mut checker.leases {
+        if poll.start >= 5_000 {
+            poll.held = vec![(2, 200), (1, 300)];
+        }
+    }
+    // The restore at 5,000 µs forgot pid 100 on worker 1; nothing may be issued there by
+    // another process up to 10 ms past the layout's epoch.
+    let epoch_ms = snowmint::Layout::TWITTER.epoch_ms();
+    checker.rollback(Rollback {
+        from: 5_000,
+        until: 7_000,
+        from_unix_ms: epoch_ms,
+        floor_unix_ms: epoch_ms + 10,
+        forgotten: vec![(1, 100)],
+    });
+    checker.incarnation(
+        2,
+        Incarnation {
+            slot: 2,
+            pid: 300,
+            started: 5_100,
+        },
+    );
+    // The forgotten holder itself, and a newcomer past the floor: fine.
+    checker
+        .answer(&answer(0, 5_200, 5_300, vec![id(9, 1, 0)]))
+        .unwrap();
+    checker
+        .answer(&answer(2, 6_000, 6_100, vec![id(11, 1, 0)]))
+        .unwrap();
+    // A newcomer at the floor: broken.
+    checker
+        .answer(&answer(2, 5_600, 5_700, vec![id(10, 1, 5)]))
+        .unwrap();
+    let found = checker.finish(10_000).unwrap();
+    assert_eq!(invariants(&found), ["within-reach"], "{:?}", found.breaks);
+    assert_eq!(found.breaks[0].ids, [id(10, 1, 5), id(10, 1, 5)]);
+    assert_eq!(found.restores[0].retaken, [1]);
+    assert_eq!(found.restores[0].earliest, Some((10, 0)));
+}
+
+#[test]
 fn an_answer_while_readyz_said_not_confirmed_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let mut checker = checker(dir.path());

@@ -2,7 +2,12 @@
 //! itself: Redis's worker keys (whose values name the holder, `identity/pid/nonce`), or for
 //! the `file` registry the kernel's table of locks on its worker files (`/proc/locks`).
 
+mod backup;
+mod blockers;
 mod zk;
+
+pub use backup::{Backup, restart_empty};
+pub use blockers::Blockers;
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
@@ -15,6 +20,7 @@ use anyhow::Context;
 use snowmint_testkit::Server;
 
 use super::checker::LeasePoll;
+use super::fleet::{LEASE_MARGIN, LEASE_TTL, RESERVE_AHEAD};
 use super::{Epoch, Event};
 
 /// How often the leases are read.
@@ -35,10 +41,24 @@ pub enum Kind {
     File,
 }
 
+impl Kind {
+    /// How far past the last instant a holder reached this registry it may issue ids: the
+    /// TTL and the margin where leases expire; for the `file` registry, whose holders stop
+    /// at their next reservation, the reservation and the margin (the servers borrow no
+    /// ticks ahead). A lease taken from a registry restored at `t` starts after `t` and
+    /// this.
+    pub fn reach(self) -> Duration {
+        match self {
+            Kind::File => RESERVE_AHEAD + LEASE_MARGIN,
+            _ => LEASE_TTL + LEASE_MARGIN,
+        }
+    }
+}
+
 /// The running registry: a server process, or a directory.
 pub enum Registry {
     /// A server the campaign can kill, restart and stop.
-    Process(Box<dyn Server>),
+    Process(Kind, Box<dyn Server>),
     /// The `file` registry's directory.
     Dir(PathBuf),
 }
@@ -47,10 +67,14 @@ impl Registry {
     /// Starts the registry of `kind`; `dir` holds the `file` registry's files.
     pub fn start(kind: Kind, dir: &Path) -> anyhow::Result<Registry> {
         Ok(match kind {
-            Kind::Redis => Registry::Process(Box::new(snowmint_testkit::Redis::start())),
-            Kind::Etcd => Registry::Process(Box::new(snowmint_testkit::Etcd::start())),
-            Kind::Postgres => Registry::Process(Box::new(snowmint_testkit::Postgres::start())),
-            Kind::Zookeeper => Registry::Process(Box::new(snowmint_testkit::ZooKeeper::start())),
+            Kind::Redis => Registry::Process(kind, Box::new(snowmint_testkit::Redis::start())),
+            Kind::Etcd => Registry::Process(kind, Box::new(snowmint_testkit::Etcd::start())),
+            Kind::Postgres => {
+                Registry::Process(kind, Box::new(snowmint_testkit::Postgres::start()))
+            }
+            Kind::Zookeeper => {
+                Registry::Process(kind, Box::new(snowmint_testkit::ZooKeeper::start()))
+            }
             Kind::File => {
                 let dir = dir.join("registry");
                 std::fs::create_dir_all(&dir)?;
@@ -62,7 +86,7 @@ impl Registry {
     /// The URL `snowmint serve --lease` takes.
     pub fn url(&self) -> String {
         match self {
-            Registry::Process(server) => server.url(),
+            Registry::Process(_, server) => server.url(),
             Registry::Dir(dir) => format!("file:{}", dir.display()),
         }
     }
@@ -75,10 +99,18 @@ impl Registry {
         digits.parse().ok()
     }
 
+    /// Which registry it is.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Registry::Process(kind, _) => *kind,
+            Registry::Dir(_) => Kind::File,
+        }
+    }
+
     /// The process, for faults that need one.
     pub fn process(&mut self) -> Option<&mut Box<dyn Server>> {
         match self {
-            Registry::Process(server) => Some(server),
+            Registry::Process(_, server) => Some(server),
             Registry::Dir(_) => None,
         }
     }
@@ -311,6 +343,14 @@ fn read_locks(dir: &Path) -> anyhow::Result<Vec<(u16, u32)>> {
         }
     }
     Ok(held)
+}
+
+/// Each held worker id with its holder's pid, read once from the registry itself.
+pub fn holders(registry: &Registry) -> anyhow::Result<Vec<(u16, u32)>> {
+    let mut reader = Reader::new(registry.kind(), registry)?;
+    reader
+        .read()?
+        .context("no reader of this registry's leases")
 }
 
 /// Polls the leases every [`POLL_EVERY`] until `stop`; says whether the registry could be

@@ -1,5 +1,7 @@
 //! The faults, on a schedule drawn from a seed: the same seed, the same schedule.
 
+mod restore;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -9,7 +11,7 @@ use anyhow::Context;
 use super::checker::FaultRecord;
 use super::fleet::{Fleet, LEASE_TTL};
 use super::net::Netns;
-use super::registry::Registry;
+use super::registry::{self, Registry};
 use super::sys::{read_only, signal};
 use super::{Epoch, Event};
 
@@ -42,6 +44,13 @@ pub enum Kind {
     RegistryKill,
     /// The registry stopped past the lease TTL.
     RegistryStop,
+    /// The registry backed up; a server moved to a new machine, taking a worker id the
+    /// backup does not record; the registry killed, the backup put back, started; another
+    /// server moved to a new machine, a newcomer with an empty state directory.
+    RegistryRestore,
+    /// A Redis without persistence: killed, restarted from nothing; a server moved to a
+    /// new machine, a newcomer with an empty state directory.
+    RegistryRestartEmpty,
     /// The isolated server cut from the registry past the lease TTL.
     Partition,
     /// The isolated server's link to the registry throttled to a trickle.
@@ -54,7 +63,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 13] = [
+    pub const ALL: [Kind; 15] = [
         Kind::Kill,
         Kind::Stop,
         Kind::StepBack10s,
@@ -64,6 +73,8 @@ impl Kind {
         Kind::NewMachine,
         Kind::RegistryKill,
         Kind::RegistryStop,
+        Kind::RegistryRestore,
+        Kind::RegistryRestartEmpty,
         Kind::Partition,
         Kind::Throttle,
         Kind::ReadOnly,
@@ -82,6 +93,8 @@ impl Kind {
             Kind::NewMachine => "new-machine-successor",
             Kind::RegistryKill => "registry-kill",
             Kind::RegistryStop => "registry-stop-past-ttl",
+            Kind::RegistryRestore => "registry-restore",
+            Kind::RegistryRestartEmpty => "registry-restart-empty",
             Kind::Partition => "partition",
             Kind::Throttle => "throttle",
             Kind::ReadOnly => "state-read-only",
@@ -96,6 +109,20 @@ impl Kind {
             self,
             Kind::RegistryKill | Kind::RegistryStop | Kind::Partition | Kind::Throttle
         )
+    }
+
+    /// Whether it rolls the registry's records back: a round has one such fault.
+    fn is_restore(self) -> bool {
+        matches!(self, Kind::RegistryRestore | Kind::RegistryRestartEmpty)
+    }
+
+    /// Whether it can hit a fleet on `registry`: a `file` registry has no process and no
+    /// network; only Redis is run without persistence, as a cache.
+    fn fits(self, registry: registry::Kind) -> bool {
+        match self {
+            Kind::RegistryRestartEmpty => registry == registry::Kind::Redis,
+            _ => registry != registry::Kind::File || !self.needs_network(),
+        }
     }
 }
 
@@ -134,24 +161,26 @@ impl Rng {
     }
 }
 
-/// The schedule: `rounds` rounds, each with every kind once in a seeded order (the `ci`
-/// profile has one round), then random kinds until `until`; a fault every 0.5 to 2 s after
-/// the one before it ends (as planned).
+/// The schedule: `rounds` rounds, each with every kind that fits the registry once, but
+/// one restore of a seeded kind, in a seeded order (the `ci` profile has one round), then
+/// random kinds until `until`; a fault every 0.5 to 2 s after the one before it ends (as
+/// planned).
 pub fn schedule(
     seed: u64,
     servers: usize,
-    networked: bool,
+    registry: registry::Kind,
     rounds: usize,
     until: Duration,
 ) -> Vec<Planned> {
     let mut rng = Rng::new(seed);
-    let kinds: Vec<Kind> = Kind::ALL
-        .into_iter()
-        .filter(|k| networked || !k.needs_network())
-        .collect();
+    let kinds: Vec<Kind> = Kind::ALL.into_iter().filter(|k| k.fits(registry)).collect();
+    let (restores, others): (Vec<Kind>, Vec<Kind>) = kinds.iter().partition(|k| k.is_restore());
     let mut order = Vec::new();
     for _ in 0..rounds {
-        let mut round = kinds.clone();
+        let mut round = others.clone();
+        if !restores.is_empty() {
+            round.push(restores[rng.below(restores.len() as u64) as usize]);
+        }
         for i in (1..round.len()).rev() {
             round.swap(i, rng.below(i as u64 + 1) as usize);
         }
@@ -169,6 +198,18 @@ pub fn schedule(
             break;
         };
         next += 1;
+        // A Redis restarted from nothing also forgets the marks that keep later holders
+        // above the ids a server issued while its clock was stepped an hour ahead: far past
+        // the safety margin the lease assumes clocks keep to (OPERATIONS, "When the registry
+        // loses writes"), so those ids would be issued again. Once such a step is planned,
+        // a restore comes from a backup taken after it instead.
+        let kind = if kind == Kind::RegistryRestartEmpty
+            && plan.iter().any(|p: &Planned| p.kind == Kind::StepForward1h)
+        {
+            Kind::RegistryRestore
+        } else {
+            kind
+        };
         let slot = match kind {
             Kind::Partition | Kind::Throttle => servers - 1,
             _ => rng.below(servers as u64) as usize,
@@ -185,6 +226,8 @@ fn length(kind: Kind) -> Duration {
         Kind::Kill | Kind::RegistryKill => DOWN + Duration::from_secs(1),
         Kind::Stop | Kind::RegistryStop | Kind::Partition => PAST_TTL,
         Kind::RestartClockBack | Kind::NewMachine => DOWN + HOLD + Duration::from_secs(1),
+        Kind::RegistryRestore => restore::LENGTH + HOLD + LEASE_TTL,
+        Kind::RegistryRestartEmpty => restore::LENGTH,
         _ => HOLD,
     }
 }
@@ -193,6 +236,10 @@ fn length(kind: Kind) -> Duration {
 pub struct Target<'a> {
     pub fleet: &'a mut Fleet,
     pub registry: &'a mut Registry,
+    /// Where backups of the registry are kept.
+    pub backups: &'a std::path::Path,
+    /// The runtime the campaign's own leases run on.
+    pub runtime: &'a tokio::runtime::Handle,
     pub netns: Option<&'a Netns>,
     pub events: &'a std::sync::mpsc::Sender<Event>,
     pub epoch: Epoch,
@@ -234,6 +281,7 @@ pub fn inject(target: &mut Target<'_>, planned: &[Planned]) -> anyhow::Result<()
 fn fault_target(target: &Target<'_>, fault: &Planned) -> String {
     match fault.kind {
         Kind::RegistryKill | Kind::RegistryStop => "registry".into(),
+        Kind::RegistryRestore | Kind::RegistryRestartEmpty => restore::target(target, fault),
         _ => {
             let slot = &target.fleet.slots[fault.slot];
             format!(
@@ -297,6 +345,8 @@ fn apply(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<()> {
             hold(PAST_TTL);
             signal(pid, libc::SIGCONT)?;
         }
+        Kind::RegistryRestore => restore::from_backup(target, fault)?,
+        Kind::RegistryRestartEmpty => restore::from_nothing(target, fault)?,
         Kind::Partition => {
             let netns = target.netns.context("no namespace")?;
             netns.link(false)?;
@@ -346,17 +396,63 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_seed_gives_one_schedule_and_ci_hits_every_kind() {
-        let a = schedule(7, 4, true, 1, Duration::ZERO);
-        let b = schedule(7, 4, true, 1, Duration::ZERO);
-        let c = schedule(8, 4, true, 1, Duration::ZERO);
+    fn a_seed_gives_one_schedule_and_ci_hits_every_kind_and_one_restore() {
+        use registry::Kind::{File, Redis};
+        let a = schedule(7, 4, Redis, 1, Duration::ZERO);
+        let b = schedule(7, 4, Redis, 1, Duration::ZERO);
+        let c = schedule(8, 4, Redis, 1, Duration::ZERO);
         let kinds = |p: &[Planned]| p.iter().map(|f| (f.kind, f.slot)).collect::<Vec<_>>();
         assert_eq!(kinds(&a), kinds(&b));
         assert_ne!(kinds(&a), kinds(&c));
         let mut seen: Vec<Kind> = a.iter().map(|f| f.kind).collect();
         seen.sort();
-        assert_eq!(seen, Kind::ALL);
-        let file = schedule(7, 4, false, 1, Duration::ZERO);
+        seen.dedup();
+        let others: Vec<Kind> = Kind::ALL.into_iter().filter(|k| !k.is_restore()).collect();
+        assert_eq!(
+            seen.iter().filter(|k| !k.is_restore()).count(),
+            others.len()
+        );
+        assert_eq!(a.len(), others.len() + 1, "{:?}", kinds(&a));
+        assert_eq!(a.iter().filter(|f| f.kind.is_restore()).count(), 1);
+        let file = schedule(7, 4, File, 1, Duration::ZERO);
         assert!(file.iter().all(|f| !f.kind.needs_network()));
+        let restores: Vec<Kind> = file
+            .iter()
+            .map(|f| f.kind)
+            .filter(|k| k.is_restore())
+            .collect();
+        assert_eq!(restores, [Kind::RegistryRestore]);
+    }
+
+    #[test]
+    fn redis_is_restored_from_a_backup_or_from_nothing_as_the_seed_draws() {
+        let drawn: Vec<Kind> = (0..32)
+            .filter_map(|seed| {
+                schedule(seed, 4, registry::Kind::Redis, 1, Duration::ZERO)
+                    .into_iter()
+                    .find(|f| f.kind.is_restore())
+                    .map(|f| f.kind)
+            })
+            .collect();
+        assert!(drawn.contains(&Kind::RegistryRestore));
+        assert!(drawn.contains(&Kind::RegistryRestartEmpty));
+        let etcd = schedule(7, 4, registry::Kind::Etcd, 2, Duration::ZERO);
+        assert!(etcd.iter().all(|f| f.kind != Kind::RegistryRestartEmpty));
+    }
+
+    #[test]
+    fn redis_is_never_restarted_from_nothing_after_a_clock_ran_an_hour_ahead() {
+        for seed in 0..64 {
+            let long = schedule(seed, 4, registry::Kind::Redis, 2, Duration::from_secs(600));
+            let stepped = long.iter().position(|f| f.kind == Kind::StepForward1h);
+            let emptied = long
+                .iter()
+                .rposition(|f| f.kind == Kind::RegistryRestartEmpty);
+            if let (Some(stepped), Some(emptied)) = (stepped, emptied) {
+                assert!(emptied < stepped, "seed {seed}");
+            }
+            let ci = schedule(seed, 4, registry::Kind::Redis, 1, Duration::ZERO);
+            assert_eq!(ci.iter().filter(|f| f.kind.is_restore()).count(), 1);
+        }
     }
 }
