@@ -241,6 +241,12 @@ impl Registry for FileRegistry {
         let Some(store) = self.held().remove(&(lease.datacenter, lease.worker)) else {
             return Ok(());
         };
+        // A file a restore put in place is another holder's now: this one writes nothing
+        // to it (its mark could lower the newcomer's).
+        if let Err(err) = store.check_lock_path() {
+            tracing::warn!(worker = lease.worker, error = %err, "gave the worker id back without a mark");
+            return Ok(());
+        }
         // Set the mark to the one `Registry::release` chose: the last id issued (nothing
         // past it was, so a successor need not wait out the reservation), never below the
         // mark the lease was acquired with.
@@ -302,6 +308,34 @@ mod tests {
             let entry = entry.unwrap();
             std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
         }
+    }
+
+    /// A holder stopped before it noticed the restore gives its worker id back without
+    /// writing to the restored file, which is a newcomer's now.
+    #[tokio::test]
+    async fn a_release_after_a_restore_leaves_the_newcomers_mark_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let backup = tempfile::tempdir().unwrap();
+        let claim = |identity| Claim::new("fleet.default", 0, 1, identity, Duration::from_secs(10));
+        let holder = FileRegistry::new(dir.path().to_path_buf());
+        let held = holder.acquire(&claim("a")).await.unwrap();
+        copy_files(dir.path(), backup.path());
+        for entry in std::fs::read_dir(dir.path()).unwrap() {
+            std::fs::remove_file(entry.unwrap().path()).unwrap();
+        }
+        copy_files(backup.path(), dir.path());
+        let newcomer = FileRegistry::new(dir.path().to_path_buf());
+        let taken = newcomer.acquire(&claim("b")).await.unwrap();
+        let far = now_ms() + 3_600_000;
+        newcomer.reserve_now(&taken, far).unwrap().unwrap();
+
+        holder.release(&claim("a"), &held, 1).await.unwrap();
+        let mark = dir.path().join("fleet.default-dc0-w0.worker");
+        assert_eq!(
+            FileStore::open(&mark).unwrap().mark().unwrap(),
+            Some(far),
+            "the old holder's release lowered the newcomer's mark"
+        );
     }
 
     /// A restore in place that skips the empty lock file and keeps the backup's times

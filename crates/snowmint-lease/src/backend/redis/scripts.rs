@@ -41,8 +41,8 @@ local function id(n) return string.format('%d', n) end
 -- Since when this server vouches for what it holds. A restart (from any backup, or from
 -- nothing) gives it a new run id; a promotion, a new replication id. Either way, what the
 -- records say was written before that instant may be older than what holders last wrote.
--- A restart happened when the process started (uptime is whole seconds, so this errs
--- late, the safe side); a promotion, at the latest now, when it is first seen.
+-- A restart happened when the process started (see below for the rounding); a promotion,
+-- at the latest now, when it is first seen.
 local server, replication = redis.call('INFO', 'server'), redis.call('INFO', 'replication')
 local incarnation = (string.match(server, 'run_id:(%w+)') or '') .. ':' ..
   (string.match(replication, 'master_replid:(%w+)') or '')
@@ -52,7 +52,9 @@ local since = tonumber(redis.call('HGET', KEYS[6], incarnation))
 if not since then
   local replid2 = string.match(replication, 'master_replid2:(%w+)') or ''
   if redis.call('EXISTS', KEYS[6]) == 1 and string.match(replid2, '^0*$') then
-    since = now - 1000 * tonumber(string.match(server, 'uptime_in_seconds:(%d+)') or 0)
+    -- Uptime counts whole seconds between whole-second readings: it may be a second
+    -- more than the time since the start, never less; a second added errs late.
+    since = now - 1000 * tonumber(string.match(server, 'uptime_in_seconds:(%d+)') or 0) + 1000
   else
     since = now
   end
