@@ -181,7 +181,8 @@ fn roll_back(
         from,
         until: last_reached + reach.as_micros() as u64,
         from_unix_ms: target.epoch.unix_ms(from),
-        floor_unix_ms: target.epoch.unix_ms(from) + reach.as_millis() as u64,
+        floor_unix_ms: target.epoch.unix_ms(last_reached)
+            + target.registry.kind().issues_for().as_millis() as u64,
         forgotten: forgotten.clone(),
     }));
     Ok(forgotten)
