@@ -14,8 +14,8 @@
 //!   between them unseen, and the answer is counted as not placed instead; after a restore
 //!   of the registry, the records it forgot are read as they were before it (`held`);
 //! - **within-reach**: after a restore, no other process issues on a worker id whose
-//!   live holder the restore forgot at or below the restore's instant plus the registry's
-//!   reach (see `restore`);
+//!   live holder the restore forgot at or below the last instant that holder could issue
+//!   at (see `restore`);
 //! - **ready**: no answer whose request went out after a `/readyz` poll of that process said
 //!   its lease was not confirmed, and came back before the next poll that did not say so.
 

@@ -3,8 +3,13 @@
 //! have issued.
 //!
 //! The fault tells the checker which holders the records forgot (each worker id named with
-//! a live process's pid just before the restore and not just after), and the **floor**: the
-//! instant the restore began plus the registry's reach, on the wall clock. Then:
+//! a live process's pid just before the restore and not just after), and the **floor**:
+//! the last instant such a holder could have reached the registry (its kill; for `file`,
+//! the last file replaced) plus how long it could issue past that (to its fence, the TTL
+//! less the margin; to its reservation for `file`), on the wall clock. Ids at or below it
+//! may be ones the forgotten holder issued; above it, none can be. The servers' own floor
+//! is higher (the registry's restart plus the TTL and the margin): the checker takes the
+//! forgotten holder's, the one that uniqueness needs. Then:
 //!
 //! - **within-reach**: no process but the forgotten holder issues, in an answer asked after
 //!   the restore began, an id of the forgotten holder's worker id whose time is at or below
@@ -23,8 +28,8 @@ pub struct Rollback {
     pub until: Micros,
     /// `from` on the wall clock, in ms since the Unix epoch.
     pub from_unix_ms: u64,
-    /// `from_unix_ms` plus the reach: no lease on a forgotten holder's worker id may issue
-    /// at or below it.
+    /// The last instant a forgotten holder could issue at, in ms since the Unix epoch: no
+    /// other lease on its worker id may issue at or below it.
     pub floor_unix_ms: u64,
     /// Each (datacenter * 32 + worker, pid) whose live holder the records forgot.
     pub forgotten: Vec<(u16, u32)>,
@@ -124,7 +129,7 @@ impl Checker {
                 found.push((
                     *b,
                     format!(
-                        "worker {}, whose holder pid {holder} the restore at {:.3} s forgot, issued by process #{} (pid {}) in {:?} asked at {:.3} s: id {} is at {} ms, {} ms at or below the floor {} ms (the restore plus the reach)",
+                        "worker {}, whose holder pid {holder} the restore at {:.3} s forgot, issued by process #{} (pid {}) in {:?} asked at {:.3} s: id {} is at {} ms, {} ms at or below the floor {} ms (the last instant the forgotten holder could issue at)",
                         b.worker,
                         r.from as f64 / 1e6,
                         b.incarnation,

@@ -1,8 +1,9 @@
 //! The registry restored while the fleet runs, as in the attack that found registries
 //! forgetting live holders. From a backup:
 //!
-//! 1. A server goes down, and once its lease has lapsed the campaign takes every free
-//!    worker id itself but one ([`Blockers`]), as the attack did. The registry is backed up; the server comes back
+//! 1. Two servers go down (the one to move and the newcomer's), and once their leases have
+//!    lapsed the campaign takes every free worker id itself but one ([`Blockers`]), as the
+//!    attack did. The registry is backed up; the server comes back
 //!    on a new machine (empty state, new identity) and takes the one worker id left, which
 //!    the backup does not record, and issues for a while. (A `file` registry's blockers
 //!    are given back then: their locks would not survive the restore.)
@@ -69,14 +70,21 @@ pub fn from_backup(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<(
     let dir = target
         .backups
         .join(format!("at-{}ms", fault.at.as_millis()));
-    let gone = target.fleet.pid(moved).ok();
+    // The newcomer's slot goes down too: its process would hold a worker id through the
+    // backup that the restore then frees, for the newcomer to take instead.
+    let gone = [
+        target.fleet.pid(moved).ok(),
+        target.fleet.pid(newcomer).ok(),
+    ];
+    target.fleet.kill(newcomer)?;
     target.fleet.kill(moved)?;
     target.fleet.new_machine(moved)?;
-    // Its lease outlives it by up to a TTL: once free, the blockers hold its worker id too,
-    // or the newcomer might take that one, whose holder is dead, instead.
+    // A lease outlives its holder by up to a TTL: once free, the blockers hold those
+    // worker ids too, or the newcomer might take one whose holder is dead instead.
     let started = Instant::now();
     while started.elapsed() < LEASE_TTL + NEWCOMER_LIMIT
-        && holders(target.registry).is_ok_and(|held| held.iter().any(|(_, p)| Some(*p) == gone))
+        && holders(target.registry)
+            .is_ok_and(|held| held.iter().any(|(_, p)| gone.contains(&Some(*p))))
     {
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -181,7 +189,8 @@ fn roll_back(
         from,
         until: last_reached + reach.as_micros() as u64,
         from_unix_ms: target.epoch.unix_ms(from),
-        floor_unix_ms: target.epoch.unix_ms(from) + reach.as_millis() as u64,
+        floor_unix_ms: target.epoch.unix_ms(last_reached)
+            + target.registry.kind().issues_for().as_millis() as u64,
         forgotten: forgotten.clone(),
     }));
     Ok(forgotten)
