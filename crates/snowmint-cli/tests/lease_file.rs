@@ -59,22 +59,7 @@ fn a_successor_stopped_while_it_waits_keeps_the_dead_holders_mark() {
 /// holder's.
 #[test]
 fn a_newcomer_after_a_directory_restore_starts_above_the_holder_it_replaced() {
-    let dir = tempfile::tempdir().unwrap();
-    let (registry, backup) = (dir.path().join("registry"), dir.path().join("backup"));
-    let url = format!("file:{}", registry.display());
-    let mut blockers_again = None;
-    fleet::a_restore_while_a_holder_issues(
-        &url,
-        250,
-        &mut || copy_files(&registry, &backup),
-        &mut || {
-            for entry in std::fs::read_dir(&registry).unwrap() {
-                std::fs::remove_file(entry.unwrap().path()).unwrap();
-            }
-            copy_files(&backup, &registry);
-            blockers_again = Some(fleet::Blockers::hold_all_but_one(&url));
-        },
-    );
+    restore_as_new_files(&fleet::Restore::default());
 }
 
 /// The attack that found the newcomer counting its own reservation as the holder's: the
@@ -83,19 +68,25 @@ fn a_newcomer_after_a_directory_restore_starts_above_the_holder_it_replaced() {
 /// whatever it reserved, and the newcomer starts past that.
 #[test]
 fn a_newcomer_after_a_restore_starts_above_a_holder_that_reserves_further() {
+    restore_as_new_files(&fleet::Restore {
+        holder_flags: &["--reserve-ahead-ms", "5000"],
+        newcomer_clock: None,
+        back_up_while_it_issues: true,
+    });
+}
+
+/// [`fleet::a_restore_while_these_issue`] on a directory restored as new files (removed,
+/// then copied back), with the other worker ids held again after the restore: their old
+/// locks are on the old files.
+fn restore_as_new_files(how: &fleet::Restore) {
     let dir = tempfile::tempdir().unwrap();
     let (registry, backup) = (dir.path().join("registry"), dir.path().join("backup"));
     let url = format!("file:{}", registry.display());
     let mut blockers_again = None;
-    let how = fleet::Restore {
-        holder_flags: &["--reserve-ahead-ms", "5000"],
-        newcomer_clock: None,
-        back_up_while_it_issues: true,
-    };
     fleet::a_restore_while_these_issue(
         &url,
         250,
-        &how,
+        how,
         &mut || copy_files(&registry, &backup),
         &mut || {
             for entry in std::fs::read_dir(&registry).unwrap() {
