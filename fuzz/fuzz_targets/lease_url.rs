@@ -7,10 +7,11 @@
 use libfuzzer_sys::fuzz_target;
 
 /// Each scheme, and the backend it picks.
-const SCHEMES: [(&str, &str); 7] = [
+const SCHEMES: [(&str, &str); 8] = [
     ("static:", "static"),
     ("file:", "file"),
     ("redis://", "redis"),
+    ("redis+sentinel://", "redis"),
     ("etcd://", "etcd"),
     ("postgres://", "postgres"),
     ("postgresql://", "postgres"),
