@@ -42,6 +42,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod cluster;
 mod etcd;
 mod instance;
 mod net;
@@ -52,6 +53,7 @@ mod redis;
 mod sentinel;
 mod zookeeper;
 
+pub use cluster::Cluster;
 pub use etcd::Etcd;
 pub use net::free_port;
 pub use postgres::Postgres;
