@@ -43,6 +43,7 @@
 #![warn(missing_docs)]
 
 mod cluster;
+mod cut;
 mod etcd;
 mod instance;
 mod net;
@@ -50,6 +51,7 @@ mod postgres;
 mod process;
 mod program;
 mod redis;
+mod redis_replicated;
 mod sentinel;
 mod zookeeper;
 
@@ -58,6 +60,7 @@ pub use etcd::Etcd;
 pub use net::free_port;
 pub use postgres::Postgres;
 pub use redis::Redis;
+pub use redis_replicated::RedisReplicated;
 pub use sentinel::{PRIMARY_NAME, Sentinels};
 pub use zookeeper::ZooKeeper;
 

@@ -4,8 +4,11 @@
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::instance::{Instance, Kind};
@@ -126,6 +129,32 @@ impl Redis {
         Redis { server }
     }
 
+    /// Starts a member of a [`RedisReplicated`](crate::RedisReplicated): a server run as
+    /// the user `uid` (so that a cut can tell its traffic apart from everyone else's),
+    /// started as a replica of the port in `replica_of` (none while it holds 0) on every
+    /// start, and ready once it answers `PING`.
+    #[track_caller]
+    pub(crate) fn start_member(uid: u32, replica_of: Arc<AtomicU16>) -> Redis {
+        let program = program::find_on_path("redis-server", "redis-server");
+        let server = Instance::start(&KIND, |port, dir| {
+            let data = dir.join("data");
+            fs::create_dir(&data)
+                .unwrap_or_else(|err| panic!("cannot create {}: {err}", data.display()));
+            std::os::unix::fs::chown(&data, Some(uid), Some(uid)).unwrap_or_else(|err| {
+                panic!("cannot give {} to user {uid}: {err}", data.display())
+            });
+            let (program, replica_of) = (program.clone(), replica_of.clone());
+            move || {
+                let primary = replica_of.load(Ordering::SeqCst);
+                let mut command =
+                    redis_command(&program, port, &data, (primary != 0).then_some(primary));
+                command.uid(uid).gid(uid);
+                command
+            }
+        });
+        Redis { server }
+    }
+
     /// Waits until `replica` has every write this server has made so far (its replication
     /// offset has reached this server's).
     ///
@@ -242,7 +271,7 @@ pub(crate) fn query<T: redis::FromRedisValue>(
 /// first acknowledgement, and until then a `WAIT` can time out. And whether the
 /// append-only file it writes after loading is done: until then it refuses to shut down
 /// ("Writing initial AOF, can't exit"), and a stop would wait for SIGKILL.
-fn follows_its_primary(port: u16) -> bool {
+pub(crate) fn follows_its_primary(port: u16) -> bool {
     let info = |port: u16, section: &str| {
         query::<String>(port, redis::cmd("INFO").arg(section)).unwrap_or_default()
     };
