@@ -46,6 +46,11 @@ pub struct Args {
     /// The registry the fleet shares
     #[arg(long, value_enum)]
     registry: registry::Kind,
+    /// The registry as a cluster, with its members' faults: a Redis primary, its replica
+    /// and three Sentinels; three etcd members; a three-node ZooKeeper ensemble; a
+    /// PostgreSQL primary and its streaming standby
+    #[arg(long)]
+    cluster: bool,
     /// The campaign's size
     #[arg(long, value_enum, default_value = "ci")]
     profile: Profile,
@@ -147,6 +152,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     });
     let (ids_wanted, rounds, least) = match args.profile {
         Profile::Ci => (2_000_000, 1, Duration::ZERO),
+        // Every fault of a cluster at least five times.
+        Profile::Long if args.cluster => (100_000_000, 5, Duration::from_secs(600)),
         Profile::Long => (100_000_000, 2, Duration::from_secs(600)),
     };
     let rate = args.rate.or(match args.profile {
@@ -168,11 +175,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             program.display()
         );
     }
-    let networked = args.registry != registry::Kind::File;
-    let plan = faults::schedule(seed, args.servers, args.registry, rounds, least);
+    let networked = args.registry != registry::Kind::File && !args.cluster;
+    let plan = faults::schedule(
+        seed,
+        args.servers,
+        (args.registry, args.cluster),
+        rounds,
+        least,
+    );
     println!(
-        "snowmint-chaos run --registry {} --profile {} --seed {seed}: {} servers, {} faults planned, at least {ids_wanted} ids",
+        "snowmint-chaos run --registry {}{} --profile {} --seed {seed}: {} servers, {} faults planned, at least {ids_wanted} ids",
         flag_value(args.registry),
+        if args.cluster { " --cluster" } else { "" },
         flag_value(args.profile),
         args.servers,
         plan.len()
@@ -201,7 +215,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let mut registry = registry::Registry::start(args.registry, work.path())?;
+    let mut registry = registry::Registry::start(args.registry, args.cluster, work.path())?;
     let backups = work.path().join("backups");
     let netns = if networked {
         Some(Arc::new(net::Netns::create(&cleanup)?))

@@ -1,5 +1,6 @@
 //! The faults, on a schedule drawn from a seed: the same seed, the same schedule.
 
+mod cluster;
 mod restore;
 
 use std::sync::Arc;
@@ -59,11 +60,22 @@ pub enum Kind {
     ReadOnly,
     /// A server's state directory filled to the last byte.
     DiskFull,
+    /// A member of a clustered registry (a replica where replication is asynchronous; any
+    /// member, the leader too, where the cluster agrees on every write) killed with
+    /// SIGKILL and restarted.
+    MemberKill,
+    /// The cluster's primary cut off from the others' replication while it acknowledges
+    /// writes for a second, killed, another member promoted; the old primary rejoins as a
+    /// follower. Where replication is asynchronous the records go back to the cut.
+    Failover,
+    /// A member of the cluster (the primary, or another as the seed draws) cut off from
+    /// its peers past the lease TTL, keeping its clients, then mended.
+    MemberPartition,
 }
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 15] = [
+    pub const ALL: [Kind; 18] = [
         Kind::Kill,
         Kind::Stop,
         Kind::StepBack10s,
@@ -79,6 +91,9 @@ impl Kind {
         Kind::Throttle,
         Kind::ReadOnly,
         Kind::DiskFull,
+        Kind::MemberKill,
+        Kind::Failover,
+        Kind::MemberPartition,
     ];
 
     /// Its name in the report.
@@ -99,6 +114,9 @@ impl Kind {
             Kind::Throttle => "throttle",
             Kind::ReadOnly => "state-read-only",
             Kind::DiskFull => "disk-full",
+            Kind::MemberKill => "member-kill",
+            Kind::Failover => "failover",
+            Kind::MemberPartition => "member-partition",
         }
     }
 
@@ -116,10 +134,24 @@ impl Kind {
         matches!(self, Kind::RegistryRestore | Kind::RegistryRestartEmpty)
     }
 
-    /// Whether it can hit a fleet on `registry`: a `file` registry has no process and no
-    /// network; only Redis is run without persistence, as a cache.
-    fn fits(self, registry: registry::Kind) -> bool {
+    /// Whether it hits the members of a clustered registry.
+    fn is_cluster(self) -> bool {
+        matches!(
+            self,
+            Kind::MemberKill | Kind::Failover | Kind::MemberPartition
+        )
+    }
+
+    /// Whether it can hit a fleet on `registry`, a cluster if `clustered`: a `file`
+    /// registry has no process and no network; only Redis is run without persistence, as
+    /// a cache. A cluster takes the servers' faults and its own, and its servers reach its
+    /// members straight, with no namespace between.
+    fn fits(self, registry: registry::Kind, clustered: bool) -> bool {
+        if clustered {
+            return self.is_cluster() || !(self.needs_network() || self.is_restore());
+        }
         match self {
+            _ if self.is_cluster() => false,
             Kind::RegistryRestartEmpty => registry == registry::Kind::Redis,
             _ => registry != registry::Kind::File || !self.needs_network(),
         }
@@ -168,12 +200,15 @@ impl Rng {
 pub fn schedule(
     seed: u64,
     servers: usize,
-    registry: registry::Kind,
+    (registry, clustered): (registry::Kind, bool),
     rounds: usize,
     until: Duration,
 ) -> Vec<Planned> {
     let mut rng = Rng::new(seed);
-    let kinds: Vec<Kind> = Kind::ALL.into_iter().filter(|k| k.fits(registry)).collect();
+    let kinds: Vec<Kind> = Kind::ALL
+        .into_iter()
+        .filter(|k| k.fits(registry, clustered))
+        .collect();
     let (restores, others): (Vec<Kind>, Vec<Kind>) = kinds.iter().partition(|k| k.is_restore());
     let mut order = Vec::new();
     for _ in 0..rounds {
@@ -228,6 +263,9 @@ fn length(kind: Kind) -> Duration {
         Kind::RestartClockBack | Kind::NewMachine => DOWN + HOLD + Duration::from_secs(1),
         Kind::RegistryRestore => restore::LENGTH + HOLD + LEASE_TTL,
         Kind::RegistryRestartEmpty => restore::LENGTH,
+        Kind::MemberKill => DOWN + Duration::from_secs(1),
+        Kind::Failover => cluster::LENGTH,
+        Kind::MemberPartition => PAST_TTL,
         _ => HOLD,
     }
 }
@@ -282,6 +320,7 @@ fn fault_target(target: &Target<'_>, fault: &Planned) -> String {
     match fault.kind {
         Kind::RegistryKill | Kind::RegistryStop => "registry".into(),
         Kind::RegistryRestore | Kind::RegistryRestartEmpty => restore::target(target, fault),
+        Kind::MemberKill | Kind::Failover | Kind::MemberPartition => cluster::target(target, fault),
         _ => {
             let slot = &target.fleet.slots[fault.slot];
             format!(
@@ -347,6 +386,9 @@ fn apply(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<()> {
         }
         Kind::RegistryRestore => restore::from_backup(target, fault)?,
         Kind::RegistryRestartEmpty => restore::from_nothing(target, fault)?,
+        Kind::MemberKill => cluster::kill(target, fault)?,
+        Kind::Failover => cluster::fail_over(target)?,
+        Kind::MemberPartition => cluster::partition(target, fault)?,
         Kind::Partition => {
             let netns = target.netns.context("no namespace")?;
             netns.link(false)?;
@@ -398,23 +440,26 @@ mod tests {
     #[test]
     fn a_seed_gives_one_schedule_and_ci_hits_every_kind_and_one_restore() {
         use registry::Kind::{File, Redis};
-        let a = schedule(7, 4, Redis, 1, Duration::ZERO);
-        let b = schedule(7, 4, Redis, 1, Duration::ZERO);
-        let c = schedule(8, 4, Redis, 1, Duration::ZERO);
+        let a = schedule(7, 4, (Redis, false), 1, Duration::ZERO);
+        let b = schedule(7, 4, (Redis, false), 1, Duration::ZERO);
+        let c = schedule(8, 4, (Redis, false), 1, Duration::ZERO);
         let kinds = |p: &[Planned]| p.iter().map(|f| (f.kind, f.slot)).collect::<Vec<_>>();
         assert_eq!(kinds(&a), kinds(&b));
         assert_ne!(kinds(&a), kinds(&c));
         let mut seen: Vec<Kind> = a.iter().map(|f| f.kind).collect();
         seen.sort();
         seen.dedup();
-        let others: Vec<Kind> = Kind::ALL.into_iter().filter(|k| !k.is_restore()).collect();
+        let others: Vec<Kind> = Kind::ALL
+            .into_iter()
+            .filter(|k| !k.is_restore() && !k.is_cluster())
+            .collect();
         assert_eq!(
             seen.iter().filter(|k| !k.is_restore()).count(),
             others.len()
         );
         assert_eq!(a.len(), others.len() + 1, "{:?}", kinds(&a));
         assert_eq!(a.iter().filter(|f| f.kind.is_restore()).count(), 1);
-        let file = schedule(7, 4, File, 1, Duration::ZERO);
+        let file = schedule(7, 4, (File, false), 1, Duration::ZERO);
         assert!(file.iter().all(|f| !f.kind.needs_network()));
         let restores: Vec<Kind> = file
             .iter()
@@ -425,10 +470,33 @@ mod tests {
     }
 
     #[test]
+    fn a_cluster_takes_the_servers_faults_and_its_own_and_no_restore() {
+        let plan = schedule(7, 4, (registry::Kind::Redis, true), 5, Duration::ZERO);
+        for kind in [
+            Kind::MemberKill,
+            Kind::Failover,
+            Kind::MemberPartition,
+            Kind::Kill,
+        ] {
+            assert_eq!(
+                plan.iter().filter(|f| f.kind == kind).count(),
+                5,
+                "{kind:?}"
+            );
+        }
+        assert!(
+            plan.iter()
+                .all(|f| !f.kind.is_restore() && !f.kind.needs_network())
+        );
+        let single = schedule(7, 4, (registry::Kind::Redis, false), 2, Duration::ZERO);
+        assert!(single.iter().all(|f| !f.kind.is_cluster()));
+    }
+
+    #[test]
     fn redis_is_restored_from_a_backup_or_from_nothing_as_the_seed_draws() {
         let drawn: Vec<Kind> = (0..32)
             .filter_map(|seed| {
-                schedule(seed, 4, registry::Kind::Redis, 1, Duration::ZERO)
+                schedule(seed, 4, (registry::Kind::Redis, false), 1, Duration::ZERO)
                     .into_iter()
                     .find(|f| f.kind.is_restore())
                     .map(|f| f.kind)
@@ -436,14 +504,20 @@ mod tests {
             .collect();
         assert!(drawn.contains(&Kind::RegistryRestore));
         assert!(drawn.contains(&Kind::RegistryRestartEmpty));
-        let etcd = schedule(7, 4, registry::Kind::Etcd, 2, Duration::ZERO);
+        let etcd = schedule(7, 4, (registry::Kind::Etcd, false), 2, Duration::ZERO);
         assert!(etcd.iter().all(|f| f.kind != Kind::RegistryRestartEmpty));
     }
 
     #[test]
     fn redis_is_never_restarted_from_nothing_after_a_clock_ran_an_hour_ahead() {
         for seed in 0..64 {
-            let long = schedule(seed, 4, registry::Kind::Redis, 2, Duration::from_secs(600));
+            let long = schedule(
+                seed,
+                4,
+                (registry::Kind::Redis, false),
+                2,
+                Duration::from_secs(600),
+            );
             let stepped = long.iter().position(|f| f.kind == Kind::StepForward1h);
             let emptied = long
                 .iter()
@@ -451,7 +525,7 @@ mod tests {
             if let (Some(stepped), Some(emptied)) = (stepped, emptied) {
                 assert!(emptied < stepped, "seed {seed}");
             }
-            let ci = schedule(seed, 4, registry::Kind::Redis, 1, Duration::ZERO);
+            let ci = schedule(seed, 4, (registry::Kind::Redis, false), 1, Duration::ZERO);
             assert_eq!(ci.iter().filter(|f| f.kind.is_restore()).count(), 1);
         }
     }

@@ -102,7 +102,7 @@ pub fn from_backup(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<(
             drop(blockers);
             None
         }
-        Registry::Process(..) => Some(blockers),
+        Registry::Process(..) | Registry::Cluster(..) => Some(blockers),
     };
     hold(HOLD);
 
@@ -181,7 +181,7 @@ fn roll_back(
     // A holder's last renewal reached a registry process before it was killed; a `file`
     // holder may have reserved until its own lock file was replaced, as late as `back`.
     let last_reached = match target.registry {
-        Registry::Process(..) => from,
+        Registry::Process(..) | Registry::Cluster(..) => from,
         Registry::Dir(_) => back,
     };
     let reach = target.registry.kind().reach();

@@ -67,6 +67,7 @@ impl Backup {
                 copied?;
             }
             Registry::Process(_, server) => copy_tree(&data_of(server.as_ref()), dir)?,
+            Registry::Cluster(..) => anyhow::bail!("a cluster is not backed up"),
         }
         Ok(Backup {
             dir: dir.to_path_buf(),
@@ -88,6 +89,7 @@ impl Backup {
                 replace_files(files, &self.dir)?;
                 meanwhile()
             }
+            Registry::Cluster(..) => anyhow::bail!("a cluster is not restored"),
             Registry::Process(kind, server) => {
                 let data = data_of(server.as_ref());
                 server.kill();

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
-use snowmint_testkit::Server;
+use snowmint_testkit::{Cluster, Server};
 
 use super::checker::LeasePoll;
 use super::fleet::{LEASE_MARGIN, LEASE_TTL, RESERVE_AHEAD};
@@ -64,17 +64,23 @@ impl Kind {
     }
 }
 
-/// The running registry: a server process, or a directory.
+/// The running registry: a server process, a cluster of them, or a directory.
 pub enum Registry {
     /// A server the campaign can kill, restart and stop.
     Process(Kind, Box<dyn Server>),
+    /// Members the campaign can kill, fail over and cut off, one of them the primary.
+    Cluster(Kind, Box<dyn Cluster>),
     /// The `file` registry's directory.
     Dir(PathBuf),
 }
 
 impl Registry {
-    /// Starts the registry of `kind`; `dir` holds the `file` registry's files.
-    pub fn start(kind: Kind, dir: &Path) -> anyhow::Result<Registry> {
+    /// Starts the registry of `kind`, as a cluster if `clustered`; `dir` holds the `file`
+    /// registry's files.
+    pub fn start(kind: Kind, clustered: bool, dir: &Path) -> anyhow::Result<Registry> {
+        if clustered {
+            return Ok(Registry::Cluster(kind, start_cluster(kind)?));
+        }
         Ok(match kind {
             Kind::Redis => Registry::Process(kind, Box::new(snowmint_testkit::Redis::start())),
             Kind::Etcd => Registry::Process(kind, Box::new(snowmint_testkit::Etcd::start())),
@@ -96,12 +102,17 @@ impl Registry {
     pub fn url(&self) -> String {
         match self {
             Registry::Process(_, server) => server.url(),
+            Registry::Cluster(_, cluster) => cluster.url(),
             Registry::Dir(dir) => format!("file:{}", dir.display()),
         }
     }
 
-    /// The registry's port on 127.0.0.1, for a relay; none for the `file` registry.
+    /// The registry's port on 127.0.0.1, for a relay; none for the `file` registry, nor
+    /// for a cluster (the servers reach its members straight).
     pub fn port(&self) -> Option<u16> {
+        if let Registry::Cluster(..) = self {
+            return None;
+        }
         let url = self.url();
         let rest = url.split("127.0.0.1:").nth(1)?;
         let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
@@ -111,7 +122,7 @@ impl Registry {
     /// Which registry it is.
     pub fn kind(&self) -> Kind {
         match self {
-            Registry::Process(kind, _) => *kind,
+            Registry::Process(kind, _) | Registry::Cluster(kind, _) => *kind,
             Registry::Dir(_) => Kind::File,
         }
     }
@@ -120,9 +131,34 @@ impl Registry {
     pub fn process(&mut self) -> Option<&mut Box<dyn Server>> {
         match self {
             Registry::Process(_, server) => Some(server),
-            Registry::Dir(_) => None,
+            _ => None,
         }
     }
+
+    /// The cluster, to read.
+    pub fn as_cluster(&self) -> Option<&dyn Cluster> {
+        match self {
+            Registry::Cluster(_, cluster) => Some(cluster.as_ref()),
+            _ => None,
+        }
+    }
+
+    /// The cluster, for faults that need one.
+    pub fn cluster(&mut self) -> Option<&mut Box<dyn Cluster>> {
+        match self {
+            Registry::Cluster(_, cluster) => Some(cluster),
+            _ => None,
+        }
+    }
+}
+
+/// Starts `kind` as a cluster: a Redis primary, its replica and three Sentinels; three
+/// etcd members; a three-node ZooKeeper ensemble; a PostgreSQL primary and its standby.
+fn start_cluster(kind: Kind) -> anyhow::Result<Box<dyn Cluster>> {
+    Ok(match kind {
+        Kind::Redis => Box::new(snowmint_testkit::RedisReplicated::start()),
+        other => anyhow::bail!("no cluster of the {other:?} registry"),
+    })
 }
 
 /// Reads every lease of datacenter 0..32 once.
@@ -131,29 +167,50 @@ enum Reader {
         client: Box<redis::Client>,
         connection: Option<redis::Connection>,
     },
+    /// The Redis primary the Sentinels on these ports name, asked before every read, on a
+    /// connection to it that is kept while they name it.
+    Sentinels {
+        sentinels: Vec<u16>,
+        primary: Option<(u16, redis::Connection)>,
+    },
     Locks(PathBuf),
-    /// etcd's JSON gateway on this port.
-    Etcd(u16),
+    /// etcd's JSON gateway on these ports, the first that answers.
+    Etcd(Vec<u16>),
     /// PostgreSQL, read with `psql` at this URL.
     Postgres(String),
-    /// ZooKeeper on this port, over a session of the reader's own.
-    Zookeeper(u16, Option<zk::Session>),
+    /// ZooKeeper on these ports, the first that takes a session of the reader's own.
+    Zookeeper(Vec<u16>, Option<zk::Session>),
     /// No reader for this registry: the lease check is reported as not done.
     None,
 }
 
 impl Reader {
     fn new(kind: Kind, registry: &Registry) -> anyhow::Result<Reader> {
+        if let Registry::Cluster(_, cluster) = registry {
+            let ports = (0..cluster.members())
+                .map(|i| cluster.address(i).port())
+                .collect();
+            return Ok(match kind {
+                Kind::Redis => Reader::Sentinels {
+                    sentinels: ports_in(&cluster.url()),
+                    primary: None,
+                },
+                Kind::Etcd => Reader::Etcd(ports),
+                Kind::Postgres => Reader::Postgres(cluster.url()),
+                Kind::Zookeeper => Reader::Zookeeper(ports, None),
+                Kind::File => Reader::None,
+            });
+        }
         Ok(match (kind, registry) {
             (Kind::Redis, _) => Reader::Redis {
                 client: Box::new(redis::Client::open(registry.url()).context("the Redis URL")?),
                 connection: None,
             },
             (Kind::File, Registry::Dir(dir)) => Reader::Locks(dir.clone()),
-            (Kind::Etcd, _) => Reader::Etcd(registry.port().context("etcd's port")?),
+            (Kind::Etcd, _) => Reader::Etcd(vec![registry.port().context("etcd's port")?]),
             (Kind::Postgres, _) => Reader::Postgres(registry.url()),
             (Kind::Zookeeper, _) => {
-                Reader::Zookeeper(registry.port().context("ZooKeeper's port")?, None)
+                Reader::Zookeeper(vec![registry.port().context("ZooKeeper's port")?], None)
             }
             _ => Reader::None,
         })
@@ -177,13 +234,31 @@ impl Reader {
                 }
                 read.map(Some)
             }
+            Reader::Sentinels { sentinels, primary } => {
+                let port = named_primary(sentinels)?;
+                let conn = match primary {
+                    Some((at, conn)) if *at == port => conn,
+                    _ => {
+                        let client = redis::Client::open(format!("redis://127.0.0.1:{port}"))?;
+                        let conn = client.get_connection_with_timeout(Duration::from_secs(1))?;
+                        conn.set_read_timeout(Some(Duration::from_secs(1)))?;
+                        conn.set_write_timeout(Some(Duration::from_secs(1)))?;
+                        &mut primary.insert((port, conn)).1
+                    }
+                };
+                let read = read_redis(conn);
+                if read.is_err() {
+                    *primary = None;
+                }
+                read.map(Some)
+            }
             Reader::Locks(dir) => read_locks(dir).map(Some),
-            Reader::Etcd(port) => read_etcd(*port).map(Some),
+            Reader::Etcd(ports) => first_of(ports, read_etcd).map(Some),
             Reader::Postgres(url) => read_postgres(url).map(Some),
-            Reader::Zookeeper(port, session) => {
+            Reader::Zookeeper(ports, session) => {
                 let live = match session {
                     Some(live) => live,
-                    None => session.insert(zk::Session::connect(*port)?),
+                    None => session.insert(first_of(ports, zk::Session::connect)?),
                 };
                 let read = live.workers();
                 if read.is_err() {
@@ -194,6 +269,46 @@ impl Reader {
             Reader::None => Ok(None),
         }
     }
+}
+
+/// What `read` answers on the first of `ports` where it succeeds, or the last error.
+fn first_of<T>(ports: &[u16], mut read: impl FnMut(u16) -> anyhow::Result<T>) -> anyhow::Result<T> {
+    let mut last = anyhow::anyhow!("no member to read");
+    for &port in ports {
+        match read(port) {
+            Ok(value) => return Ok(value),
+            Err(err) => last = err,
+        }
+    }
+    Err(last)
+}
+
+/// The 127.0.0.1 ports a URL names (`redis+sentinel://127.0.0.1:P1,127.0.0.1:P2/...`).
+fn ports_in(url: &str) -> Vec<u16> {
+    url.split("127.0.0.1:")
+        .skip(1)
+        .filter_map(|rest| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
+        .collect()
+}
+
+/// The port of the Redis primary the first Sentinel that answers names.
+fn named_primary(sentinels: &[u16]) -> anyhow::Result<u16> {
+    first_of(sentinels, |port| {
+        let client = redis::Client::open(format!("redis://127.0.0.1:{port}"))?;
+        let mut conn = client.get_connection_with_timeout(Duration::from_secs(1))?;
+        conn.set_read_timeout(Some(Duration::from_secs(1)))?;
+        let address: Vec<String> = redis::cmd("SENTINEL")
+            .arg("GET-MASTER-ADDR-BY-NAME")
+            .arg(snowmint_testkit::PRIMARY_NAME)
+            .query(&mut conn)?;
+        address
+            .get(1)
+            .and_then(|p| p.parse().ok())
+            .context("the Sentinel names no primary")
+    })
 }
 
 /// `snowmint:NS:dcD:wW` keys hold `identity/pid/nonce`.

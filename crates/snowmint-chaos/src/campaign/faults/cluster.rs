@@ -1,0 +1,122 @@
+//! The faults of a clustered registry: a member killed, the primary failed over, a member
+//! cut off from its peers.
+//!
+//! A failover where replication is asynchronous (Redis, PostgreSQL) loses what the old
+//! primary acknowledged after the cut: the records go back to the cut, as a restore takes
+//! them back to a backup. The checker is told so ([`Rollback`]), with the holders whose
+//! leases the new primary does not have, and the floor: the instant the old primary was
+//! gone, past which no forgotten holder reached it, plus how long a holder may issue past
+//! its last renewal. etcd and ZooKeeper lose no acknowledged write: their failovers roll
+//! nothing back, and the checker judges every answer by the polls around it.
+
+use std::time::Duration;
+
+use anyhow::Context;
+
+use super::{DOWN, HOLD, PAST_TTL, Planned, Target, hold};
+use crate::campaign::Event;
+use crate::campaign::checker::Rollback;
+use crate::campaign::registry::{Kind, holders};
+
+/// How long the cut-off primary acknowledges writes alone before it is killed.
+const LAG: Duration = Duration::from_secs(1);
+
+/// About how long a failover lasts, for the schedule: the lag, the promotion (about two
+/// seconds), the old primary down, its rejoining.
+pub const LENGTH: Duration =
+    Duration::from_millis(LAG.as_millis() as u64 + 2_000 + HOLD.as_millis() as u64 + 1_000);
+
+/// Whether a failover can lose acknowledged writes on `kind`.
+fn loses_writes(kind: Kind) -> bool {
+    matches!(kind, Kind::Redis | Kind::Postgres)
+}
+
+/// The member a fault on `slot` hits: for a kill where replication is asynchronous, a
+/// member that is not the primary (the failover is the fault that loses the primary);
+/// otherwise the primary on even slots and another member on odd ones.
+fn member(target: &Target<'_>, fault: &Planned) -> anyhow::Result<usize> {
+    let kind = target.registry.kind();
+    let cluster = target.registry.as_cluster().context("no cluster")?;
+    let members = cluster.members();
+    let primary = cluster.primary().unwrap_or(0);
+    let other = (primary + 1 + fault.slot % (members - 1)) % members;
+    Ok(match fault.kind {
+        super::Kind::MemberKill if loses_writes(kind) => other,
+        _ if fault.slot.is_multiple_of(2) => primary,
+        _ => other,
+    })
+}
+
+/// What the report names as hit.
+pub fn target(target: &Target<'_>, fault: &Planned) -> String {
+    let primary = target.registry.as_cluster().and_then(|c| c.primary());
+    match fault.kind {
+        super::Kind::Failover => format!("registry; primary member {primary:?}"),
+        _ => match member(target, fault) {
+            Ok(i) if Some(i) == primary => format!("registry; member {i} (primary)"),
+            Ok(i) => format!("registry; member {i}"),
+            Err(err) => format!("registry; {err}"),
+        },
+    }
+}
+
+/// A member killed, and restarted after [`DOWN`].
+pub fn kill(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<()> {
+    let i = member(target, fault)?;
+    let cluster = target.registry.cluster().context("no cluster")?;
+    cluster.kill(i);
+    hold(DOWN);
+    cluster.restart(i);
+    Ok(())
+}
+
+/// A member cut off from its peers past the lease TTL, then mended.
+pub fn partition(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<()> {
+    let i = member(target, fault)?;
+    let cluster = target.registry.cluster().context("no cluster")?;
+    cluster.partition(i, true);
+    hold(PAST_TTL);
+    cluster.partition(i, false);
+    Ok(())
+}
+
+/// The primary failed over after [`LAG`]; the checker told what the records forgot where
+/// they go back; the old primary rejoins after [`HOLD`].
+pub fn fail_over(target: &mut Target<'_>) -> anyhow::Result<()> {
+    let kind = target.registry.kind();
+    // Unread, the records forgot nobody as far as the campaign knows.
+    let before = holders(target.registry).unwrap_or_default();
+    let from = target.epoch.now();
+    let cluster = target.registry.cluster().context("no cluster")?;
+    let (old, new) = cluster.fail_over(LAG);
+    // No holder reached the old primary after this: it was killed before the promotion.
+    let gone = target.epoch.now();
+    println!(
+        "          member {new} took over from member {old} after {:.3} s",
+        (gone - from) as f64 / 1e6
+    );
+    if loses_writes(kind) {
+        let after = holders(target.registry).unwrap_or_default();
+        let live: Vec<u32> = (0..target.fleet.slots.len())
+            .filter_map(|i| target.fleet.pid(i).ok())
+            .collect();
+        let mut forgotten: Vec<(u16, u32)> = before
+            .into_iter()
+            .filter(|held| !after.contains(held) && live.contains(&held.1))
+            .collect();
+        forgotten.sort_unstable();
+        forgotten.dedup();
+        println!("          the new primary forgot {forgotten:?} (worker, pid)");
+        let _ = target.events.send(Event::Rollback(Rollback {
+            from,
+            until: gone + kind.reach().as_micros() as u64,
+            from_unix_ms: target.epoch.unix_ms(from),
+            floor_unix_ms: target.epoch.unix_ms(gone) + kind.issues_for().as_millis() as u64,
+            forgotten,
+        }));
+    }
+    hold(HOLD);
+    let cluster = target.registry.cluster().context("no cluster")?;
+    cluster.restart(old);
+    Ok(())
+}
