@@ -8,6 +8,11 @@
 //! gone, past which no forgotten holder reached it, plus how long a holder may issue past
 //! its last renewal. etcd and ZooKeeper lose no acknowledged write: their failovers roll
 //! nothing back, and the checker judges every answer by the polls around it.
+//!
+//! To put the floor to the test, a failover that forgot live holders is followed by a
+//! newcomer, as after a restore: the campaign holds every free worker id but the forgotten
+//! holders' ([`Blockers`]), and another server moves to a new machine (empty state, new
+//! identity) and takes one of those, unless its holder took it back first.
 
 use std::time::Duration;
 
@@ -16,7 +21,7 @@ use anyhow::Context;
 use super::{DOWN, HOLD, PAST_TTL, Planned, Target, hold};
 use crate::campaign::Event;
 use crate::campaign::checker::Rollback;
-use crate::campaign::registry::{Kind, holders};
+use crate::campaign::registry::{Blockers, Kind, holders};
 
 /// How long the cut-off primary acknowledges writes alone before it is killed.
 const LAG: Duration = Duration::from_secs(1);
@@ -24,7 +29,40 @@ const LAG: Duration = Duration::from_secs(1);
 /// About how long a failover lasts, for the schedule: the lag, the promotion (about two
 /// seconds), the old primary down, its rejoining.
 pub const LENGTH: Duration =
-    Duration::from_millis(LAG.as_millis() as u64 + 2_000 + HOLD.as_millis() as u64 + 1_000);
+    Duration::from_millis(LAG.as_millis() as u64 + 2_000 + 2 * HOLD.as_millis() as u64 + 1_000);
+
+/// Freezes the forgotten holders (so that none takes its worker id back first), holds
+/// every free worker id but theirs, moves a server that is not one of them to a new
+/// machine, and waits for its lease; then thaws them and gives the rest back.
+fn newcomer_on(target: &mut Target<'_>, forgotten: &[(u16, u32)]) -> anyhow::Result<()> {
+    let slots = target.fleet.slots.len();
+    let holder_of = |pid: u32| forgotten.iter().any(|&(_, held)| held == pid);
+    let frozen: Vec<usize> = (0..slots)
+        .filter(|&i| target.fleet.pid(i).is_ok_and(holder_of))
+        .collect();
+    let Some(newcomer) = (0..slots).find(|i| !frozen.contains(i)) else {
+        return Ok(());
+    };
+    for &i in &frozen {
+        target.fleet.freeze(i, true)?;
+    }
+    let moved = (|| {
+        let mut blockers = Blockers::hold_free(&target.registry.url(), target.runtime)?;
+        blockers.give_back(&forgotten.iter().map(|&(w, _)| w).collect::<Vec<_>>())?;
+        target.fleet.kill(newcomer)?;
+        target.fleet.new_machine(newcomer)?;
+        target.fleet.start(newcomer)?;
+        super::restore::wait_for_lease(target, newcomer, "the newcomer")?;
+        Ok::<_, anyhow::Error>(blockers)
+    })();
+    for &i in &frozen {
+        target.fleet.freeze(i, false)?;
+    }
+    let blockers = moved?;
+    hold(HOLD);
+    drop(blockers);
+    Ok(())
+}
 
 /// Whether a failover can lose acknowledged writes on `kind`.
 fn loses_writes(kind: Kind) -> bool {
@@ -81,7 +119,8 @@ pub fn partition(target: &mut Target<'_>, fault: &Planned) -> anyhow::Result<()>
 }
 
 /// The primary failed over after [`LAG`]; the checker told what the records forgot where
-/// they go back; the old primary rejoins after [`HOLD`].
+/// they go back, and a newcomer started on the forgotten worker ids; the old primary
+/// rejoins after [`HOLD`].
 pub fn fail_over(target: &mut Target<'_>) -> anyhow::Result<()> {
     let kind = target.registry.kind();
     // Unread, the records forgot nobody as far as the campaign knows.
@@ -112,8 +151,11 @@ pub fn fail_over(target: &mut Target<'_>) -> anyhow::Result<()> {
             until: gone + kind.reach().as_micros() as u64,
             from_unix_ms: target.epoch.unix_ms(from),
             floor_unix_ms: target.epoch.unix_ms(gone) + kind.issues_for().as_millis() as u64,
-            forgotten,
+            forgotten: forgotten.clone(),
         }));
+        if !forgotten.is_empty() {
+            newcomer_on(target, &forgotten)?;
+        }
     }
     hold(HOLD);
     let cluster = target.registry.cluster().context("no cluster")?;

@@ -198,7 +198,7 @@ fn roll_back(
 
 /// Waits until the registry names slot `i`'s process as a holder, at most
 /// [`NEWCOMER_LIMIT`], and says which worker id `who` holds.
-fn wait_for_lease(target: &Target<'_>, i: usize, who: &str) -> anyhow::Result<()> {
+pub(super) fn wait_for_lease(target: &Target<'_>, i: usize, who: &str) -> anyhow::Result<()> {
     let pid = target.fleet.pid(i).context("the newcomer")?;
     let name = &target.fleet.slots[i].name;
     let started = Instant::now();
