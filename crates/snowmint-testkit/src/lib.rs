@@ -52,6 +52,7 @@ mod program;
 mod redis;
 mod sentinel;
 mod zookeeper;
+mod zookeeper_ensemble;
 
 pub use cluster::Cluster;
 pub use etcd::Etcd;
@@ -60,6 +61,7 @@ pub use postgres::Postgres;
 pub use redis::Redis;
 pub use sentinel::{PRIMARY_NAME, Sentinels};
 pub use zookeeper::ZooKeeper;
+pub use zookeeper_ensemble::ZooKeeperEnsemble;
 
 /// What every server guard does, whichever server it runs: for tests written once and
 /// run against each registry.
