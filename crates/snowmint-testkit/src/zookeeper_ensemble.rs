@@ -392,7 +392,7 @@ mod tests {
 
     /// The whole life of an ensemble under the campaign's faults, timed.
     #[test]
-    fn fails_over_takes_the_old_leader_back_and_mends_a_cut() {
+    fn fails_over_takes_the_old_leader_back_and_mends_cuts() {
         let started = Instant::now();
         let mut ensemble = ZooKeeperEnsemble::start();
         eprintln!("started in {:?}", started.elapsed());
@@ -441,6 +441,27 @@ mod tests {
         eprintln!("mended in {:?}", mending.elapsed());
         assert_eq!(status(ensemble.address(new)), Some(Mode::Follower));
         assert_eq!(ensemble.primary(), Some(next));
+
+        // A follower cut off stops serving too; the other two go on as they were.
+        let follower = new;
+        let cutting = Instant::now();
+        ensemble.partition(follower, true);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while status(ensemble.address(follower)).is_some() {
+            assert!(Instant::now() < deadline, "the cut follower still serves");
+            thread::sleep(POLL);
+        }
+        eprintln!(
+            "the cut follower stopped serving {:?} after the cut",
+            cutting.elapsed()
+        );
+        assert!(
+            srvr(ensemble.address(follower)).is_some(),
+            "clients reach it"
+        );
+        assert_eq!(ensemble.wait_for_quorum(), next);
+        ensemble.partition(follower, false);
+        assert_eq!(status(ensemble.address(follower)), Some(Mode::Follower));
         eprintln!("all in {:?}", started.elapsed());
     }
 }
