@@ -54,6 +54,7 @@ mod redis;
 mod redis_replicated;
 mod sentinel;
 mod zookeeper;
+mod zookeeper_ensemble;
 
 pub use cluster::Cluster;
 pub use etcd::Etcd;
@@ -63,6 +64,7 @@ pub use redis::Redis;
 pub use redis_replicated::RedisReplicated;
 pub use sentinel::{PRIMARY_NAME, Sentinels};
 pub use zookeeper::ZooKeeper;
+pub use zookeeper_ensemble::ZooKeeperEnsemble;
 
 /// What every server guard does, whichever server it runs: for tests written once and
 /// run against each registry.

@@ -71,6 +71,13 @@ impl Daemon {
         }
     }
 
+    /// The same server, named by `address` in messages: for one that serves elsewhere
+    /// than on 127.0.0.1 (in a network namespace of its own).
+    pub(crate) fn at(mut self, address: std::net::SocketAddr) -> Daemon {
+        self.address = address.to_string();
+        self
+    }
+
     /// Starts the server and waits until it is ready.
     ///
     /// # Panics

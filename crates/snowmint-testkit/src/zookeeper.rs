@@ -23,7 +23,7 @@ const KIND: Kind = Kind {
 /// The server's jar, from Debian's `libzookeeper-java` (which the `zookeeper` package
 /// pulls in). Its manifest's `Class-Path` names every other jar it needs, as
 /// `/usr/share/zookeeper/bin/zkServer.sh` relies on.
-const SERVER_JAR: &str = "/usr/share/java/zookeeper.jar";
+pub(crate) const SERVER_JAR: &str = "/usr/share/java/zookeeper.jar";
 /// A logging backend for SLF4J, from Debian's `libslf4j-java`, a dependency of the
 /// server: it writes the server's log to stderr, which the guard keeps in its log file.
 /// Without it the server says nothing at all.
@@ -34,12 +34,13 @@ const MAIN_CLASS: &str = "org.apache.zookeeper.server.ZooKeeperServerMain";
 /// 4 s here), so the lease tests' TTLs of 2 s and 3 s are granted as asked, and a longer
 /// one is clamped to 4 s. Sessions expire on a tick, so a short one also keeps the wait
 /// for an expiry short.
-const TICK: Duration = Duration::from_millis(200);
+pub(crate) const TICK: Duration = Duration::from_millis(200);
 /// The JVM's options: a small heap, and only the quick first compiler, which starts the
 /// server in about half the time the default needs.
-const JVM_OPTIONS: [&str; 3] = ["-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"];
+pub(crate) const JVM_OPTIONS: [&str; 3] =
+    ["-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"];
 /// The root `url()` names: every node the tests make lies below it.
-const ROOT: &str = "/snowmint";
+pub(crate) const ROOT: &str = "/snowmint";
 
 /// A standalone ZooKeeper server of its own on a free loopback port, stopped when dropped.
 ///
@@ -97,7 +98,7 @@ impl ZooKeeper {
         let server = Instance::start(&KIND, |port, dir| {
             let config = configure(port, dir);
             let java = java.clone();
-            move || zookeeper_command(&java, &config)
+            move || zookeeper_command(&java, &[], MAIN_CLASS, &config)
         });
         ZooKeeper { server }
     }
@@ -141,7 +142,7 @@ impl ZooKeeper {
 }
 
 /// The server's jar, or what to install to get it.
-fn server_jar() -> Result<PathBuf, Missing> {
+pub(crate) fn server_jar() -> Result<PathBuf, Missing> {
     let jar = PathBuf::from(SERVER_JAR);
     if jar.is_file() {
         Ok(jar)
@@ -175,8 +176,14 @@ fn configure(port: u16, dir: &Path) -> PathBuf {
     config
 }
 
-/// The standalone server with the configuration `config`.
-fn zookeeper_command(java: &Path, config: &Path) -> Command {
+/// The server of `main_class` (the standalone one, or an ensemble's member) with the
+/// configuration `config` and the system properties `properties` (`name=value`).
+pub(crate) fn zookeeper_command(
+    java: &Path,
+    properties: &[String],
+    main_class: &str,
+    config: &Path,
+) -> Command {
     let mut classpath = SERVER_JAR.to_string();
     if Path::new(LOG_JAR).is_file() {
         classpath = format!("{classpath}:{LOG_JAR}");
@@ -186,7 +193,8 @@ fn zookeeper_command(java: &Path, config: &Path) -> Command {
         .args(JVM_OPTIONS)
         // Its log says when a session expires, which is what a failing lease test needs.
         .arg("-Dorg.slf4j.simpleLogger.showDateTime=true")
-        .args(["-cp", &classpath, MAIN_CLASS])
+        .args(properties.iter().map(|property| format!("-D{property}")))
+        .args(["-cp", &classpath, main_class])
         .arg(config);
     command
 }

@@ -115,6 +115,14 @@ impl ZooKeeperRegistry {
     /// acquisition that sees a run makes `{root}/incarnations/{run}`, whose creation time
     /// is that instant. What the server forgot was written before it started, earlier
     /// still.
+    ///
+    /// An ensemble's member starts such a run each time it starts to lead or to follow,
+    /// after every election: a failover moves every member to a new run, and a member that
+    /// rejoins (restarted, or reconnected to its peers) to one of its own, so the first
+    /// lease taken there after it waits the reach, although a quorum lost no write. That is
+    /// the price, not a hole: an ensemble that forgets (a quorum restored from backups)
+    /// does so only through an election too. A holder keeps its session, and its lease,
+    /// across those runs: only an acquisition asks.
     async fn vouched_since(&self, client: &zk::Client) -> Result<u64, LeaseError> {
         let dir = format!("{}/incarnations", self.target.root);
         // Bits 24.. : the server, and its start to 256 ms; the count of sessions since
