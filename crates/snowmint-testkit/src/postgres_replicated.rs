@@ -363,14 +363,16 @@ impl Cluster for PostgresReplicated {
 impl Drop for PostgresReplicated {
     /// Mends the cut and stops the standby before the primary: a primary shutting down
     /// waits for its walsender to pass the last WAL on, which a cut link would hold up to
-    /// `wal_sender_timeout`.
+    /// `wal_sender_timeout`. A member killed and never restarted leaves its shared memory
+    /// segment, removed here before its directory goes.
     fn drop(&mut self) {
         self.cut.clear();
         let leader = self.leader;
-        for (i, member) in self.members.iter_mut().enumerate() {
-            if i != leader {
-                member.server.daemon.stop();
-            }
+        let standbys_first = (0..MEMBERS).filter(|i| *i != leader).chain([leader]);
+        for i in standbys_first {
+            let member = &mut self.members[i];
+            member.server.daemon.stop();
+            forget_shared_memory(&member.server.dir.path().join("data"));
         }
     }
 }
