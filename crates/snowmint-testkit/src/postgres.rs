@@ -14,9 +14,9 @@ use crate::net;
 use crate::program::{self, Missing};
 
 /// The superuser `initdb` creates, and the user of [`Postgres::url`].
-const SUPERUSER: &str = "postgres";
+pub(crate) const SUPERUSER: &str = "postgres";
 /// The database every cluster starts with.
-const DATABASE: &str = "postgres";
+pub(crate) const DATABASE: &str = "postgres";
 /// Where Debian installs each major version's programs, side by side and off `PATH`.
 const DEBIAN_VERSIONS: &str = "/usr/lib/postgresql";
 /// Who may connect: anyone on the server's private socket directory or on 127.0.0.1,
@@ -69,9 +69,9 @@ pub struct Postgres {
 
 /// The user and group the server runs as.
 #[derive(Debug, Clone, Copy)]
-struct Account {
-    uid: u32,
-    gid: u32,
+pub(crate) struct Account {
+    pub(crate) uid: u32,
+    pub(crate) gid: u32,
 }
 
 impl Postgres {
@@ -146,7 +146,7 @@ impl Postgres {
 
 /// The directory holding `initdb` and `postgres`: the newest of Debian's versions, or
 /// the one on `PATH` elsewhere.
-fn bin_dir() -> Result<PathBuf, Missing> {
+pub(crate) fn bin_dir() -> Result<PathBuf, Missing> {
     let newest = fs::read_dir(DEBIAN_VERSIONS)
         .into_iter()
         .flatten()
@@ -174,7 +174,7 @@ fn bin_dir() -> Result<PathBuf, Missing> {
 /// Who runs `initdb` and `postgres`: the `postgres` user when the tests run as root,
 /// since PostgreSQL refuses to run as root; otherwise the tests' own user.
 #[track_caller]
-fn run_as() -> Option<Account> {
+pub(crate) fn run_as() -> Option<Account> {
     // SAFETY: geteuid(2) has no preconditions and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
         return None;
@@ -253,7 +253,7 @@ fn cluster(
 
 /// Makes `command` run as `account`, if one is given, from `dir`, which it owns: a
 /// program started by root may otherwise sit in a directory its user cannot read.
-fn as_account(command: &mut Command, account: Option<Account>, dir: &Path) {
+pub(crate) fn as_account(command: &mut Command, account: Option<Account>, dir: &Path) {
     command.current_dir(dir);
     if let Some(Account { uid, gid }) = account {
         command.uid(uid).gid(gid);
@@ -261,7 +261,7 @@ fn as_account(command: &mut Command, account: Option<Account>, dir: &Path) {
 }
 
 /// Makes a cluster in `data` whose superuser needs no password.
-fn initdb(bin: &Path, data: &Path, dir: &Path, account: Option<Account>) {
+pub(crate) fn initdb(bin: &Path, data: &Path, dir: &Path, account: Option<Account>) {
     let mut command = Command::new(bin.join("initdb"));
     command
         .arg("-D")
@@ -284,7 +284,7 @@ fn initdb(bin: &Path, data: &Path, dir: &Path, account: Option<Account>) {
 
 /// Whether the server accepts a session: a startup message for the superuser is answered
 /// with "ready for query", not "the database system is starting up".
-fn accepts_sessions(port: u16) -> bool {
+pub(crate) fn accepts_sessions(port: u16) -> bool {
     /// Protocol version 3.0, as the startup message spells it.
     const PROTOCOL_3_0: u32 = 3 << 16;
     /// The most a probe reads of one message; startup answers are a few dozen bytes.
