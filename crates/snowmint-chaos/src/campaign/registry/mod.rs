@@ -10,6 +10,7 @@ pub use backup::{Backup, restart_empty};
 pub use blockers::Blockers;
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -157,6 +158,8 @@ impl Registry {
 fn start_cluster(kind: Kind) -> anyhow::Result<Box<dyn Cluster>> {
     Ok(match kind {
         Kind::Redis => Box::new(snowmint_testkit::RedisReplicated::start()),
+        Kind::Postgres => Box::new(snowmint_testkit::PostgresReplicated::start()),
+        Kind::Zookeeper => Box::new(snowmint_testkit::ZooKeeperEnsemble::start()),
         other => anyhow::bail!("no cluster of the {other:?} registry"),
     })
 }
@@ -174,12 +177,12 @@ enum Reader {
         primary: Option<(u16, redis::Connection)>,
     },
     Locks(PathBuf),
-    /// etcd's JSON gateway on these ports, the first that answers.
-    Etcd(Vec<u16>),
+    /// etcd's JSON gateway at these addresses, the first that answers.
+    Etcd(Vec<SocketAddr>),
     /// PostgreSQL, read with `psql` at this URL.
     Postgres(String),
-    /// ZooKeeper on these ports, the first that takes a session of the reader's own.
-    Zookeeper(Vec<u16>, Option<zk::Session>),
+    /// ZooKeeper at these addresses, the first that takes a session of the reader's own.
+    Zookeeper(Vec<SocketAddr>, Option<zk::Session>),
     /// No reader for this registry: the lease check is reported as not done.
     None,
 }
@@ -187,17 +190,15 @@ enum Reader {
 impl Reader {
     fn new(kind: Kind, registry: &Registry) -> anyhow::Result<Reader> {
         if let Registry::Cluster(_, cluster) = registry {
-            let ports = (0..cluster.members())
-                .map(|i| cluster.address(i).port())
-                .collect();
+            let members = (0..cluster.members()).map(|i| cluster.address(i)).collect();
             return Ok(match kind {
                 Kind::Redis => Reader::Sentinels {
                     sentinels: ports_in(&cluster.url()),
                     primary: None,
                 },
-                Kind::Etcd => Reader::Etcd(ports),
+                Kind::Etcd => Reader::Etcd(members),
                 Kind::Postgres => Reader::Postgres(cluster.url()),
-                Kind::Zookeeper => Reader::Zookeeper(ports, None),
+                Kind::Zookeeper => Reader::Zookeeper(members, None),
                 Kind::File => Reader::None,
             });
         }
@@ -207,11 +208,14 @@ impl Reader {
                 connection: None,
             },
             (Kind::File, Registry::Dir(dir)) => Reader::Locks(dir.clone()),
-            (Kind::Etcd, _) => Reader::Etcd(vec![registry.port().context("etcd's port")?]),
-            (Kind::Postgres, _) => Reader::Postgres(registry.url()),
-            (Kind::Zookeeper, _) => {
-                Reader::Zookeeper(vec![registry.port().context("ZooKeeper's port")?], None)
+            (Kind::Etcd, _) => {
+                Reader::Etcd(vec![loopback(registry.port().context("etcd's port")?)])
             }
+            (Kind::Postgres, _) => Reader::Postgres(registry.url()),
+            (Kind::Zookeeper, _) => Reader::Zookeeper(
+                vec![loopback(registry.port().context("ZooKeeper's port")?)],
+                None,
+            ),
             _ => Reader::None,
         })
     }
@@ -271,11 +275,19 @@ impl Reader {
     }
 }
 
-/// What `read` answers on the first of `ports` where it succeeds, or the last error.
-fn first_of<T>(ports: &[u16], mut read: impl FnMut(u16) -> anyhow::Result<T>) -> anyhow::Result<T> {
+/// 127.0.0.1:`port`.
+fn loopback(port: u16) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], port))
+}
+
+/// What `read` answers on the first of `places` where it succeeds, or the last error.
+fn first_of<P: Copy, T>(
+    places: &[P],
+    mut read: impl FnMut(P) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
     let mut last = anyhow::anyhow!("no member to read");
-    for &port in ports {
-        match read(port) {
+    for &place in places {
+        match read(place) {
             Ok(value) => return Ok(value),
             Err(err) => last = err,
         }
@@ -345,7 +357,7 @@ fn worker_in_key(name: &str, dc_tag: &str, w_tag: &str) -> Option<u16> {
 /// etcd: `/snowmint/NS/dcD/wW` holds the holder's name, under an etcd lease that ends it;
 /// read through the JSON gateway (`POST /v3/kv/range`) on a connection of its own, in
 /// HTTP/1.0 so that the body comes whole, never chunked.
-fn read_etcd(port: u16) -> anyhow::Result<Vec<(u16, u32)>> {
+fn read_etcd(addr: SocketAddr) -> anyhow::Result<Vec<(u16, u32)>> {
     use base64::Engine;
     use std::io::{Read, Write};
     let b64 = base64::engine::general_purpose::STANDARD;
@@ -355,7 +367,6 @@ fn read_etcd(port: u16) -> anyhow::Result<Vec<(u16, u32)>> {
         "range_end": b64.encode("/snowmint0"),
     })
     .to_string();
-    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
     let mut stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1))?;
     stream.set_read_timeout(Some(Duration::from_secs(1)))?;
     stream.set_write_timeout(Some(Duration::from_secs(1)))?;

@@ -20,9 +20,8 @@ pub struct Session {
 }
 
 impl Session {
-    /// Connects to 127.0.0.1:`port` and opens a session.
-    pub fn connect(port: u16) -> anyhow::Result<Session> {
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    /// Connects to `addr` and opens a session.
+    pub fn connect(addr: SocketAddr) -> anyhow::Result<Session> {
         let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(1))?;
         stream.set_read_timeout(Some(Duration::from_secs(1)))?;
         stream.set_write_timeout(Some(Duration::from_secs(1)))?;
