@@ -44,6 +44,7 @@
 
 mod cluster;
 mod etcd;
+mod etcd_cluster;
 mod instance;
 mod net;
 mod postgres;
@@ -55,6 +56,7 @@ mod zookeeper;
 
 pub use cluster::Cluster;
 pub use etcd::Etcd;
+pub use etcd_cluster::EtcdCluster;
 pub use net::free_port;
 pub use postgres::Postgres;
 pub use redis::Redis;

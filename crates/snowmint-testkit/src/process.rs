@@ -71,6 +71,13 @@ impl Daemon {
         }
     }
 
+    /// The same server, named in messages by `address` rather than `127.0.0.1:port`: for
+    /// one that serves on an address of a network namespace.
+    pub(crate) fn at(mut self, address: impl Into<String>) -> Daemon {
+        self.address = address.into();
+        self
+    }
+
     /// Starts the server and waits until it is ready.
     ///
     /// # Panics
