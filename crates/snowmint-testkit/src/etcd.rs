@@ -143,7 +143,7 @@ fn etcd_command(program: &Path, port: u16, peer_port: u16, data: &Path) -> Comma
 
 /// The value etcd 3.4 wants in `ETCD_UNSUPPORTED_ARCH` before it runs on this
 /// architecture: Go's name for it. It runs unasked on amd64, ppc64le and s390x.
-fn unsupported_arch() -> Option<&'static str> {
+pub(crate) fn unsupported_arch() -> Option<&'static str> {
     match std::env::consts::ARCH {
         "x86_64" | "powerpc64" | "s390x" => None,
         "aarch64" => Some("arm64"),

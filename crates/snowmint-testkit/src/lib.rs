@@ -45,6 +45,7 @@
 mod cluster;
 mod cut;
 mod etcd;
+mod etcd_cluster;
 mod instance;
 mod net;
 mod postgres;
@@ -59,6 +60,7 @@ mod zookeeper_ensemble;
 
 pub use cluster::Cluster;
 pub use etcd::Etcd;
+pub use etcd_cluster::EtcdCluster;
 pub use net::free_port;
 pub use postgres::Postgres;
 pub use postgres_replicated::PostgresReplicated;

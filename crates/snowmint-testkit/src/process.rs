@@ -71,9 +71,9 @@ impl Daemon {
         }
     }
 
-    /// The same server, named by `address` in messages: for one that serves elsewhere
-    /// than on 127.0.0.1 (in a network namespace of its own).
-    pub(crate) fn at(mut self, address: std::net::SocketAddr) -> Daemon {
+    /// The same server, named in messages by `address` rather than `127.0.0.1:port`: for
+    /// one that serves on an address of a network namespace.
+    pub(crate) fn at(mut self, address: impl std::fmt::Display) -> Daemon {
         self.address = address.to_string();
         self
     }

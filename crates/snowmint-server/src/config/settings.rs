@@ -125,8 +125,8 @@ pub struct Settings {
     pub state_dir: Option<PathBuf>,
 
     /// Where the worker id comes from: static:W, hostname, file:DIR, redis://HOST:PORT,
-    /// redis+sentinel://HOST:PORT[,HOST:PORT...]/MASTER, etcd://HOST:PORT,
-    /// postgres://USER@HOST:PORT/DB or
+    /// redis+sentinel://HOST:PORT[,HOST:PORT...]/MASTER,
+    /// etcd://HOST:PORT[,HOST:PORT...], postgres://USER@HOST:PORT/DB or
     /// zookeeper://HOST:PORT[,HOST:PORT...]/PATH (default: static: the --worker value)
     #[arg(
         long,

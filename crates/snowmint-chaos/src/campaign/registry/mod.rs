@@ -158,9 +158,10 @@ impl Registry {
 fn start_cluster(kind: Kind) -> anyhow::Result<Box<dyn Cluster>> {
     Ok(match kind {
         Kind::Redis => Box::new(snowmint_testkit::RedisReplicated::start()),
+        Kind::Etcd => Box::new(snowmint_testkit::EtcdCluster::start()),
         Kind::Postgres => Box::new(snowmint_testkit::PostgresReplicated::start()),
         Kind::Zookeeper => Box::new(snowmint_testkit::ZooKeeperEnsemble::start()),
-        other => anyhow::bail!("no cluster of the {other:?} registry"),
+        Kind::File => anyhow::bail!("the file registry is a directory, never a cluster"),
     })
 }
 

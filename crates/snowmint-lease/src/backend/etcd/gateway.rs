@@ -8,43 +8,79 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use snowmint::error::Chain;
 
 use super::keys::Keys;
 use super::{EtcdRegistry, PAGE};
 use crate::registry::LeaseError;
 
+/// What a member answered a request: its URL (the member's, for messages), the HTTP
+/// status, and the body.
+pub(super) struct Answer {
+    pub(super) url: String,
+    pub(super) status: u16,
+    pub(super) body: Vec<u8>,
+}
+
 impl EtcdRegistry {
-    /// Posts `body` to a gateway path; answers the HTTP status and the body.
-    async fn post(&self, path: &str, body: &Value) -> Result<(u16, Vec<u8>), LeaseError> {
-        let url = format!("{}{path}", self.endpoint);
-        // reqwest's message names the URL too; it is said once, here.
-        let failed = |err: reqwest::Error| {
-            LeaseError::unavailable_because("etcd", url.as_str(), err.without_url())
-        };
-        let response = self
-            .http
-            .post(&url)
-            .json(body)
-            .send()
-            .await
-            .map_err(failed)?;
-        let status = response.status().as_u16();
-        let bytes = response.bytes().await.map_err(failed)?;
-        Ok((status, bytes.to_vec()))
+    /// Posts `body` to a gateway path on the member in use, or on the next ones while a
+    /// member cannot be reached at all (the request was never sent, so sending it again
+    /// elsewhere cannot apply it twice). A member that times out, or answers that it has
+    /// no leader, answers this request as it did; the next request goes to the next member.
+    async fn post(&self, path: &str, body: &Value) -> Result<Answer, LeaseError> {
+        let (at, _) = self.endpoints.current();
+        let mut tried = 0;
+        loop {
+            let (index, endpoint) = self.endpoints.after(at, tried);
+            let url = format!("{endpoint}{path}");
+            // reqwest's message names the URL too; it is said once, here.
+            let failed = |err: reqwest::Error| {
+                LeaseError::unavailable_because("etcd", url.as_str(), err.without_url())
+            };
+            let sent = self.http.post(&url).json(body).send().await;
+            let response = match sent {
+                Ok(response) => response,
+                Err(err) if err.is_connect() && tried + 1 < self.endpoints.len() => {
+                    tracing::debug!(error = %Chain(&err), %url, "cannot reach this etcd member");
+                    self.endpoints.move_on(index);
+                    tried += 1;
+                    continue;
+                }
+                Err(err) => {
+                    self.endpoints.move_on(index);
+                    return Err(failed(err));
+                }
+            };
+            let status = response.status().as_u16();
+            let bytes = match response.bytes().await {
+                Ok(bytes) => bytes.to_vec(),
+                Err(err) => {
+                    self.endpoints.move_on(index);
+                    return Err(failed(err));
+                }
+            };
+            if without_quorum(status, &bytes) {
+                self.endpoints.move_on(index);
+            }
+            return Ok(Answer {
+                url,
+                status,
+                body: bytes,
+            });
+        }
     }
 
     /// Posts and decodes a successful answer; etcd's errors become `Unavailable`.
     async fn call<T: DeserializeOwned>(&self, path: &str, body: &Value) -> Result<T, LeaseError> {
-        let (status, bytes) = self.post(path, body).await?;
+        let Answer { url, status, body } = self.post(path, body).await?;
         if status != 200 {
             return Err(unavailable(format!(
-                "{}{path} answered {status}: {}",
-                self.endpoint,
-                etcd_message(&bytes)
+                "{url} answered {status}: {}",
+                etcd_message(&body)
             )));
         }
-        serde_json::from_slice(&bytes).map_err(|e| {
-            let answer = format!("{}{path} answered {:?}", self.endpoint, excerpt(&bytes));
+        serde_json::from_slice(&body).map_err(|e| {
+            let answer = format!("{url} answered {:?}", excerpt(&body));
             LeaseError::unavailable_because("etcd", answer, e)
         })
     }
@@ -69,14 +105,41 @@ impl EtcdRegistry {
         self.call("/v3/kv/txn", &body).await
     }
 
-    /// When the etcd process that answers started (ms since the Unix epoch, its clock):
-    /// the gauge `process_start_time_seconds` of its `/metrics`, rounded up, and one second
-    /// more, since it counts from the host's boot time in whole seconds. etcd loses no
-    /// write it acknowledged unless it is restored from a snapshot or an old copy of its
-    /// data, and a restore restarts every member: the member that answers vouches for its
-    /// keys from its start.
+    /// Since when the members vouch for their keys (ms since the Unix epoch, their
+    /// clocks): the earliest start among the members of the URL that answer, each read
+    /// from the gauge `process_start_time_seconds` of its `/metrics`, rounded up, and one
+    /// second more, since it counts from the host's boot time in whole seconds.
+    ///
+    /// etcd loses no write it acknowledged, whichever member restarts, since a quorum has
+    /// it; only a restore from a snapshot or an old copy of the data goes back, and a
+    /// restore restarts every member (it makes a new cluster from the snapshot). So every
+    /// member that answers after a restore started after it, and the earliest of them
+    /// still dates the restore; after an ordinary restart of one member, another member
+    /// that kept running vouches from its own, earlier, start. The members are asked at
+    /// once; one that does not answer is left out, and if none answers, the error is the
+    /// first member's.
     pub(super) async fn started_ms(&self) -> Result<u64, LeaseError> {
-        let url = format!("{}/metrics", self.endpoint);
+        let asked = self
+            .endpoints
+            .iter()
+            .map(|endpoint| self.member_started_ms(endpoint));
+        let answers = futures_util::future::join_all(asked).await;
+        let earliest = answers
+            .iter()
+            .filter_map(|answer| answer.as_ref().ok())
+            .min();
+        match earliest {
+            Some(ms) => Ok(*ms),
+            None => answers
+                .into_iter()
+                .find_map(Result::err)
+                .map_or_else(|| Err(unavailable("no etcd member to ask")), Err),
+        }
+    }
+
+    /// When the member at `endpoint` started, with the second its gauge may be short.
+    async fn member_started_ms(&self, endpoint: &str) -> Result<u64, LeaseError> {
+        let url = format!("{endpoint}/metrics");
         let failed = |err: reqwest::Error| {
             LeaseError::unavailable_because("etcd", url.as_str(), err.without_url())
         };
@@ -118,32 +181,30 @@ impl EtcdRegistry {
     /// Keeps a lease alive; answers its TTL in seconds, 0 once it has expired.
     pub(super) async fn keepalive(&self, lease: i64) -> Result<i64, LeaseError> {
         let body = json!({ "ID": lease.to_string() });
-        let (status, bytes) = self.post("/v3/lease/keepalive", &body).await?;
+        let Answer { url, status, body } = self.post("/v3/lease/keepalive", &body).await?;
         // A stream: one `{"result": ...}` line per keep-alive sent, and one was sent.
-        let first = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
+        let first = body.split(|b| *b == b'\n').next().unwrap_or_default();
         match serde_json::from_slice::<KeepAlive>(first) {
             Ok(KeepAlive {
                 result: Some(answer),
             }) if status == 200 => Ok(answer.ttl),
             _ => Err(unavailable(format!(
-                "{}/v3/lease/keepalive answered {status}: {}",
-                self.endpoint,
-                etcd_message(&bytes)
+                "{url} answered {status}: {}",
+                etcd_message(&body)
             ))),
         }
     }
 
     /// Revokes a lease, deleting the keys bound to it; one already gone is not an error.
     pub(super) async fn revoke(&self, lease: i64) -> Result<(), LeaseError> {
-        let (status, bytes) = self
+        let Answer { url, status, body } = self
             .post("/v3/lease/revoke", &json!({ "ID": lease.to_string() }))
             .await?;
         match status {
             200 | 404 => Ok(()),
             _ => Err(unavailable(format!(
-                "{}/v3/lease/revoke answered {status}: {}",
-                self.endpoint,
-                etcd_message(&bytes)
+                "{url} answered {status}: {}",
+                etcd_message(&body)
             ))),
         }
     }
@@ -166,6 +227,20 @@ fn start_time_ms(metrics: &str) -> Option<u64> {
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let ms = (value * 1_000.0).ceil() as u64;
     (value.is_finite() && value > 0.0).then_some(ms + 1_000)
+}
+
+/// Whether an answer says the member cannot serve for want of a quorum: it has no leader,
+/// or a request timed out waiting for one (gRPC's `Unavailable`, which the gateway answers
+/// with 503), or it lost the proposal to an election.
+fn without_quorum(status: u16, body: &[u8]) -> bool {
+    const SIGNS: [&str; 4] = [
+        "no leader",
+        "request timed out",
+        "leader changed",
+        "proposal dropped",
+    ];
+    let message = etcd_message(body);
+    status == 503 || (status >= 500 && SIGNS.iter().any(|sign| message.contains(sign)))
 }
 
 pub(super) fn unavailable(message: impl Into<String>) -> LeaseError {
@@ -299,7 +374,35 @@ fn bytes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
 
 #[cfg(test)]
 mod tests {
-    use super::start_time_ms;
+    use super::{start_time_ms, without_quorum};
+
+    /// As etcd 3.4's gateway answers a member that has lost its leader, and others.
+    #[test]
+    fn answers_of_a_member_without_a_quorum_are_told_apart() {
+        let gateway =
+            |message: &str| format!(r#"{{"error":"{message}","code":14,"message":"{message}"}}"#);
+        assert!(without_quorum(
+            503,
+            gateway("etcdserver: no leader").as_bytes()
+        ));
+        assert!(without_quorum(
+            503,
+            gateway("etcdserver: request timed out").as_bytes()
+        ));
+        assert!(without_quorum(
+            500,
+            gateway("raft proposal dropped").as_bytes()
+        ));
+        assert!(!without_quorum(
+            500,
+            gateway("etcdserver: mvcc: database space exceeded").as_bytes()
+        ));
+        assert!(!without_quorum(
+            400,
+            gateway("etcdserver: requested lease not found").as_bytes()
+        ));
+        assert!(!without_quorum(200, b"{}"));
+    }
 
     /// As etcd 3.4 prints it: seconds in exponent form, to 10 ms.
     #[test]

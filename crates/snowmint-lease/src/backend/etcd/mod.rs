@@ -46,6 +46,7 @@ mod gateway;
 mod keys;
 mod take;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use base64::Engine;
@@ -78,20 +79,26 @@ const RAISE_TRIES: u32 = 3;
 
 /// Leases worker ids through etcd's v3 JSON gateway: a lease with keep-alive per holder,
 /// worker keys created only if absent and bound to it, the high-water mark beside them.
+///
+/// The URL names one member or several (`etcd://HOST:PORT,HOST:PORT,...`). Requests go to
+/// one of them, and move on to the next ([`Endpoints`]) when it cannot be reached, does
+/// not answer in time, or answers that it has no leader: a member cut off from its peers
+/// answers its clients, but every read or write it is asked waits for a quorum it cannot
+/// reach.
 #[derive(Debug)]
 pub struct EtcdRegistry {
-    /// `http://host:port`.
-    endpoint: String,
+    endpoints: Endpoints,
     http: reqwest::Client,
 }
 
 impl EtcdRegistry {
-    /// A registry for `etcd://HOST[:PORT]` (port 2379 by default). Checks the URL; the
-    /// first acquisition connects.
+    /// A registry for `etcd://HOST[:PORT][,HOST[:PORT]...]` (port 2379 by default): one
+    /// member, or the members of a cluster. Checks the URL; the first acquisition
+    /// connects.
     ///
     /// # Errors
     ///
-    /// [`LeaseError::Invalid`] for a URL that is not `etcd://HOST[:PORT]`.
+    /// [`LeaseError::Invalid`] for a URL that is not `etcd://HOST[:PORT][,HOST[:PORT]...]`.
     ///
     /// # Examples
     ///
@@ -100,55 +107,131 @@ impl EtcdRegistry {
     ///
     /// let registry = EtcdRegistry::from_url("etcd://127.0.0.1:2379")?;
     /// assert_eq!(registry.backend(), "etcd");
+    /// EtcdRegistry::from_url("etcd://10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379/")?;
     /// let err = EtcdRegistry::from_url("etcd://db:port").unwrap_err();
-    /// assert_eq!(err.to_string(), r#"lease URL "etcd://db:port": expected etcd://HOST:PORT (invalid port number)"#);
+    /// assert_eq!(err.to_string(), r#"lease URL "etcd://db:port": expected etcd://HOST:PORT[,HOST:PORT...] (invalid port number)"#);
     /// # Ok::<(), snowmint_lease::LeaseError>(())
     /// ```
     pub fn from_url(url: &str) -> Result<EtcdRegistry, LeaseError> {
         let invalid = |why: &str| {
             LeaseError::Invalid(format!(
-                "lease URL {url:?}: expected etcd://HOST:PORT ({why})"
+                "lease URL {url:?}: expected etcd://HOST:PORT[,HOST:PORT...] ({why})"
             ))
         };
         let rest = url
             .strip_prefix("etcd://")
             .ok_or_else(|| invalid("wrong scheme"))?;
-        let parsed =
-            reqwest::Url::parse(&format!("http://{rest}")).map_err(|e| invalid(&e.to_string()))?;
-        if !parsed.username().is_empty() || parsed.password().is_some() {
-            return Err(invalid("user names are not supported"));
+        let hosts: Vec<&str> = rest.split(',').collect();
+        let mut endpoints = Vec::with_capacity(hosts.len());
+        for (i, host) in hosts.iter().enumerate() {
+            // Only the last member may end with the `/` that closes the URL.
+            if i + 1 < hosts.len() && host.contains(['/', '?', '#']) {
+                return Err(invalid("nothing may follow the port"));
+            }
+            endpoints.push(endpoint(host).map_err(|why| invalid(&why))?);
         }
-        if parsed.path() != "/" || parsed.query().is_some() || parsed.fragment().is_some() {
-            return Err(invalid("nothing may follow the port"));
-        }
-        let host = parsed
-            .host_str()
-            .filter(|h| !h.is_empty())
-            .ok_or_else(|| invalid("no host"))?;
-        let endpoint = format!("http://{host}:{}", parsed.port().unwrap_or(DEFAULT_PORT));
         let http = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .timeout(REQUEST_TIMEOUT)
             .build()
             .map_err(|e| invalid(&e.to_string()))?;
-        Ok(EtcdRegistry { endpoint, http })
+        Ok(EtcdRegistry {
+            endpoints: Endpoints::new(endpoints),
+            http,
+        })
     }
 
     /// Runs one registry call with its deadline. Cut short, it leaves nothing half done:
-    /// each txn is atomic, and a lease granted but not handed out expires unrenewed.
+    /// each txn is atomic, and a lease granted but not handed out expires unrenewed. A
+    /// member that made the call late is left for the next.
     async fn within<T>(
         &self,
         call: &str,
         work: impl Future<Output = Result<T, LeaseError>>,
     ) -> Result<T, LeaseError> {
         super::within(CALL_TIMEOUT, work, || {
+            let (at, endpoint) = self.endpoints.current();
+            self.endpoints.move_on(at);
             unavailable(format!(
-                "{call} at {} took over {} ms",
-                self.endpoint,
+                "{call} at {endpoint} took over {} ms",
                 CALL_TIMEOUT.as_millis()
             ))
         })
         .await
+    }
+}
+
+/// `http://host:port` for one member of an etcd URL, `host[:port]` with perhaps a `/`
+/// after the last; or why it is not one.
+fn endpoint(host: &str) -> Result<String, String> {
+    let parsed = reqwest::Url::parse(&format!("http://{host}")).map_err(|e| e.to_string())?;
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err("user names are not supported".into());
+    }
+    if parsed.path() != "/" || parsed.query().is_some() || parsed.fragment().is_some() {
+        return Err("nothing may follow the port".into());
+    }
+    let name = parsed
+        .host_str()
+        .filter(|h| !h.is_empty())
+        .ok_or("no host")?;
+    Ok(format!(
+        "http://{name}:{}",
+        parsed.port().unwrap_or(DEFAULT_PORT)
+    ))
+}
+
+/// The members a registry may ask, and the one it asks now: it keeps to one member while
+/// that member answers, and moves on to the next, in the URL's order and round again, when
+/// it fails. One member that fails does not keep the registry on it; one that answers is
+/// not left for nothing.
+#[derive(Debug)]
+struct Endpoints {
+    /// `http://host:port` of each member, in the URL's order.
+    all: Vec<String>,
+    /// The index of the member asked now.
+    current: AtomicUsize,
+}
+
+impl Endpoints {
+    fn new(all: Vec<String>) -> Endpoints {
+        Endpoints {
+            all,
+            current: AtomicUsize::new(0),
+        }
+    }
+
+    /// The member asked now, and its index.
+    fn current(&self) -> (usize, &str) {
+        let at = self.current.load(Ordering::Relaxed) % self.all.len();
+        (at, &self.all[at])
+    }
+
+    /// The member `n` places after the one at `at`, and its index.
+    fn after(&self, at: usize, n: usize) -> (usize, &str) {
+        let index = (at + n) % self.all.len();
+        (index, &self.all[index])
+    }
+
+    /// Leaves the member at `at` for the next, unless a concurrent request already has.
+    fn move_on(&self, at: usize) {
+        let next = (at + 1) % self.all.len();
+        if self
+            .current
+            .compare_exchange(at, next, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+            && next != at
+        {
+            tracing::info!(from = %self.all[at], to = %self.all[next], "moving to the next etcd member");
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.all.len()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &str> {
+        self.all.iter().map(String::as_str)
     }
 }
 
@@ -307,26 +390,55 @@ mod tests {
 
     #[test]
     fn urls_are_checked_without_connecting() {
-        let endpoint = |url| EtcdRegistry::from_url(url).map(|r| r.endpoint);
+        let endpoints = |url| EtcdRegistry::from_url(url).map(|r| r.endpoints.all);
         assert_eq!(
-            endpoint("etcd://10.0.0.5:2381").unwrap(),
-            "http://10.0.0.5:2381"
+            endpoints("etcd://10.0.0.5:2381").unwrap(),
+            ["http://10.0.0.5:2381"]
         );
         assert_eq!(
-            endpoint("etcd://etcd.internal").unwrap(),
-            "http://etcd.internal:2379"
+            endpoints("etcd://etcd.internal").unwrap(),
+            ["http://etcd.internal:2379"]
         );
-        assert_eq!(endpoint("etcd://[::1]:2379/").unwrap(), "http://[::1]:2379");
+        assert_eq!(
+            endpoints("etcd://[::1]:2379/").unwrap(),
+            ["http://[::1]:2379"]
+        );
+        assert_eq!(
+            endpoints("etcd://e1:2379,e2,[::1]:2381/").unwrap(),
+            ["http://e1:2379", "http://e2:2379", "http://[::1]:2381"]
+        );
         for (url, why) in [
             ("etcd://", "empty host"),
             ("etcd://h:2379/v3", "nothing may follow the port"),
             ("etcd://user:pw@h:2379", "user names are not supported"),
             ("http://h:2379", "wrong scheme"),
+            ("etcd://e1:2379,", "empty host"),
+            ("etcd://e1:2379,,e3:2379", "empty host"),
+            ("etcd://e1:2379/,e2:2379", "nothing may follow the port"),
+            ("etcd://e1:2379,e2:port", "invalid port number"),
+            ("etcd://e1:2379,u@e2:2379", "user names are not supported"),
         ] {
             assert_eq!(
-                endpoint(url).unwrap_err().to_string(),
-                format!("lease URL {url:?}: expected etcd://HOST:PORT ({why})")
+                endpoints(url).unwrap_err().to_string(),
+                format!("lease URL {url:?}: expected etcd://HOST:PORT[,HOST:PORT...] ({why})")
             );
         }
+    }
+
+    #[test]
+    fn a_failing_member_is_left_for_the_next_once() {
+        let endpoints = Endpoints::new(vec!["a".into(), "b".into(), "c".into()]);
+        assert_eq!(endpoints.current(), (0, "a"));
+        endpoints.move_on(0);
+        // A second request that failed on the same member moves on no further.
+        endpoints.move_on(0);
+        assert_eq!(endpoints.current(), (1, "b"));
+        endpoints.move_on(1);
+        endpoints.move_on(2);
+        assert_eq!(endpoints.current(), (0, "a"));
+        assert_eq!(endpoints.after(2, 2), (1, "b"));
+        let one = Endpoints::new(vec!["a".into()]);
+        one.move_on(0);
+        assert_eq!(one.current(), (0, "a"));
     }
 }
