@@ -83,7 +83,7 @@ impl Summary {
         );
         let _ = writeln!(
             out,
-            "lease check: {} answers' worker ids placed among the registry's polls, {} placed by the records as they were before a restore, {} not placed ({} with the registry unreadable around them for over 2 s, {} whose holder a restore hid): {:.4} % not placed",
+            "lease check: {} answers' worker ids placed among the registry's polls, {} placed by the records as they were before a rollback (a restore, or a failover that lost writes), {} not placed ({} with the registry unreadable around them for over 2 s, {} whose holder a rollback hid): {:.4} % not placed",
             f.placed_held,
             f.held_before_restore,
             f.unchecked_held + f.hidden_by_restore,
@@ -94,19 +94,19 @@ impl Summary {
         if !f.restores.is_empty() {
             let _ = writeln!(
                 out,
-                "  after a restore, records written before it count as superseded: an answer asked within the reach of a restore, by a process started before it, is held when the polls before the restore named its process"
+                "  after a rollback, records written before it count as superseded: an answer asked within the reach of a rollback, by a process started before it, is held when the polls before the rollback named its process"
             );
         }
         for restore in &f.restores {
             let earliest = restore.earliest.map_or_else(
                 || "none issued on them".to_string(),
                 |(past_start, past_floor)| {
-                    format!("the earliest id on them is {past_start} ms past the restore, {past_floor} ms past its floor")
+                    format!("the earliest id on them is {past_start} ms past the rollback, {past_floor} ms past its floor")
                 },
             );
             let _ = writeln!(
                 out,
-                "restore at {:.3} s: the records forgot {} live holders (worker, pid) {:?}; another process held {} of their worker ids soon after {:?}; {earliest}",
+                "rollback at {:.3} s: the records forgot {} live holders (worker, pid) {:?}; another process held {} of their worker ids soon after {:?}; {earliest}",
                 secs(restore.at),
                 restore.holders.len(),
                 restore.holders,

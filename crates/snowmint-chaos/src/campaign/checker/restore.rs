@@ -129,7 +129,7 @@ impl Checker {
                 found.push((
                     *b,
                     format!(
-                        "worker {}, whose holder pid {holder} the restore at {:.3} s forgot, issued by process #{} (pid {}) in {:?} asked at {:.3} s: id {} is at {} ms, {} ms at or below the floor {} ms (the last instant the forgotten holder could issue at)",
+                        "worker {}, whose holder pid {holder} the rollback at {:.3} s forgot, issued by process #{} (pid {}) in {:?} asked at {:.3} s: id {} is at {} ms, {} ms at or below the floor {} ms (the last instant the forgotten holder could issue at)",
                         b.worker,
                         r.from as f64 / 1e6,
                         b.incarnation,
