@@ -1,11 +1,10 @@
 //! The held check: every batch's worker id was held by the answering process, by the
 //! registry's word, read in the polls around the answer.
 //!
-//! A restore rolls the registry's records back, and so does a failover to a replica that
-//! lagged (from the instant the primary was cut off, its records are the replica's).
-//! A restore: from the instant it is killed (or its files
-//! begin to be replaced), the records are those of an older backup, and they may not name a
-//! holder whose lease they forgot, although that holder may go on issuing until its next
+//! A restore rolls the registry's records back: from the instant it is killed (or its files
+//! begin to be replaced), the records are those of an older backup. A failover to a replica
+//! that lagged does too: from the instant the primary was cut off, the records are the
+//! replica's. Either way they may not name a holder whose lease they forgot, although that holder may go on issuing until its next
 //! renewal or reservation finds the lease gone. So the checker keeps every poll, and reads
 //! the records written before a restore as superseded, not as wrong: a batch that
 //!
