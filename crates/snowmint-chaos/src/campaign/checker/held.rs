@@ -4,9 +4,10 @@
 //! A restore rolls the registry's records back: from the instant it is killed (or its files
 //! begin to be replaced), the records are those of an older backup. A failover to a replica
 //! that lagged does too: from the instant the primary was cut off, the records are the
-//! replica's. Either way they may not name a holder whose lease they forgot, although that holder may go on issuing until its next
-//! renewal or reservation finds the lease gone. So the checker keeps every poll, and reads
-//! the records written before a restore as superseded, not as wrong: a batch that
+//! replica's. Either way they may not name a holder whose lease they forgot, although that
+//! holder may go on issuing until its next renewal or reservation finds the lease gone. So
+//! the checker keeps every poll, and reads the records written before a restore as
+//! superseded, not as wrong: a batch that
 //!
 //! - came back after the restore began, and was asked before the restore's instant plus
 //!   the registry's reach (TTL and margin where leases expire; for `file`, the
