@@ -17,12 +17,16 @@ use std::time::{Duration, Instant};
 
 use snowmint_testkit::{Cluster, EtcdCluster};
 
-use crate::support::{Serve, http_get, ids, now_ms, serve_command, spawn_logged, twitter_ms};
+use crate::support::{
+    FAILOVER_LEASE, LeaseTimes, Serve, http_get, ids, layout_lease, now_ms, serve_leased,
+    twitter_ms,
+};
 
 /// A TTL that outlasts a failover (about a second) and a renewal stuck on a member that
 /// lost its quorum (the 2 s request timeout, then the next member), renewed every second.
-const TTL_MS: u64 = 6_000;
-const MARGIN_MS: u64 = 600;
+const TIMES: LeaseTimes = FAILOVER_LEASE;
+const TTL_MS: u64 = TIMES.ttl_ms;
+const MARGIN_MS: u64 = TIMES.margin_ms;
 /// How far past its last renewal a holder may have issued: the fleet's reach.
 const REACH_MS: u64 = TTL_MS + MARGIN_MS;
 /// Ids per pull.
@@ -30,30 +34,8 @@ const BATCH: u32 = 5_000;
 
 /// `snowmint serve` on `url` as `identity`, in datacenter `datacenter`.
 fn serve(state: &std::path::Path, url: &str, identity: &str, datacenter: u64) -> Serve {
-    let (ttl, margin, dc) = (
-        TTL_MS.to_string(),
-        MARGIN_MS.to_string(),
-        datacenter.to_string(),
-    );
-    let args = [
-        "--grpc-addr",
-        "off",
-        "--lease",
-        url,
-        "--identity",
-        identity,
-        "--datacenter",
-        &dc,
-        "--max-batch",
-        "100000",
-        "--lease-ttl-ms",
-        &ttl,
-        "--lease-renew-ms",
-        "1000",
-        "--lease-margin-ms",
-        &margin,
-    ];
-    spawn_logged(serve_command(state, &args))
+    let dc = datacenter.to_string();
+    serve_leased(state, url, identity, &TIMES, &["--datacenter", &dc])
 }
 
 /// The cluster's URL with its members in `order`: a server asks the first one first.
@@ -72,10 +54,8 @@ fn others(cluster: &EtcdCluster, i: usize) -> Vec<usize> {
 
 /// What `/v1/layout` says of the server's lease, and its worker id.
 fn lease(server: &Serve) -> (serde_json::Value, u64) {
-    let (_, layout) = server.get("/v1/layout");
-    let layout: serde_json::Value = serde_json::from_str(&layout).unwrap();
-    let worker = layout["worker"].as_u64().expect("a worker id");
-    (layout["lease"].clone(), worker)
+    let (lease, worker) = layout_lease(server);
+    (lease, worker.expect("a worker id"))
 }
 
 /// A thread that pulls ids from one server as fast as it answers, and notes what

@@ -17,34 +17,21 @@ use std::time::{Duration, Instant};
 
 use snowmint_testkit::{Cluster, PostgresReplicated};
 
-use crate::support::{LEASE_FLAGS, Serve, ids, now_ms, serve_command, spawn_logged};
+use crate::support::{
+    FAILOVER_LEASE, LEASE_FLAGS, LeaseTimes, Serve, ids, layout_lease, now_ms, serve_command,
+    serve_leased, spawn_logged,
+};
 
 /// A TTL that outlasts a failover with its lag (about three seconds), renewed every
 /// second: the holders the failover did not forget keep their worker ids.
-const TTL_MS: u64 = 6_000;
-const MARGIN_MS: u64 = 600;
+const TIMES: LeaseTimes = FAILOVER_LEASE;
+const TTL_MS: u64 = TIMES.ttl_ms;
+const MARGIN_MS: u64 = TIMES.margin_ms;
 /// How long the cut-off primary goes on acknowledging writes before it dies.
 const LAG: Duration = Duration::from_millis(2_500);
 
 fn serve_long(state: &std::path::Path, url: &str, identity: &str) -> Serve {
-    let (ttl, margin) = (TTL_MS.to_string(), MARGIN_MS.to_string());
-    let args = [
-        "--grpc-addr",
-        "off",
-        "--lease",
-        url,
-        "--identity",
-        identity,
-        "--max-batch",
-        "100000",
-        "--lease-ttl-ms",
-        &ttl,
-        "--lease-renew-ms",
-        "1000",
-        "--lease-margin-ms",
-        &margin,
-    ];
-    spawn_logged(serve_command(state, &args))
+    serve_leased(state, url, identity, &TIMES, &[])
 }
 
 /// A server with the suite's short lease (3 s TTL, 300 ms margin).
@@ -63,9 +50,7 @@ fn worker(server: &Serve) -> Option<u64> {
 
 /// The lease as `/v1/layout` shows it.
 fn lease(server: &Serve) -> serde_json::Value {
-    let (_, layout) = server.get("/v1/layout");
-    let layout: serde_json::Value = serde_json::from_str(&layout).expect("the layout as JSON");
-    layout["lease"].clone()
+    layout_lease(server).0
 }
 
 /// Waits until `server` has heard from the promoted primary: a renewal confirmed past

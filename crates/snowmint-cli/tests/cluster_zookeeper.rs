@@ -14,44 +14,32 @@ use std::time::{Duration, Instant};
 
 use snowmint_testkit::{Cluster, ZooKeeperEnsemble};
 
-use crate::support::{Serve, http_get, ids, now_ms, serve_command, spawn_logged, twitter_ms};
+use crate::support::{
+    LeaseTimes, Serve, http_get, ids, layout_lease, now_ms, serve_leased, twitter_ms,
+};
 
 /// The longest session timeout the ensemble grants (20 ticks of 200 ms), renewed every
 /// half second: it outlasts a failover, which takes about half a second.
 const TTL_MS: u64 = 4_000;
 const MARGIN_MS: u64 = 500;
+const TIMES: LeaseTimes = LeaseTimes {
+    ttl_ms: TTL_MS,
+    renew_ms: 500,
+    margin_ms: MARGIN_MS,
+};
 /// How far past its last renewal a holder may have issued: what a newcomer starts after.
 const REACH_MS: u64 = TTL_MS + MARGIN_MS;
 /// Ids per pull.
 const BATCH: u32 = 5_000;
 
 fn serve(state: &std::path::Path, url: &str, identity: &str) -> Serve {
-    let (ttl, margin) = (TTL_MS.to_string(), MARGIN_MS.to_string());
-    let args = [
-        "--grpc-addr",
-        "off",
-        "--lease",
-        url,
-        "--identity",
-        identity,
-        "--max-batch",
-        "100000",
-        "--lease-ttl-ms",
-        &ttl,
-        "--lease-renew-ms",
-        "500",
-        "--lease-margin-ms",
-        &margin,
-    ];
-    spawn_logged(serve_command(state, &args))
+    serve_leased(state, url, identity, &TIMES, &[])
 }
 
 /// What `/v1/layout` says of the server's lease, and its worker id.
 fn lease(server: &Serve) -> (serde_json::Value, u64) {
-    let (_, layout) = server.get("/v1/layout");
-    let layout: serde_json::Value = serde_json::from_str(&layout).unwrap();
-    let worker = layout["worker"].as_u64().expect("a worker id");
-    (layout["lease"].clone(), worker)
+    let (lease, worker) = layout_lease(server);
+    (lease, worker.expect("a worker id"))
 }
 
 /// How many times the server has acquired a worker id.

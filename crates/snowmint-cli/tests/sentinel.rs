@@ -11,39 +11,23 @@ use std::time::{Duration, Instant};
 
 use snowmint_testkit::{Redis, Sentinels, Server};
 
-use crate::support::{Serve, now_ms, serve_command, spawn_logged, twitter_ms};
+use crate::support::{
+    FAILOVER_LEASE, LeaseTimes, Serve, layout_lease, now_ms, serve_leased, twitter_ms,
+};
 
 /// A TTL that outlasts a failover (about two seconds), renewed every second.
-const TTL_MS: u64 = 6_000;
-const MARGIN_MS: u64 = 600;
+const TIMES: LeaseTimes = FAILOVER_LEASE;
+const TTL_MS: u64 = TIMES.ttl_ms;
+const MARGIN_MS: u64 = TIMES.margin_ms;
 
 fn serve(state: &std::path::Path, url: &str, identity: &str) -> Serve {
-    let (ttl, margin) = (TTL_MS.to_string(), MARGIN_MS.to_string());
-    let args = [
-        "--grpc-addr",
-        "off",
-        "--lease",
-        url,
-        "--identity",
-        identity,
-        "--max-batch",
-        "100000",
-        "--lease-ttl-ms",
-        &ttl,
-        "--lease-renew-ms",
-        "1000",
-        "--lease-margin-ms",
-        &margin,
-    ];
-    spawn_logged(serve_command(state, &args))
+    serve_leased(state, url, identity, &TIMES, &[])
 }
 
 /// What `/v1/layout` says of the server's lease, and its worker id.
 fn lease(server: &Serve) -> (serde_json::Value, u64) {
-    let (_, layout) = server.get("/v1/layout");
-    let layout: serde_json::Value = serde_json::from_str(&layout).unwrap();
-    let worker = layout["worker"].as_u64().expect("a worker id");
-    (layout["lease"].clone(), worker)
+    let (lease, worker) = layout_lease(server);
+    (lease, worker.expect("a worker id"))
 }
 
 #[test]

@@ -46,6 +46,63 @@ pub fn serve_command(state: &Path, extra: &[&str]) -> Command {
     cmd
 }
 
+/// How long a lease lasts, how often it is renewed and the safety margin, in ms: the
+/// `--lease-*` flags of [`serve_leased`].
+pub struct LeaseTimes {
+    pub ttl_ms: u64,
+    pub renew_ms: u64,
+    pub margin_ms: u64,
+}
+
+/// A lease that outlasts a registry's failover of a few seconds: a 6 s TTL renewed every
+/// second, a 600 ms margin.
+pub const FAILOVER_LEASE: LeaseTimes = LeaseTimes {
+    ttl_ms: 6_000,
+    renew_ms: 1_000,
+    margin_ms: 600,
+};
+
+/// `snowmint serve` (HTTP only, batches up to 100,000 ids) leasing its worker id from `url`
+/// as `identity` with `times`, and `extra` flags.
+pub fn serve_leased(
+    state: &Path,
+    url: &str,
+    identity: &str,
+    times: &LeaseTimes,
+    extra: &[&str],
+) -> Serve {
+    let (ttl, renew, margin) = (
+        times.ttl_ms.to_string(),
+        times.renew_ms.to_string(),
+        times.margin_ms.to_string(),
+    );
+    let mut args = vec![
+        "--grpc-addr",
+        "off",
+        "--lease",
+        url,
+        "--identity",
+        identity,
+        "--max-batch",
+        "100000",
+        "--lease-ttl-ms",
+        &ttl,
+        "--lease-renew-ms",
+        &renew,
+        "--lease-margin-ms",
+        &margin,
+    ];
+    args.extend(extra);
+    spawn_logged(serve_command(state, &args))
+}
+
+/// What `/v1/layout` says of the server's lease, and the worker id it holds, if any.
+pub fn layout_lease(server: &Serve) -> (serde_json::Value, Option<u64>) {
+    let (_, layout) = server.get("/v1/layout");
+    let layout: serde_json::Value = serde_json::from_str(&layout).expect("the layout as JSON");
+    (layout["lease"].clone(), layout["worker"].as_u64())
+}
+
 /// libfaketime's preload library `name`: `libfaketime.so.1`, or `libfaketimeMT.so.1`, which
 /// takes a lock around each reading of the clock.
 ///
