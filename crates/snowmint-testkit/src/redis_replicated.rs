@@ -151,11 +151,24 @@ impl Cluster for RedisReplicated {
         (old, new)
     }
 
+    /// The rules refuse every new connection between the members, and reset one at the
+    /// next packet the replica sends; but the primary's stream reaches the replica until
+    /// then, so the replication links are also closed at once on both sides (`CLIENT
+    /// KILL`), and nothing sent after the cut arrives.
     fn partition(&mut self, i: usize, cut: bool) {
         if cut {
             let peers = self.peers(i);
             let member = &self.members[i];
             self.cuts.cut((member.uid, member.redis.port()), &peers);
+            for member in &self.members {
+                for kind in ["replica", "master"] {
+                    // A member that is down has no link to close.
+                    let _ = crate::redis::query::<redis::Value>(
+                        member.redis.port(),
+                        redis::cmd("CLIENT").arg("KILL").arg("TYPE").arg(kind),
+                    );
+                }
+            }
         } else {
             self.cuts.mend(self.members[i].uid);
         }
@@ -216,6 +229,9 @@ mod tests {
             0,
             "the cut replica acknowledged"
         );
+        thread::sleep(Duration::from_millis(300));
+        let during: bool = query(p1, redis::cmd("EXISTS").arg("during")).unwrap();
+        assert!(!during, "a write made after the cut reached the replica");
         cluster.partition(0, false);
         assert_eq!(
             set_and_wait(p0, "after", 10_000),
