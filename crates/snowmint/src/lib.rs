@@ -33,7 +33,7 @@
 //! | **high-water mark** (**mark**) | an instant up to which ids may have been issued with a (datacenter, worker); nothing at or below it is issued again |
 //! | **reservation** | a mark written ahead of the ids (1 s by default) before they are issued |
 //! | **lease** | a worker id held from a registry until a time; its **fence** is the instant up to which ids may be issued under it |
-//! | **registry** | who hands out leases: static, host name, a directory of lock files, Redis, etcd, PostgreSQL |
+//! | **registry** | who hands out leases: static, host name, a directory of lock files, Redis, etcd, PostgreSQL, ZooKeeper |
 //! | **serial** | a business serial number made from an id by a template, and parsed back to it |
 #![warn(missing_docs)]
 

@@ -1,6 +1,6 @@
 //! What every registry must do, written once and run against each real backend
-//! (`tests/redis.rs`, `tests/etcd.rs`, `tests/postgres.rs`; the take-over test also in
-//! `tests/file.rs`).
+//! (`tests/redis.rs`, `tests/etcd.rs`, `tests/postgres.rs`, `tests/zookeeper.rs`; the
+//! take-over test also in `tests/file.rs`).
 
 #![allow(dead_code)] // each backend's test file uses what it needs
 

@@ -521,7 +521,7 @@ impl Encoding {
     /// So everything `encode` writes reads back, except padded text that happens to be all
     /// digits: hex `0000000000000123` comes back as decimal 123, not 291; and hex, base32
     /// or base62 text made of `0b` and then only `0`s and `1`s, which reads as binary. Rule 3 comes
-    /// before rule 3 because base32 and base62 text can start with `0X` or `0x`; a prefixed
+    /// before rule 4 because base32 and base62 text can start with `0X` or `0x`; a prefixed
     /// hex id of 9 or 11 digits therefore reads as base62 or base32 (pad it to 16 digits).
     /// Where the encoding is known, use [`decode`](Self::decode).
     ///

@@ -1,6 +1,9 @@
-//! The registry the fleet shares, and the poller that reads its leases from the registry
-//! itself: Redis's worker keys (whose values name the holder, `identity/pid/nonce`), or for
-//! the `file` registry the kernel's table of locks on its worker files (`/proc/locks`).
+//! The registry the fleet shares (one server, a cluster, or the `file` registry's directory),
+//! and the poller that reads its leases from the registry itself: Redis's worker keys (whose
+//! values name the holder, `identity/pid/nonce`) on the primary the Sentinels name, etcd's
+//! worker keys through its JSON gateway, PostgreSQL's `snowmint_workers` rows with `psql`,
+//! ZooKeeper's worker nodes over a session of the poller's own, and for the `file` registry
+//! the kernel's table of locks on its worker files (`/proc/locks`).
 
 mod backup;
 mod blockers;
