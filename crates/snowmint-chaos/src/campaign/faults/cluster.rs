@@ -21,10 +21,13 @@ use anyhow::Context;
 use super::{DOWN, HOLD, PAST_TTL, Planned, Target, hold};
 use crate::campaign::Event;
 use crate::campaign::checker::Rollback;
+use crate::campaign::fleet::LEASE_TTL;
 use crate::campaign::registry::{Blockers, Kind, holders};
 
-/// How long the cut-off primary acknowledges writes alone before it is killed.
-const LAG: Duration = Duration::from_secs(1);
+/// How long the cut-off primary acknowledges writes alone before it is killed: a TTL, so
+/// that by the promotion the new primary's records of every lease the lag renewed have run
+/// out, and the holders those renewals kept issuing are forgotten.
+const LAG: Duration = LEASE_TTL;
 
 /// About how long a failover lasts, for the schedule: the lag, the promotion (about two
 /// seconds), the old primary down, its rejoining.
@@ -32,16 +35,21 @@ pub const LENGTH: Duration =
     Duration::from_millis(LAG.as_millis() as u64 + 2_000 + 2 * HOLD.as_millis() as u64 + 1_000);
 
 /// Freezes the forgotten holders (so that none takes its worker id back first), holds
-/// every free worker id but theirs, moves a server that is not one of them to a new
-/// machine, and waits for its lease; then thaws them and gives the rest back.
+/// every free worker id but theirs, moves another server to a new machine (or one of them,
+/// if every server is one), and waits for its lease; then thaws them and gives the rest
+/// back.
 fn newcomer_on(target: &mut Target<'_>, forgotten: &[(u16, u32)]) -> anyhow::Result<()> {
     let slots = target.fleet.slots.len();
     let holder_of = |pid: u32| forgotten.iter().any(|&(_, held)| held == pid);
-    let frozen: Vec<usize> = (0..slots)
+    let mut frozen: Vec<usize> = (0..slots)
         .filter(|&i| target.fleet.pid(i).is_ok_and(holder_of))
         .collect();
-    let Some(newcomer) = (0..slots).find(|i| !frozen.contains(i)) else {
-        return Ok(());
+    // Another server moves if there is one; if every server is a forgotten holder, one of
+    // them moves, and the others' worker ids are there for it to take.
+    let newcomer = match (0..slots).find(|i| !frozen.contains(i)) {
+        Some(other) => other,
+        None if frozen.len() > 1 => frozen.pop().unwrap_or_default(),
+        None => return Ok(()),
     };
     for &i in &frozen {
         target.fleet.freeze(i, true)?;
