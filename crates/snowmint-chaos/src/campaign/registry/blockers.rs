@@ -20,6 +20,9 @@ const BLOCKER_TTL: Duration = Duration::from_secs(120);
 /// (below the instant the registry vouches from), not a reach past it.
 const BLOCKER_REACH: Duration = Duration::ZERO;
 
+/// How long a blocker retries a registry that is unavailable for a moment.
+const RETRY_FOR: Duration = Duration::from_secs(8);
+
 /// Worker ids of datacenter 0 held by this process, each given back when asked or when
 /// dropped, at the mark it was taken with.
 pub struct Blockers {
@@ -47,10 +50,22 @@ impl Blockers {
                 BLOCKER_TTL,
             )
             .with_reach(BLOCKER_REACH);
-            match runtime.block_on(blockers.registry.acquire(&claim)) {
-                Ok(lease) => blockers.held.push((claim, lease)),
-                Err(LeaseError::Exhausted { .. }) => break,
-                Err(err) => return Err(err).context("a blocker lease"),
+            let retry_until = std::time::Instant::now() + RETRY_FOR;
+            loop {
+                match runtime.block_on(blockers.registry.acquire(&claim)) {
+                    Ok(lease) => blockers.held.push((claim, lease)),
+                    Err(LeaseError::Exhausted { .. }) => return Ok(blockers),
+                    // A server frozen in the middle of a transaction holds its locks until
+                    // the registry ends its session (PostgreSQL: 5 s idle in a transaction).
+                    Err(LeaseError::Unavailable { .. })
+                        if std::time::Instant::now() < retry_until =>
+                    {
+                        std::thread::sleep(Duration::from_millis(200));
+                        continue;
+                    }
+                    Err(err) => return Err(err).context("a blocker lease"),
+                }
+                break;
             }
         }
         Ok(blockers)
