@@ -347,11 +347,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         std::fs::write(path, summary.json())
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    Ok(if summary.passed() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    if summary.passed() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    // The servers' logs (`sN/serve.log`) are what a break is read against: kept, without
+    // the ids spilled to disk.
+    let _ = std::fs::remove_dir_all(work.path().join("ids"));
+    println!("the servers' logs are kept in {}", work.keep().display());
+    Ok(ExitCode::FAILURE)
 }
 
 /// The checker thread: takes in every event until every sender is gone.
