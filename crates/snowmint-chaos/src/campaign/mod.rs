@@ -366,6 +366,7 @@ fn check(
     epoch: Epoch,
 ) -> anyhow::Result<Tally> {
     let mut checker = Checker::new(budget, spill);
+    checker.began_at(epoch.unix_ms(0));
     let mut errors = BTreeMap::new();
     let mut faults = Vec::new();
     let mut poll_errors = 0;

@@ -21,7 +21,7 @@
 //! it alone: a forgotten holder must have stopped by then, and a newcomer's lease is in the
 //! restored registry's records.
 
-use super::{Batch, Checker, MAX_BRACKET, Micros};
+use super::{Batch, Checker, MAX_BRACKET, Micros, TIME_SHIFT};
 
 /// What the polls say of one batch.
 enum Verdict {
@@ -128,8 +128,15 @@ impl Checker {
                 format!("{:.3} s: {holder}", p.start as f64 / 1e6)
             })
             .collect();
+        // Where the ids' time fields fall on the campaign's clock: a time from before the
+        // request tells a server that minted on a stale reading from one that took the
+        // worker id again between the polls.
+        let stamped = |id: u64| {
+            let unix_ms = snowmint::Layout::TWITTER.unix_ms_at(id >> TIME_SHIFT);
+            (unix_ms as f64 - self.began_unix_ms as f64) / 1e3
+        };
         format!(
-            "worker {} issued by process #{} (pid {}, started at {:.3} s) in {:?} asked at {:.3} s, answered at {:.3} s; the registry said {}",
+            "worker {} issued by process #{} (pid {}, started at {:.3} s) in {:?} asked at {:.3} s, answered at {:.3} s, its ids stamped {:.3} s to {:.3} s; the registry said {}",
             b.worker,
             b.incarnation,
             process.pid,
@@ -137,6 +144,8 @@ impl Checker {
             b.via,
             b.sent as f64 / 1e6,
             b.received as f64 / 1e6,
+            stamped(b.min),
+            stamped(b.max),
             seen.join(", ")
         )
     }

@@ -33,6 +33,8 @@ pub type Micros = u64;
 
 /// Bits of the Twitter layout below the worker field (the sequence).
 const WORKER_SHIFT: u32 = 12;
+/// Where an id's time field begins in the fleet's layout (Twitter's).
+const TIME_SHIFT: u32 = 22;
 /// Bits of the Twitter layout below the datacenter field.
 const DATACENTER_SHIFT: u32 = 17;
 /// The worker and datacenter fields are 5 bits each.
@@ -210,6 +212,9 @@ pub struct Checker {
     rollbacks: Vec<Rollback>,
     ready: Vec<ReadyPoll>,
     found: Findings,
+    /// The wall clock when the campaign began (ms since the Unix epoch), to place an id's
+    /// time on the campaign's clock in what a break says.
+    began_unix_ms: u64,
 }
 
 impl Checker {
@@ -223,7 +228,14 @@ impl Checker {
             rollbacks: Vec::new(),
             ready: Vec::new(),
             found: Findings::default(),
+            began_unix_ms: 0,
         }
+    }
+
+    /// The wall clock when the campaign began, so a break can say when, on the campaign's
+    /// clock, its ids' time fields fall.
+    pub fn began_at(&mut self, unix_ms: u64) {
+        self.began_unix_ms = unix_ms;
     }
 
     /// Ids taken in so far.
