@@ -23,7 +23,7 @@ use std::time::Duration;
 /// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum Error {
+pub enum StateError {
     /// A file could not be opened or created.
     #[error("cannot open {}", .path.display())]
     Open {
@@ -130,8 +130,8 @@ pub enum Error {
     },
 }
 
-impl From<Error> for snowmint::StoreError {
-    fn from(err: Error) -> snowmint::StoreError {
+impl From<StateError> for snowmint::StoreError {
+    fn from(err: StateError) -> snowmint::StoreError {
         snowmint::StoreError::new(err)
     }
 }

@@ -3,7 +3,7 @@
 //! - [`FileStore`] keeps a generator's high-water mark in a small file, one per layout,
 //!   datacenter and worker, and holds a lock on it for as long as the generator lives, so
 //!   two processes on one host never issue ids for the same worker id at once. See the
-//!   [`file`](mod@file) module for the files and the protocol.
+//!   [`state_file`] module for the files and the protocol.
 //! - A [`Registry`] leases worker ids to a fleet: fixed ([`FixedRegistry`]: static or
 //!   from the host name), a directory of locked files ([`FileRegistry`]), or the
 //!   coordination systems operators already run. A [`Keeper`] acquires and renews a lease
@@ -29,23 +29,26 @@
 #![warn(missing_docs)]
 
 mod backend;
-mod dir;
 mod error;
-pub mod file;
 mod fleet;
 mod identity;
 mod keeper;
 mod leased;
 pub mod mark;
 mod registry;
+mod state_dir;
+pub mod state_file;
 
 pub use backend::{
     EtcdRegistry, FileRegistry, FixedRegistry, PostgresRegistry, RedisRegistry, ZooKeeperRegistry,
     registry_from_url,
 };
-pub use dir::{STATE_DIR_ENV, default_state_dir, ensure_state_dir};
-pub use error::Error;
-pub use file::{DEFAULT_LOCK_WAIT, FileStore};
+pub use error::StateError;
+pub use state_dir::{STATE_DIR_ENV, default_state_dir, ensure_state_dir};
+pub use state_file::{DEFAULT_LOCK_WAIT, FileStore};
+/// The old name of [`StateError`].
+#[deprecated(note = "renamed StateError")]
+pub type Error = StateError;
 pub use fleet::{Fleet, legacy_namespaces};
 pub use identity::{IdentitySource, primary_ip};
 pub use keeper::{Held, Keeper, LeaseCounters, LeaseSettings, LeaseStatus};

@@ -26,7 +26,7 @@ pub use config::{
 };
 pub use error::ApiError;
 pub use http::{HttpApi, MAX_BODY_BYTES, MAX_URI_BYTES, http_api, openapi_document, router};
-pub use issue::{Client, TrustedProxies};
+pub use issue::{Origin, TrustedProxies};
 pub use limits::Limits;
 pub use metrics::{Metrics, RouteMetrics};
 pub use server::{Listeners, ServeError, run, serve};

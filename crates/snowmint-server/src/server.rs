@@ -33,7 +33,7 @@ pub enum ServeError {
     /// The high-water-mark file or its directory could not be used (the error names the
     /// path).
     #[error(transparent)]
-    State(#[from] snowmint_lease::Error),
+    State(#[from] snowmint_lease::StateError),
     /// The task that sets a generator up for a new lease ended before it finished.
     #[error("cannot set up a generator for the new lease")]
     Setup(#[source] tokio::task::JoinError),

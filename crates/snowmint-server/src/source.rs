@@ -222,7 +222,7 @@ impl IdSource {
         let held = held.clone();
         let registry = Arc::clone(&self.registry);
         // Claiming the local state file may wait for a retired generator's last request.
-        let issuer = tokio::task::spawn_blocking(move || build_slot(&config, registry, &held))
+        let issuer = tokio::task::spawn_blocking(move || build_issuer(&config, registry, &held))
             .await
             .map_err(ServeError::Setup)??;
         // Two processes logging the same pair here will collide: the log is how an operator
@@ -314,16 +314,16 @@ impl IdSource {
     /// outside the layout's range, or the clock behind the high-water mark (or, for the
     /// wall clock, behind the newest id by more than the rollback policy allows).
     pub fn readiness(&self) -> Result<Arc<Issuer>, String> {
-        self.check(true)
+        self.check(Asking::Probe)
     }
 
     /// [`IdSource::readiness`] for a request about to issue. A wall clock set back is left
     /// to the generator, whose rollback policy answers the request (and counts what it did).
     fn ready_to_issue(&self) -> Result<Arc<Issuer>, ApiError> {
-        self.check(false).map_err(ApiError::Unavailable)
+        self.check(Asking::ToIssue).map_err(ApiError::Unavailable)
     }
 
-    fn check(&self, probe: bool) -> Result<Arc<Issuer>, String> {
+    fn check(&self, asking: Asking) -> Result<Arc<Issuer>, String> {
         if self.draining.load(Ordering::Acquire) {
             return Err("shutting down".into());
         }
@@ -366,7 +366,7 @@ impl IdSource {
             // A wall clock may step back at any time: it is ready while the rollback policy
             // would issue (at once, ahead of the clock, or after a wait within its bound).
             return match issuer.generator.refusal() {
-                Some(err) if probe => Err(Chain(&err).to_string()),
+                Some(err) if asking == Asking::Probe => Err(Chain(&err).to_string()),
                 _ => Ok(issuer),
             };
         }
@@ -499,7 +499,7 @@ fn reach(config: &Config, registry: &dyn Registry) -> Duration {
     ahead + settings.safety_margin
 }
 
-fn build_slot(
+fn build_issuer(
     config: &Config,
     registry: Arc<dyn Registry>,
     held: &Held,
@@ -540,4 +540,14 @@ fn build_slot(
         store,
         acquisition: held.acquisition,
     })
+}
+
+/// Who asks [`IdSource::check`] whether ids may be issued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asking {
+    /// `/readyz` and the other probes: a wall clock behind the newest id by more than the
+    /// rollback policy allows is not ready.
+    Probe,
+    /// A request about to issue: the generator's rollback policy answers it instead.
+    ToIssue,
 }

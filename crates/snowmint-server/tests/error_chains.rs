@@ -27,7 +27,7 @@ fn ours(err: &(dyn Error + 'static)) -> bool {
         || err.is::<snowmint::IssueError>()
         || err.is::<snowmint::StoreError>()
         || err.is::<snowmint::SerialError>()
-        || err.is::<snowmint_lease::Error>()
+        || err.is::<snowmint_lease::StateError>()
         || err.is::<snowmint_lease::LeaseError>()
         || err.is::<ServeError>()
         || err.is::<ApiError>()

@@ -1,7 +1,7 @@
 //! The registries, and the `--lease` URL that picks one.
 
 mod etcd;
-mod file;
+mod file_registry;
 mod fixed;
 mod postgres;
 mod redis;
@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use etcd::EtcdRegistry;
-pub use file::FileRegistry;
+pub use file_registry::FileRegistry;
 pub use fixed::FixedRegistry;
 pub use postgres::PostgresRegistry;
 pub use redis::RedisRegistry;

@@ -9,12 +9,12 @@ use std::convert::Infallible;
 /// The answer a request's `Accept` headers prefer, read from the request's headers in
 /// place (several header lines count as one list).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Accept(pub Answer);
+pub struct Accept(pub MediaType);
 
 impl Accept {
     /// Whether the client prefers plain text to JSON.
     pub fn plain_text(self) -> bool {
-        self.0 == Answer::PlainText
+        self.0 == MediaType::PlainText
     }
 }
 
@@ -49,7 +49,7 @@ impl Accept {
 
 /// What `/v1/id` and `/v1/ids` can answer with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answer {
+pub enum MediaType {
     /// `application/json`, the default.
     Json,
     /// `text/plain`, one id a line.
@@ -82,9 +82,9 @@ impl Range<'_> {
 /// header, or when neither is acceptable, the answer is JSON: RFC 9110 lets a server send
 /// its default rather than 406. Ranges that do not parse (no `/`, a q-value outside 0 to
 /// 1 or with more than three decimals) are skipped.
-pub fn negotiate(accept: Option<&str>) -> Answer {
+pub fn negotiate(accept: Option<&str>) -> MediaType {
     let Some(accept) = accept else {
-        return Answer::Json;
+        return MediaType::Json;
     };
     let ranges: Vec<Range<'_>> = accept.split(',').filter_map(range).collect();
     let weight = |kind: &str, subtype: &str| {
@@ -99,9 +99,9 @@ pub fn negotiate(accept: Option<&str>) -> Answer {
         best.map_or(0, |(_, q)| q)
     };
     if weight("text", "plain") > weight("application", "json") {
-        Answer::PlainText
+        MediaType::PlainText
     } else {
-        Answer::Json
+        MediaType::Json
     }
 }
 
@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn q_values_wildcards_and_specificity_decide() {
-        use Answer::{Json, PlainText};
+        use MediaType::{Json, PlainText};
         #[rustfmt::skip]
         let cases = [
             (None, Json),

@@ -18,8 +18,8 @@ use snowmint::Id;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
-use super::client::{Caller, Client, TrustedProxies};
 use super::fair::Fair;
+use super::origin::{Caller, Origin, TrustedProxies};
 use super::room::{Deadlines, Drain, Permits, Room};
 use crate::{ApiError, AppState, Limits};
 
@@ -80,7 +80,7 @@ impl Budget {
             connection: Arc::new(Semaphore::new(self.per_connection as usize)),
             peer,
             trusted: Arc::clone(&self.trusted),
-            client: Client::of(peer),
+            origin: Origin::of(peer),
         }
     }
 
@@ -112,14 +112,14 @@ impl Budget {
             ),
             None => None,
         };
-        let client = caller.map_or(Client::of(IpAddr::from([0, 0, 0, 0])), Caller::client);
+        let origin = caller.map_or(Origin::of(IpAddr::from([0, 0, 0, 0])), Caller::origin);
         let server = self
             .fair
-            .take(client, u64::from(n), QUEUE_WAIT)
+            .take(origin, u64::from(n), QUEUE_WAIT)
             .await
             .ok_or_else(|| {
                 ApiError::Unavailable(format!(
-                    "no room for {count} more ids within {} s: at most {} may be in flight (max_ids_in_flight), and a client may hold only its fair share while others wait; try again later",
+                    "no room for {count} more ids within {} s: at most {} may be in flight (max_ids_in_flight), and a origin may hold only its fair share while others wait; try again later",
                     QUEUE_WAIT.as_secs(),
                     self.max,
                 ))
@@ -240,7 +240,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "no room for 100 more ids within 5 s: at most 1500 may be in flight (max_ids_in_flight), and a client may hold only its fair share while others wait; try again later"
+            "no room for 100 more ids within 5 s: at most 1500 may be in flight (max_ids_in_flight), and a origin may hold only its fair share while others wait; try again later"
         );
         // So another client finds room at once, whatever the first one asks meanwhile.
         let second = budget

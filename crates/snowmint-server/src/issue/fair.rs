@@ -1,4 +1,4 @@
-//! Fair shares of the server's budget of ids in flight, between clients ([`Client`]).
+//! Fair shares of the server's budget of ids in flight, between clients ([`Origin`]).
 //!
 //! Room goes to waiting requests by three rules:
 //!
@@ -19,7 +19,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use super::client::Client;
+use super::origin::Origin;
 
 /// The most ids a small request asks for: one tick of the default layout, a batch that is
 /// filled on the request's own thread, quickly, and takes little room.
@@ -44,7 +44,7 @@ struct State {
     /// Arrival order of waiting requests.
     seq: u64,
     /// Clients holding room or waiting for some; no entry for a client with neither.
-    clients: HashMap<Client, Queues>,
+    origins: HashMap<Origin, Queues>,
 }
 
 #[derive(Debug, Default)]
@@ -77,14 +77,14 @@ struct Waiter {
 #[derive(Debug)]
 pub struct Grant {
     fair: Arc<Fair>,
-    client: Client,
+    origin: Origin,
     n: u64,
 }
 
 impl Drop for Grant {
     fn drop(&mut self) {
         let mut state = self.fair.lock();
-        self.fair.give_back(&mut state, self.client, self.n);
+        self.fair.give_back(&mut state, self.origin, self.n);
     }
 }
 
@@ -92,7 +92,7 @@ impl Drop for Grant {
 /// is dropped before it learns its answer.
 struct Waiting<'a> {
     fair: &'a Arc<Fair>,
-    client: Client,
+    origin: Origin,
     seq: u64,
     n: u64,
     granted: Option<oneshot::Receiver<()>>,
@@ -104,8 +104,8 @@ impl Drop for Waiting<'_> {
             return;
         };
         let mut state = self.fair.lock();
-        if !self.fair.leave(&mut state, self.client, self.seq) && granted.try_recv().is_ok() {
-            self.fair.give_back(&mut state, self.client, self.n);
+        if !self.fair.leave(&mut state, self.origin, self.seq) && granted.try_recv().is_ok() {
+            self.fair.give_back(&mut state, self.origin, self.n);
         }
     }
 }
@@ -127,15 +127,15 @@ impl Fair {
     }
 
     /// Waits up to `wait` for room for `n` ids for `client`; `None` if none came in time.
-    pub async fn take(self: &Arc<Fair>, client: Client, n: u64, wait: Duration) -> Option<Grant> {
+    pub async fn take(self: &Arc<Fair>, origin: Origin, n: u64, wait: Duration) -> Option<Grant> {
         let (granted, answer) = {
             let mut state = self.lock();
             // Nobody waits: the rules come down to room and share, without a queue.
-            if state.waiting == 0 && self.fits_now(&state, client, n) {
-                let queues = state.clients.entry(client).or_default();
+            if state.waiting == 0 && self.fits_now(&state, origin, n) {
+                let queues = state.origins.entry(origin).or_default();
                 queues.held += n;
                 state.used += n;
-                return Some(self.grant(client, n));
+                return Some(self.grant(origin, n));
             }
             drop(state);
             oneshot::channel()
@@ -145,7 +145,7 @@ impl Fair {
             state.seq += 1;
             state.waiting += 1;
             let seq = state.seq;
-            let queues = state.clients.entry(client).or_default();
+            let queues = state.origins.entry(origin).or_default();
             let waiter = Waiter {
                 seq,
                 n,
@@ -162,7 +162,7 @@ impl Fair {
         };
         let mut waiting = Waiting {
             fair: self,
-            client,
+            origin,
             seq,
             n,
             granted: Some(answer),
@@ -171,24 +171,24 @@ impl Fair {
         let got = matches!(tokio::time::timeout(wait, answer).await, Ok(Ok(())));
         if got {
             waiting.granted = None;
-            return Some(self.grant(client, n));
+            return Some(self.grant(origin, n));
         }
         // Timed out; granted meanwhile or not, Waiting's drop settles it.
         drop(waiting);
         None
     }
 
-    fn grant(self: &Arc<Fair>, client: Client, n: u64) -> Grant {
+    fn grant(self: &Arc<Fair>, origin: Origin, n: u64) -> Grant {
         Grant {
             fair: Arc::clone(self),
-            client,
+            origin,
             n,
         }
     }
 
     /// Removes a waiter that was not granted; false if it is not in the queue.
-    fn leave(&self, state: &mut State, client: Client, seq: u64) -> bool {
-        let Some(queues) = state.clients.get_mut(&client) else {
+    fn leave(&self, state: &mut State, origin: Origin, seq: u64) -> bool {
+        let Some(queues) = state.origins.get_mut(&origin) else {
             return false;
         };
         let mut left = false;
@@ -202,28 +202,28 @@ impl Fair {
             state.waiting -= 1;
         }
         if queues.idle() {
-            state.clients.remove(&client);
+            state.origins.remove(&origin);
         }
         // One fewer client may mean larger shares for the others.
         self.dispatch(state);
         left
     }
 
-    fn give_back(&self, state: &mut State, client: Client, n: u64) {
+    fn give_back(&self, state: &mut State, origin: Origin, n: u64) {
         state.used -= n;
-        if let Some(queues) = state.clients.get_mut(&client) {
+        if let Some(queues) = state.origins.get_mut(&origin) {
             queues.held -= n;
             if queues.idle() {
-                state.clients.remove(&client);
+                state.origins.remove(&origin);
             }
         }
         self.dispatch(state);
     }
 
     /// Whether `n` ids for `client` fit the room and its share, with nobody waiting.
-    fn fits_now(&self, state: &State, client: Client, n: u64) -> bool {
-        let holding = state.clients.get(&client);
-        let others = state.clients.len() - usize::from(holding.is_some());
+    fn fits_now(&self, state: &State, origin: Origin, n: u64) -> bool {
+        let holding = state.origins.get(&origin);
+        let others = state.origins.len() - usize::from(holding.is_some());
         // Counting the client itself, and the one more that keeps room for a newcomer.
         let share = self.capacity / (others as u64 + 2);
         let held = holding.map_or(0, |q| q.held);
@@ -234,16 +234,16 @@ impl Fair {
     fn dispatch(&self, state: &mut State) {
         let now = Instant::now();
         loop {
-            let share = self.capacity / (state.clients.len() as u64 + 1);
+            let share = self.capacity / (state.origins.len() as u64 + 1);
             let room = self.capacity - state.used;
             // The oldest large request of a client within its share.
             let head = state
-                .clients
+                .origins
                 .iter()
-                .filter_map(|(client, q)| {
+                .filter_map(|(origin, q)| {
                     let w = q.large.front()?;
                     q.within(w.n, share)
-                        .then_some((w.seq, *client, w.n, w.since))
+                        .then_some((w.seq, *origin, w.n, w.since))
                 })
                 .min_by_key(|head| head.0);
             let reserve = match head {
@@ -251,16 +251,16 @@ impl Fair {
                 _ => 0,
             };
             let small = state
-                .clients
+                .origins
                 .iter()
-                .filter_map(|(client, q)| {
+                .filter_map(|(origin, q)| {
                     let w = q.small.front()?;
-                    (q.within(w.n, share) && w.n + reserve <= room).then_some((w.seq, *client))
+                    (q.within(w.n, share) && w.n + reserve <= room).then_some((w.seq, *origin))
                 })
                 .min_by_key(|small| small.0);
             let chosen = match (small, head) {
-                (Some((_, client)), _) => (client, true),
-                (None, Some((_, client, n, _))) if n <= room => (client, false),
+                (Some((_, origin)), _) => (origin, true),
+                (None, Some((_, origin, n, _))) if n <= room => (origin, false),
                 _ => return,
             };
             self.hand_over(state, chosen.0, chosen.1);
@@ -268,8 +268,8 @@ impl Fair {
     }
 
     /// Gives the first waiter of `client`'s small or large queue its room.
-    fn hand_over(&self, state: &mut State, client: Client, small: bool) {
-        let queues = state.clients.get_mut(&client).expect("chosen from the map");
+    fn hand_over(&self, state: &mut State, origin: Origin, small: bool) {
+        let queues = state.origins.get_mut(&origin).expect("chosen from the map");
         let queue = if small {
             &mut queues.small
         } else {
@@ -282,7 +282,7 @@ impl Fair {
             queues.held += waiter.n;
             state.used += waiter.n;
         } else if queues.idle() {
-            state.clients.remove(&client);
+            state.origins.remove(&origin);
         }
     }
 }
@@ -291,8 +291,8 @@ impl Fair {
 mod tests {
     use super::*;
 
-    fn client(last: u8) -> Client {
-        Client::of(std::net::IpAddr::from([127, 0, 0, last]))
+    fn origin(last: u8) -> Origin {
+        Origin::of(std::net::IpAddr::from([127, 0, 0, last]))
     }
 
     fn used(fair: &Fair) -> u64 {
@@ -303,28 +303,28 @@ mod tests {
     async fn a_request_that_stops_waiting_leaves_no_room_taken() {
         let fair = Fair::new(1000);
         let held = fair
-            .take(client(1), 500, Duration::from_secs(5))
+            .take(origin(1), 500, Duration::from_secs(5))
             .await
             .unwrap();
         // A waiter whose request is dropped (its client went away) leaves the queue.
         let waiting = tokio::spawn({
             let fair = Arc::clone(&fair);
-            async move { fair.take(client(1), 400, Duration::from_secs(5)).await }
+            async move { fair.take(origin(1), 400, Duration::from_secs(5)).await }
         });
         tokio::task::yield_now().await;
         waiting.abort();
         assert!(waiting.await.is_err());
         // One that times out leaves it too, and nothing it asked for stays counted.
         assert!(
-            fair.take(client(1), 400, Duration::from_secs(5))
+            fair.take(origin(1), 400, Duration::from_secs(5))
                 .await
                 .is_none()
         );
         drop(held);
         assert_eq!(used(&fair), 0);
-        assert!(fair.lock().clients.is_empty());
+        assert!(fair.lock().origins.is_empty());
         // The whole budget is there again: one request of a client holding nothing fits.
-        let all = fair.take(client(2), 1000, Duration::ZERO).await;
+        let all = fair.take(origin(2), 1000, Duration::ZERO).await;
         assert!(all.is_some());
         assert_eq!(used(&fair), 1000);
     }
@@ -334,16 +334,16 @@ mod tests {
         let fair = Fair::new(1200);
         let wait = Duration::from_secs(5);
         // Alone, half: 600.
-        let a1 = fair.take(client(1), 300, wait).await.unwrap();
-        let a2 = fair.take(client(1), 300, wait).await.unwrap();
-        assert!(fair.take(client(1), 1, Duration::ZERO).await.is_none());
+        let a1 = fair.take(origin(1), 300, wait).await.unwrap();
+        let a2 = fair.take(origin(1), 300, wait).await.unwrap();
+        assert!(fair.take(origin(1), 1, Duration::ZERO).await.is_none());
         // With a second client, a third each: the first may take no more.
-        let b = fair.take(client(2), 400, wait).await.unwrap();
+        let b = fair.take(origin(2), 400, wait).await.unwrap();
         drop(a2);
-        assert!(fair.take(client(1), 200, Duration::ZERO).await.is_none());
+        assert!(fair.take(origin(1), 200, Duration::ZERO).await.is_none());
         // The second leaves: the first's share is half again.
         drop(b);
-        assert!(fair.take(client(1), 300, Duration::ZERO).await.is_some());
+        assert!(fair.take(origin(1), 300, Duration::ZERO).await.is_some());
         drop(a1);
     }
 }

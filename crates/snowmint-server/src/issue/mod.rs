@@ -16,14 +16,14 @@
 
 mod agent;
 mod budget;
-mod client;
 mod fair;
+mod origin;
 mod request;
 mod room;
 
 pub use agent::{user_agent, worker};
 pub use budget::Budget;
-pub use client::{Caller, Client, TrustedProxies};
+pub use origin::{Caller, Origin, TrustedProxies};
 pub use request::{
     AtRequest, Batch, ComposeRequest, Count, DecodeRequest, DecodeSerialRequest, DecodedSerial,
     Framing, IdsRequest, SerialBatch, SerialFormat, SerialsRequest,

@@ -24,7 +24,7 @@ use crate::issue::{Caller, Drain, Room};
 
 /// What a connection's watchdog should do now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum WatchdogCall {
     /// Nothing yet.
     Open,
     /// A request head took longer than `header_read_timeout_ms`: close.
@@ -151,26 +151,26 @@ impl Conn {
     }
 
     /// What to do now.
-    pub fn verdict(&self) -> Verdict {
+    pub fn verdict(&self) -> WatchdogCall {
         let now = self.now_ms();
         let head = self.head_since.load(SeqCst);
         if head != 0 {
             // A head on its way is governed by its own timeout alone.
             return if now >= head - 1 + duration_ms(self.header_read_timeout) {
-                Verdict::HeadTimeout
+                WatchdogCall::HeadTimeout
             } else {
-                Verdict::Open
+                WatchdogCall::Open
             };
         }
         // The server's own waits (the budget, the clock) are bounded elsewhere.
         if self.pending.load(SeqCst) > 0
             || now < self.progress_ms.load(SeqCst) + duration_ms(self.idle_timeout)
         {
-            Verdict::Open
+            WatchdogCall::Open
         } else if self.sending.load(SeqCst) > 0 {
-            Verdict::Stalled
+            WatchdogCall::Stalled
         } else {
-            Verdict::Idle
+            WatchdogCall::Idle
         }
     }
 }
@@ -217,7 +217,7 @@ impl Drop for Sending {
 
 /// What answers a port's requests.
 #[derive(Debug, Clone)]
-pub enum Answer {
+pub enum HyperService {
     /// The HTTP API, with its fast path.
     Http(crate::HttpApi),
     /// The gRPC router.
@@ -229,7 +229,7 @@ pub enum Answer {
 /// response body reports its progress.
 #[derive(Debug, Clone)]
 pub struct PerConnection {
-    pub service: Answer,
+    pub service: HyperService,
     pub conn: Arc<Conn>,
     pub caller: Caller,
     /// The largest piece of a body handed to the transport at once.
@@ -248,8 +248,8 @@ impl hyper::service::Service<Request<Incoming>> for PerConnection {
         let piece = self.piece;
         Box::pin(async move {
             let mut response = match service {
-                Answer::Http(api) => api.answer(request, Some(caller)).await,
-                Answer::Grpc(router) => {
+                HyperService::Http(api) => api.answer(request, Some(caller)).await,
+                HyperService::Grpc(router) => {
                     request.extensions_mut().insert(caller);
                     let Ok(response) = router.oneshot(request).await;
                     response
@@ -283,22 +283,22 @@ mod tests {
         let conn = Arc::new(Conn::new(&limits()));
         assert_eq!(conn.deadline(), conn.start + Duration::from_secs(1));
         tokio::time::advance(Duration::from_millis(1000)).await;
-        assert_eq!(conn.verdict(), Verdict::HeadTimeout);
+        assert_eq!(conn.verdict(), WatchdogCall::HeadTimeout);
         // A request arrives: no head is being read; it is idle 5 s after its answer.
         let pending = conn.request();
-        assert_eq!(conn.verdict(), Verdict::Open);
+        assert_eq!(conn.verdict(), WatchdogCall::Open);
         let sending = pending.into_sending();
         drop(sending);
         assert!(conn.between_requests());
         tokio::time::advance(Duration::from_millis(4999)).await;
-        assert_eq!(conn.verdict(), Verdict::Open);
+        assert_eq!(conn.verdict(), WatchdogCall::Open);
         // A byte of the next head starts its clock again.
         conn.head_bytes();
         assert_eq!(conn.deadline(), conn.start + Duration::from_millis(6999));
         tokio::time::advance(Duration::from_millis(1)).await;
-        assert_eq!(conn.verdict(), Verdict::Open);
+        assert_eq!(conn.verdict(), WatchdogCall::Open);
         conn.no_head();
-        assert_eq!(conn.verdict(), Verdict::Idle);
+        assert_eq!(conn.verdict(), WatchdogCall::Idle);
     }
 
     /// Whether the watchdog has been woken since it last looked (taking the wake).
@@ -336,14 +336,14 @@ mod tests {
         let conn = Arc::new(Conn::new(&limits()));
         let pending = conn.request();
         tokio::time::advance(Duration::from_secs(60)).await;
-        assert_eq!(conn.verdict(), Verdict::Open);
+        assert_eq!(conn.verdict(), WatchdogCall::Open);
         let sending = pending.into_sending();
         tokio::time::advance(Duration::from_secs(5)).await;
-        assert_eq!(conn.verdict(), Verdict::Stalled);
+        assert_eq!(conn.verdict(), WatchdogCall::Stalled);
         // Bytes read while a response is out do not start a head.
         conn.head_bytes();
         assert_eq!(conn.head_since.load(SeqCst), 0);
         drop(sending);
-        assert_eq!(conn.verdict(), Verdict::Open);
+        assert_eq!(conn.verdict(), WatchdogCall::Open);
     }
 }

@@ -52,7 +52,7 @@ impl Drop for Place {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Protocol {
+enum HttpVersion {
     /// Matched this many bytes of the HTTP/2 preface so far.
     Unknown(usize),
     Http1,
@@ -64,7 +64,7 @@ enum Protocol {
 pub struct Tracked {
     stream: Option<TcpStream>,
     conn: Arc<Conn>,
-    protocol: Protocol,
+    version: HttpVersion,
     max_header_bytes: u32,
     /// An error answer written in place of hyper's, and how much of it has gone out.
     answer: Option<(Vec<u8>, usize)>,
@@ -78,7 +78,7 @@ impl Tracked {
         Tracked {
             stream: Some(stream),
             conn,
-            protocol: Protocol::Unknown(0),
+            version: HttpVersion::Unknown(0),
             max_header_bytes,
             answer: None,
             answered: false,
@@ -92,25 +92,25 @@ impl Tracked {
     }
 
     fn saw(&mut self, bytes: &[u8]) {
-        if let Protocol::Unknown(matched) = self.protocol {
+        if let HttpVersion::Unknown(matched) = self.version {
             let take = (PREFACE.len() - matched).min(bytes.len());
-            self.protocol = if bytes[..take] != PREFACE[matched..matched + take] {
-                Protocol::Http1
+            self.version = if bytes[..take] != PREFACE[matched..matched + take] {
+                HttpVersion::Http1
             } else if matched + take == PREFACE.len() {
                 self.conn.no_head();
-                Protocol::Http2
+                HttpVersion::Http2
             } else {
-                Protocol::Unknown(matched + take)
+                HttpVersion::Unknown(matched + take)
             };
         }
-        if self.protocol != Protocol::Http2 {
+        if self.version != HttpVersion::Http2 {
             self.conn.head_bytes();
         }
     }
 
     /// If `head` is hyper's empty answer to a head it could not read, the JSON one instead.
     fn json_answer(&self, head: &[u8]) -> Option<Vec<u8>> {
-        if self.protocol == Protocol::Http2 || !self.conn.between_requests() {
+        if self.version == HttpVersion::Http2 || !self.conn.between_requests() {
             return None;
         }
         let (status, reason, message) = match head.get(..13)? {

@@ -25,7 +25,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, mpsc, watch};
 use tokio::time::Instant;
 
-use self::conn::{Answer, Conn, PerConnection, Verdict};
+use self::conn::{Conn, HyperService, PerConnection, WatchdogCall};
 use self::io::{MAX_HEADERS, Place, Tracked};
 use crate::metrics::{ConnectionLabels, TimeoutLabels};
 use crate::{AppState, Limits};
@@ -211,8 +211,8 @@ impl Net {
         let conn = Arc::new(Conn::new(&self.limits));
         let label = protocol.label();
         let (service, builder) = match protocol {
-            Protocol::Http(api) => (Answer::Http(api), &self.http),
-            Protocol::Grpc(router) => (Answer::Grpc(router), &self.grpc),
+            Protocol::Http(api) => (HyperService::Http(api), &self.http),
+            Protocol::Grpc(router) => (HyperService::Grpc(router), &self.grpc),
             Protocol::Thrift => {
                 let (closing, closed) = watch::channel(false);
                 let serving = framed::serve(stream, Arc::clone(&conn), self.state.clone(), closed);
@@ -297,10 +297,10 @@ impl Net {
                         continue;
                     }
                     let timeout = match conn.verdict() {
-                        Verdict::Open => continue,
-                        Verdict::HeadTimeout => "header_read",
-                        Verdict::Stalled => "stalled",
-                        Verdict::Idle => "idle",
+                        WatchdogCall::Open => continue,
+                        WatchdogCall::HeadTimeout => "header_read",
+                        WatchdogCall::Stalled => "stalled",
+                        WatchdogCall::Idle => "idle",
                     };
                     self.state
                         .metrics

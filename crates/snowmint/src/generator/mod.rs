@@ -100,7 +100,7 @@ struct Counters {
 }
 
 /// What to do with a slot whose tick is ahead of the clock.
-enum Verdict {
+enum SlotAction {
     Issue,
     /// Issue ahead of a clock that is behind: the slot is on the logical clock's tick.
     Logical,
@@ -252,20 +252,20 @@ impl<C: Clock> Generator<C> {
             }
             self.check_tick(tick)?;
             return match self.judge(tick, now) {
-                Verdict::Issue | Verdict::Logical => self.issue(slot),
-                Verdict::Spare => {
+                SlotAction::Issue | SlotAction::Logical => self.issue(slot),
+                SlotAction::Spare => {
                     self.counters.spare_ids.fetch_add(1, SeqCst);
                     self.issue(slot)
                 }
-                Verdict::WaitUntil(until) if self.wait_for(until) => self.issue(slot),
-                Verdict::WaitBehind(until) if self.wait_behind(until) => self.issue(slot),
-                Verdict::WaitUntil(_) | Verdict::WaitBehind(_) => {
+                SlotAction::WaitUntil(until) if self.wait_for(until) => self.issue(slot),
+                SlotAction::WaitBehind(until) if self.wait_behind(until) => self.issue(slot),
+                SlotAction::WaitUntil(_) | SlotAction::WaitBehind(_) => {
                     // The clock went back during the wait: what the policy says of the
                     // slot, with the clock as it reads now, decides again.
                     now = self.now_tick();
                     continue;
                 }
-                Verdict::Fail(err) => {
+                SlotAction::Fail(err) => {
                     // Hand the slot back if nobody took one since; burning it is safe too.
                     let _ = self
                         .hot
@@ -305,11 +305,11 @@ impl<C: Clock> Generator<C> {
             let (slot, fresh) = self.candidate(current, now)?;
             let tick = slot >> self.hot.seq_bits;
             let spare = match self.judge(tick, now) {
-                Verdict::Issue | Verdict::Logical => false,
-                Verdict::Spare => true,
-                Verdict::WaitUntil(until) => return Ok(self.pending(until, false)),
-                Verdict::WaitBehind(until) => return Ok(self.pending(until, true)),
-                Verdict::Fail(err) => return Err(err),
+                SlotAction::Issue | SlotAction::Logical => false,
+                SlotAction::Spare => true,
+                SlotAction::WaitUntil(until) => return Ok(self.pending(until, false)),
+                SlotAction::WaitBehind(until) => return Ok(self.pending(until, true)),
+                SlotAction::Fail(err) => return Err(err),
             };
             if self
                 .hot
@@ -358,17 +358,17 @@ impl<C: Clock> Generator<C> {
             let (slot, fresh) = self.candidate(current, now)?;
             let tick = slot >> self.hot.seq_bits;
             let spare = match self.judge(tick, now) {
-                Verdict::Issue | Verdict::Logical => false,
-                Verdict::Spare => true,
-                Verdict::WaitUntil(until) => {
+                SlotAction::Issue | SlotAction::Logical => false,
+                SlotAction::Spare => true,
+                SlotAction::WaitUntil(until) => {
                     self.wait_for(until);
                     continue;
                 }
-                Verdict::WaitBehind(until) => {
+                SlotAction::WaitBehind(until) => {
                     self.wait_behind(until);
                     continue;
                 }
-                Verdict::Fail(err) => return Err(err),
+                SlotAction::Fail(err) => return Err(err),
             };
             let room = self.hot.seq_mask - (slot & self.hot.seq_mask) + 1;
             let len = n.min(room);
@@ -406,22 +406,22 @@ impl<C: Clock> Generator<C> {
 
     /// Decides about a slot in `tick` when the clock reads `now`, and counts what the
     /// rollback policy does.
-    fn judge(&self, tick: u64, now: u64) -> Verdict {
+    fn judge(&self, tick: u64, now: u64) -> SlotAction {
         let verdict = self.verdict(tick, now);
         let c = &self.counters;
         match verdict {
-            Verdict::Issue | Verdict::WaitUntil(_) => return verdict,
-            Verdict::Fail(_) => {
+            SlotAction::Issue | SlotAction::WaitUntil(_) => return verdict,
+            SlotAction::Fail(_) => {
                 c.rollback_refusals.fetch_add(1, SeqCst);
             }
-            Verdict::Logical => {
+            SlotAction::Logical => {
                 // Each tick of the logical clock counts once, however many ids it holds.
                 if c.newest_logical_tick.fetch_max(tick, SeqCst) < tick {
                     c.logical_ticks.fetch_add(1, SeqCst);
                 }
             }
             // Counted as they happen.
-            Verdict::Spare | Verdict::WaitBehind(_) => {}
+            SlotAction::Spare | SlotAction::WaitBehind(_) => {}
         }
         c.clock_rollbacks.fetch_add(1, SeqCst);
         verdict
@@ -429,41 +429,41 @@ impl<C: Clock> Generator<C> {
 
     /// What the policies say about a slot in `tick` when the clock reads `now`; counts
     /// nothing.
-    fn verdict(&self, tick: u64, now: u64) -> Verdict {
+    fn verdict(&self, tick: u64, now: u64) -> SlotAction {
         if self.counts || tick <= now.saturating_add(self.lead_ticks) {
-            return Verdict::Issue;
+            return SlotAction::Issue;
         }
         let seen = self.hot.seen.load(SeqCst);
         // Read again after `seen`: whoever raised `seen` published the clock first, so a
         // stale first reading is not mistaken for a rollback.
         let now = now.max(self.now_tick());
         if tick <= now.saturating_add(self.lead_ticks) {
-            return Verdict::Issue;
+            return SlotAction::Issue;
         }
         let until = tick - self.lead_ticks;
         if now >= seen {
             // The clock has not gone back: the tick's sequence is spent.
-            return Verdict::WaitUntil(until);
+            return SlotAction::WaitUntil(until);
         }
         let behind_ms = (tick - now).saturating_mul(self.tick_ms);
         let wait = |max: Duration| {
             let max_wait_ms = crate::whole_ms(max);
             if behind_ms <= max_wait_ms {
-                Verdict::WaitBehind(until)
+                SlotAction::WaitBehind(until)
             } else if max_wait_ms == 0 {
-                Verdict::Fail(IssueError::ClockBehind { behind_ms })
+                SlotAction::Fail(IssueError::ClockBehind { behind_ms })
             } else {
-                Verdict::Fail(IssueError::BehindTooFar {
+                SlotAction::Fail(IssueError::BehindTooFar {
                     behind_ms,
                     max_wait_ms,
                 })
             }
         };
         match self.rollback {
-            RollbackPolicy::Refuse => Verdict::Fail(IssueError::ClockBehind { behind_ms }),
+            RollbackPolicy::Refuse => SlotAction::Fail(IssueError::ClockBehind { behind_ms }),
             RollbackPolicy::WaitUpTo(max) => wait(max),
-            RollbackPolicy::LogicalClock => Verdict::Logical,
-            RollbackPolicy::SpareSequence { .. } if tick <= seen => Verdict::Spare,
+            RollbackPolicy::LogicalClock => SlotAction::Logical,
+            RollbackPolicy::SpareSequence { .. } if tick <= seen => SlotAction::Spare,
             RollbackPolicy::SpareSequence { then_wait_up_to } => wait(then_wait_up_to),
         }
     }
@@ -521,7 +521,7 @@ impl<C: Clock> Generator<C> {
             return None;
         }
         match self.verdict(next, now) {
-            Verdict::Fail(err) => Some(err),
+            SlotAction::Fail(err) => Some(err),
             _ => None,
         }
     }

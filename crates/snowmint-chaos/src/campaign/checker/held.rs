@@ -24,7 +24,7 @@
 use super::{Batch, Checker, MAX_BRACKET, Micros, TIME_SHIFT};
 
 /// What the polls say of one batch.
-enum Verdict {
+enum Placement {
     /// The polls around it named its process for its worker id.
     Held,
     /// The polls before a restore did.
@@ -51,11 +51,11 @@ impl Checker {
             };
             let placed = self.place(b, process.pid, process.started);
             match placed {
-                Verdict::Held => self.found.placed_held += 1,
-                Verdict::HeldBeforeRestore => self.found.held_before_restore += 1,
-                Verdict::HiddenByRestore => self.found.hidden_by_restore += 1,
-                Verdict::Unreadable => self.found.unchecked_held += 1,
-                Verdict::NotHeld => {
+                Placement::Held => self.found.placed_held += 1,
+                Placement::HeldBeforeRestore => self.found.held_before_restore += 1,
+                Placement::HiddenByRestore => self.found.hidden_by_restore += 1,
+                Placement::Unreadable => self.found.unchecked_held += 1,
+                Placement::NotHeld => {
                     self.found.placed_held += 1;
                     found.push((*b, self.not_held(b)));
                 }
@@ -66,7 +66,7 @@ impl Checker {
         }
     }
 
-    fn place(&self, b: &Batch, pid: u32, started: Micros) -> Verdict {
+    fn place(&self, b: &Batch, pid: u32, started: Micros) -> Placement {
         let named = |first: usize, last: usize| {
             self.leases[first..=last]
                 .iter()
@@ -76,7 +76,7 @@ impl Checker {
         // out, the first that began after the answer came.
         let (before, after, first, last) = self.bracket(b);
         if named(first, last) {
-            return Verdict::Held;
+            return Placement::Held;
         }
         if let Some(restore) = self
             .rollbacks
@@ -89,9 +89,9 @@ impl Checker {
                 .leases
                 .partition_point(|p| p.end <= b.sent.min(restore.from));
             if upto > 0 && named(since.saturating_sub(1), upto - 1) {
-                return Verdict::HeldBeforeRestore;
+                return Placement::HeldBeforeRestore;
             }
-            return Verdict::HiddenByRestore;
+            return Placement::HiddenByRestore;
         }
         // A whole lease could have come and gone unseen between polls that far apart
         // (a registry stopped, then resumed, ends the sessions it kept at once).
@@ -99,9 +99,9 @@ impl Checker {
             || after >= self.leases.len()
             || self.leases[after].start - self.leases[before - 1].end > MAX_BRACKET
         {
-            return Verdict::Unreadable;
+            return Placement::Unreadable;
         }
-        Verdict::NotHeld
+        Placement::NotHeld
     }
 
     /// The polls around `b`: how many ended before it was asked, how many began before it

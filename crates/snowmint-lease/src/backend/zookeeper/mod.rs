@@ -49,8 +49,8 @@
 //! Nodes are made with the open ACL (`world:anyone`), as the other backends need no
 //! credentials either.
 
-mod mark;
 mod nodes;
+mod renew;
 mod session;
 mod take;
 mod url;

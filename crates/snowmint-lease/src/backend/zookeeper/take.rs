@@ -6,8 +6,8 @@ use std::hash::{BuildHasher, RandomState};
 
 use zookeeper_client as zk;
 
-use super::mark::{Written, read_mark};
 use super::nodes::{self, Nodes};
+use super::renew::{Written, read_mark};
 use super::session::{self, Mark, Session};
 use super::{RAISE_TRIES, ZooKeeperRegistry};
 use crate::registry::{Claim, Lease, LeaseError};

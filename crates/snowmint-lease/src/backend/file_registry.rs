@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::registry::{Claim, Lease, LeaseError, Registry};
-use crate::{Error, FileStore, ensure_state_dir};
+use crate::{FileStore, StateError, ensure_state_dir};
 
 /// How often a holder checks that its lock file is still the one it locked (a renewal:
 /// a `stat` and a read, and a write only when its mark is behind): a holder whose file a
@@ -85,13 +85,13 @@ impl FileRegistry {
 
     /// Claims `worker`'s file and those an earlier release kept for it; `None` when any of
     /// them is held by a live process.
-    fn claim_worker(&self, claim: &Claim, worker: u64) -> Result<Option<FileStore>, Error> {
+    fn claim_worker(&self, claim: &Claim, worker: u64) -> Result<Option<FileStore>, StateError> {
         let store = match FileStore::claim_within(
             self.path(&claim.namespace, claim.datacenter, worker),
             Duration::ZERO,
         ) {
             Ok(store) => store,
-            Err(Error::Busy { .. }) => return Ok(None),
+            Err(StateError::Busy { .. }) => return Ok(None),
             Err(err) => return Err(err),
         };
         let left = claim
@@ -102,7 +102,7 @@ impl FileRegistry {
         // upgrade then finds the worker id held under its own name too.
         match FileStore::claim_left(left, Duration::ZERO, true) {
             Ok(left) => Ok(Some(store.inheriting(left).with_clock(claim.clock))),
-            Err(Error::Busy { .. }) => Ok(None),
+            Err(StateError::Busy { .. }) => Ok(None),
             Err(err) => Err(err),
         }
     }
@@ -134,7 +134,7 @@ impl FileRegistry {
 }
 
 /// The file's error names the path and what failed: the registry adds nothing to it.
-fn unavailable(err: Error) -> LeaseError {
+fn unavailable(err: StateError) -> LeaseError {
     LeaseError::unavailable_because("file", "", err)
 }
 
@@ -180,7 +180,7 @@ impl Registry for FileRegistry {
                 Ok(own.max(left))
             }) {
                 Ok(mark) => mark,
-                Err(err @ Error::OtherClock { .. }) => {
+                Err(err @ StateError::OtherClock { .. }) => {
                     other_clock.get_or_insert(err);
                     continue;
                 }

@@ -15,7 +15,7 @@
 //!
 //! e.g. `fleet.default-dc0-w0.mark` holding `1763780112345`, or `1288835974657 counter` for
 //! a [`ClockMode::Counter`] generator, whose marks count ticks from the epoch: a store
-//! refuses a mark left by the other kind of clock ([`Error::OtherClock`]). The name holds
+//! refuses a mark left by the other kind of clock ([`StateError::OtherClock`]). The name holds
 //! the fleet, not the layout: two layouts that could issue the same ids (the same layout
 //! spelled twice, or two that differ only in where a field starts) must take turns with a
 //! worker id, and share its mark. Sharing a mark only ever makes a generator wait longer,
@@ -37,7 +37,7 @@
 //!    on the lock file and keeps it until the store is dropped, that is, for the life of the
 //!    generator that holds it. A second claim, from another process or from this one (the
 //!    lock belongs to the open file, not the process), waits until the first store is
-//!    dropped, up to a bound ([`DEFAULT_LOCK_WAIT`]), then fails with [`Error::Busy`]. The
+//!    dropped, up to a bound ([`DEFAULT_LOCK_WAIT`]), then fails with [`StateError::Busy`]. The
 //!    kernel drops the lock when the process dies, however it dies, so a crash never leaves
 //!    a stale owner behind. The lock file is never renamed or removed, so every process
 //!    locks the same inode.
@@ -81,7 +81,7 @@ use snowmint::{ClockMode, Layout, Store, StoreError};
 use crate::Fleet;
 
 use self::disk::{file_options, lock_within, sibling};
-use crate::Error;
+use crate::StateError;
 
 /// How long a store waits for another holder of the lock: longer than a `snowmint gen` of
 /// a million ids takes, shorter than a person waits before suspecting a hang.
@@ -200,7 +200,7 @@ impl FileStore {
         layout: &Layout,
         datacenter: u64,
         worker: u64,
-    ) -> Result<FileStore, Error> {
+    ) -> Result<FileStore, StateError> {
         crate::ensure_state_dir(dir)?;
         let store = Self::claim(Self::path_in(dir, fleet, datacenter, worker))?;
         let left = crate::legacy_namespaces(layout)
@@ -226,7 +226,7 @@ impl FileStore {
     /// assert!(store.is_owner());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn claim(path: impl Into<PathBuf>) -> Result<FileStore, Error> {
+    pub fn claim(path: impl Into<PathBuf>) -> Result<FileStore, StateError> {
         Self::claim_within(path, DEFAULT_LOCK_WAIT)
     }
 
@@ -234,24 +234,24 @@ impl FileStore {
     ///
     /// # Errors
     ///
-    /// As [`FileStore::claim`]; [`Error::Busy`] when the wait ran out.
+    /// As [`FileStore::claim`]; [`StateError::Busy`] when the wait ran out.
     ///
     /// # Examples
     ///
     /// ```
     /// use std::time::Duration;
-    /// use snowmint_lease::{Error, FileStore};
+    /// use snowmint_lease::{StateError, FileStore};
     ///
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("w0.mark");
     /// let first = FileStore::claim(&path)?;
     /// let second = FileStore::claim_within(&path, Duration::from_millis(10));
-    /// assert!(matches!(second, Err(Error::Busy { .. })));
+    /// assert!(matches!(second, Err(StateError::Busy { .. })));
     /// drop(first);
     /// assert!(FileStore::claim_within(&path, Duration::ZERO).is_ok());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn claim_within(path: impl Into<PathBuf>, wait: Duration) -> Result<FileStore, Error> {
+    pub fn claim_within(path: impl Into<PathBuf>, wait: Duration) -> Result<FileStore, StateError> {
         let store = Self::new(path.into(), true, wait)?;
         lock_within(&store.lock, &store.lock_path, wait)?;
         Ok(store)
@@ -276,7 +276,7 @@ impl FileStore {
     /// assert_eq!(store.raise(42)?, 42);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn open(path: impl Into<PathBuf>) -> Result<FileStore, Error> {
+    pub fn open(path: impl Into<PathBuf>) -> Result<FileStore, StateError> {
         Self::open_within(path, DEFAULT_LOCK_WAIT)
     }
 
@@ -299,11 +299,11 @@ impl FileStore {
     /// assert!(shared.raise(42).unwrap_err().to_string().contains("is locked by another snowmint generator"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn open_within(path: impl Into<PathBuf>, wait: Duration) -> Result<FileStore, Error> {
+    pub fn open_within(path: impl Into<PathBuf>, wait: Duration) -> Result<FileStore, StateError> {
         Self::new(path.into(), false, wait)
     }
 
-    fn new(mark: PathBuf, owner: bool, wait: Duration) -> Result<FileStore, Error> {
+    fn new(mark: PathBuf, owner: bool, wait: Duration) -> Result<FileStore, StateError> {
         let lock_path = sibling(&mark, ".lock");
         let lock = file_options()
             .read(true)
@@ -311,7 +311,7 @@ impl FileStore {
             .create(true)
             .truncate(false)
             .open(&lock_path)
-            .map_err(|source| Error::Open {
+            .map_err(|source| StateError::Open {
                 path: lock_path.clone(),
                 source,
             })?;
@@ -379,7 +379,7 @@ impl FileStore {
     /// # Errors
     ///
     /// The file cannot be read, or holds anything but a millisecond count
-    /// ([`Error::Corrupt`]): an unreadable mark is never taken for zero.
+    /// ([`StateError::Corrupt`]): an unreadable mark is never taken for zero.
     ///
     /// # Examples
     ///
@@ -392,9 +392,9 @@ impl FileStore {
     /// assert_eq!(FileStore::open(&path)?.mark()?, Some(1_763_780_112_345));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn mark(&self) -> Result<Option<u64>, Error> {
+    pub fn mark(&self) -> Result<Option<u64>, StateError> {
         match disk::read_mark(&self.mark)? {
-            Some((_, recorded)) if !self.clock.follows(recorded) => Err(Error::OtherClock {
+            Some((_, recorded)) if !self.clock.follows(recorded) => Err(StateError::OtherClock {
                 path: self.mark.clone(),
                 recorded,
                 mode: self.clock,
@@ -421,7 +421,7 @@ impl FileStore {
     /// assert_eq!(store.raise(1_000)?, 2_000);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn raise(&self, until_ms: u64) -> Result<u64, Error> {
+    pub fn raise(&self, until_ms: u64) -> Result<u64, StateError> {
         let _exclusive = self.exclusive()?;
         match self.mark()? {
             Some(mark) if mark >= until_ms => Ok(mark),
@@ -453,7 +453,7 @@ impl FileStore {
     /// assert_eq!(store.mark()?, Some(1_500));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn lower(&self, reserved_ms: u64, issued_ms: u64) -> Result<bool, Error> {
+    pub fn lower(&self, reserved_ms: u64, issued_ms: u64) -> Result<bool, StateError> {
         let _exclusive = self.exclusive()?;
         if issued_ms >= reserved_ms || self.mark()? != Some(reserved_ms) {
             return Ok(false);
@@ -469,7 +469,7 @@ impl FileStore {
     ///
     /// # Errors
     ///
-    /// [`Error::Replaced`] when the path names another file or none; [`Error::Read`] when
+    /// [`StateError::Replaced`] when the path names another file or none; [`StateError::Read`] when
     /// neither can be looked at.
     ///
     /// # Examples
@@ -487,9 +487,9 @@ impl FileStore {
     /// assert!(store.check_lock_path().unwrap_err().to_string().contains("is no longer the file this process locked"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn check_lock_path(&self) -> Result<(), Error> {
+    pub fn check_lock_path(&self) -> Result<(), StateError> {
         use std::os::unix::fs::MetadataExt;
-        let unreadable = |source| Error::Read {
+        let unreadable = |source| StateError::Read {
             path: self.lock_path.clone(),
             source,
         };
@@ -502,7 +502,7 @@ impl FileStore {
         if same {
             Ok(())
         } else {
-            Err(Error::Replaced {
+            Err(StateError::Replaced {
                 path: self.lock_path.clone(),
             })
         }
@@ -517,9 +517,9 @@ impl FileStore {
     /// # Errors
     ///
     /// The file cannot be looked at.
-    pub fn lock_changed_ms(&self) -> Result<u64, Error> {
+    pub fn lock_changed_ms(&self) -> Result<u64, StateError> {
         use std::os::unix::fs::MetadataExt;
-        let held = self.lock.metadata().map_err(|source| Error::Read {
+        let held = self.lock.metadata().map_err(|source| StateError::Read {
             path: self.lock_path.clone(),
             source,
         })?;
@@ -538,13 +538,13 @@ impl FileStore {
     /// # Errors
     ///
     /// The file exists but cannot be looked at.
-    pub fn mark_restored_ms(&self) -> Result<Option<u64>, Error> {
+    pub fn mark_restored_ms(&self) -> Result<Option<u64>, StateError> {
         use std::os::unix::fs::MetadataExt;
         let meta = match std::fs::metadata(&self.mark) {
             Ok(meta) => meta,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(source) => {
-                return Err(Error::Read {
+                return Err(StateError::Read {
                     path: self.mark.clone(),
                     source,
                 });
@@ -562,7 +562,7 @@ impl FileStore {
     }
 
     /// Excludes every other writer until the guard drops.
-    fn exclusive(&self) -> Result<Exclusive<'_>, Error> {
+    fn exclusive(&self) -> Result<Exclusive<'_>, StateError> {
         let serial = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
         if !self.owner {
             lock_within(&self.lock, &self.lock_path, self.wait)?;
@@ -573,7 +573,7 @@ impl FileStore {
         })
     }
 
-    fn write(&self, mark_ms: u64) -> Result<(), Error> {
+    fn write(&self, mark_ms: u64) -> Result<(), StateError> {
         let line = crate::mark::encode_line(mark_ms, self.clock);
         disk::replace(&self.mark, &self.tmp, line.as_bytes())
     }

@@ -178,7 +178,7 @@ fn one_owner_at_a_time() {
     let (_dir, path) = temp_mark();
     let owner = FileStore::claim(&path).unwrap();
     let err = FileStore::claim_within(&path, Duration::from_millis(20)).unwrap_err();
-    assert!(matches!(err, Error::Busy { .. }));
+    assert!(matches!(err, StateError::Busy { .. }));
     let text = err.to_string();
     assert!(
         text.starts_with(&format!(
@@ -190,7 +190,7 @@ fn one_owner_at_a_time() {
     // A shared store's writes wait for the owner too; its reads do not.
     owner.raise(10).unwrap();
     let shared = FileStore::open_within(&path, Duration::from_millis(20)).unwrap();
-    assert!(matches!(shared.raise(20), Err(Error::Busy { .. })));
+    assert!(matches!(shared.raise(20), Err(StateError::Busy { .. })));
     assert_eq!(shared.mark().unwrap(), Some(10));
     drop(owner);
     assert_eq!(shared.raise(20).unwrap(), 20);
@@ -353,5 +353,5 @@ fn marks_left_under_the_layouts_old_names_count_and_their_owners_keep_out() {
     let old = FileStore::claim(dir.path().join("custom-1288834974657-dc1-w4.mark")).unwrap();
     old.reserve(1_000).unwrap();
     let err = FileStore::for_generator(dir.path(), &fleet, &Layout::TWITTER, 1, 4);
-    assert!(matches!(err, Err(Error::Busy { .. })), "{err:?}");
+    assert!(matches!(err, Err(StateError::Busy { .. })), "{err:?}");
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::FileStore;
-use crate::Error;
+use crate::StateError;
 
 impl FileStore {
     /// Claims each of `paths`, waiting up to `wait` for each: a generator of an earlier
@@ -14,12 +14,12 @@ impl FileStore {
     ///
     /// # Errors
     ///
-    /// As [`FileStore::claim_within`]: [`Error::Busy`] while an older generator holds one.
+    /// As [`FileStore::claim_within`]: [`StateError::Busy`] while an older generator holds one.
     pub(crate) fn claim_left(
         paths: impl Iterator<Item = PathBuf>,
         wait: Duration,
         every: bool,
-    ) -> Result<Vec<FileStore>, Error> {
+    ) -> Result<Vec<FileStore>, StateError> {
         let mut claimed = Vec::new();
         for path in paths {
             let lock = super::disk::sibling(&path, ".lock");
@@ -40,7 +40,7 @@ impl FileStore {
     /// # Errors
     ///
     /// As [`FileStore::mark`], for any of them.
-    pub(crate) fn inherited_mark(&self) -> Result<(Option<u64>, usize), Error> {
+    pub(crate) fn inherited_mark(&self) -> Result<(Option<u64>, usize), StateError> {
         let mut largest = None;
         let mut holding = 0;
         for store in &self.inherited {

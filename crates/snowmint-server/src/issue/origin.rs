@@ -1,5 +1,5 @@
 //! Who a request counts against in the fair shares of the budget of ids in flight: see
-//! [`Client`]; and who asks, as a request carries it ([`Caller`]).
+//! [`Origin`]; and who asks, as a request carries it ([`Caller`]).
 
 use std::fmt;
 use std::net::{IpAddr, Ipv6Addr};
@@ -22,27 +22,27 @@ use tokio::sync::Semaphore;
 /// of `X-Forwarded-For` that is not itself a trusted proxy (each proxy appends the address
 /// it heard from, so that is the nearest one the server's own proxies vouch for).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Client(IpAddr);
+pub struct Origin(IpAddr);
 
-impl Client {
+impl Origin {
     /// The client a peer address stands for.
     ///
     /// # Examples
     ///
     /// ```
-    /// use snowmint_server::Client;
+    /// use snowmint_server::Origin;
     ///
-    /// let a = Client::of("2001:db8::1".parse().unwrap());
-    /// assert_eq!(a, Client::of("2001:db8::ffff:2".parse().unwrap()));
-    /// assert_eq!(Client::of("::ffff:10.0.0.1".parse().unwrap()).to_string(), "10.0.0.1");
+    /// let a = Origin::of("2001:db8::1".parse().unwrap());
+    /// assert_eq!(a, Origin::of("2001:db8::ffff:2".parse().unwrap()));
+    /// assert_eq!(Origin::of("::ffff:10.0.0.1".parse().unwrap()).to_string(), "10.0.0.1");
     /// ```
     #[must_use]
-    pub fn of(addr: IpAddr) -> Client {
+    pub fn of(addr: IpAddr) -> Origin {
         match addr {
-            IpAddr::V4(v4) => Client(IpAddr::V4(v4)),
+            IpAddr::V4(v4) => Origin(IpAddr::V4(v4)),
             IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-                Some(v4) => Client(IpAddr::V4(v4)),
-                None => Client(IpAddr::V6(Ipv6Addr::from_bits(
+                Some(v4) => Origin(IpAddr::V4(v4)),
+                None => Origin(IpAddr::V6(Ipv6Addr::from_bits(
                     v6.to_bits() & !u128::from(u64::MAX),
                 ))),
             },
@@ -56,22 +56,22 @@ impl Client {
     ///
     /// ```
     /// use axum::http::HeaderMap;
-    /// use snowmint_server::{Client, TrustedProxies};
+    /// use snowmint_server::{Origin, TrustedProxies};
     ///
     /// let proxies: TrustedProxies = "10.0.0.1".parse()?;
     /// let mut headers = HeaderMap::new();
     /// headers.insert("x-forwarded-for", "203.0.113.9".parse()?);
-    /// let client = Client::of_request("10.0.0.1".parse()?, &headers, &proxies);
+    /// let client = Origin::of_request("10.0.0.1".parse()?, &headers, &proxies);
     /// assert_eq!(client.to_string(), "203.0.113.9");
     /// // From a peer that is no trusted proxy, the header is ignored.
-    /// let client = Client::of_request("10.0.0.2".parse()?, &headers, &proxies);
+    /// let client = Origin::of_request("10.0.0.2".parse()?, &headers, &proxies);
     /// assert_eq!(client.to_string(), "10.0.0.2");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[must_use]
-    pub fn of_request(peer: IpAddr, headers: &HeaderMap, trusted: &TrustedProxies) -> Client {
+    pub fn of_request(peer: IpAddr, headers: &HeaderMap, trusted: &TrustedProxies) -> Origin {
         if !trusted.contains(peer) {
-            return Client::of(peer);
+            return Origin::of(peer);
         }
         // Each proxy appends the address it heard from; read from the nearest back.
         let forwarded = headers
@@ -84,16 +84,16 @@ impl Client {
         for hop in forwarded.iter().rev() {
             match hop.parse::<IpAddr>() {
                 Ok(addr) if trusted.contains(addr) => {}
-                Ok(addr) => return Client::of(addr),
+                Ok(addr) => return Origin::of(addr),
                 // A hop the proxy could not name: the proxy's own address is all we know.
                 Err(_) => break,
             }
         }
-        Client::of(peer)
+        Origin::of(peer)
     }
 }
 
-impl fmt::Display for Client {
+impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
             IpAddr::V6(v6) => write!(f, "{v6}/64"),
@@ -193,7 +193,7 @@ impl fmt::Display for TrustedProxies {
     }
 }
 
-/// Who asks for ids: a connection's share of the budget, and the [`Client`] the request
+/// Who asks for ids: a connection's share of the budget, and the [`Origin`] the request
 /// counts against in the server's fair shares. The accept loop puts one in the extensions
 /// of every request it reads; a request without one (a router called in tests) counts
 /// against an unnamed client and no connection.
@@ -202,7 +202,7 @@ pub struct Caller {
     pub(super) connection: Arc<Semaphore>,
     pub(super) peer: IpAddr,
     pub(super) trusted: Arc<TrustedProxies>,
-    pub(super) client: Client,
+    pub(super) origin: Origin,
 }
 
 impl Caller {
@@ -214,15 +214,15 @@ impl Caller {
             return self.clone();
         }
         Caller {
-            client: Client::of_request(self.peer, headers, &self.trusted),
+            origin: Origin::of_request(self.peer, headers, &self.trusted),
             ..self.clone()
         }
     }
 
     /// The client it counts against.
     #[must_use]
-    pub fn client(&self) -> Client {
-        self.client
+    pub fn origin(&self) -> Origin {
+        self.origin
     }
 }
 
@@ -240,23 +240,23 @@ mod tests {
     fn a_trusted_proxy_names_the_client_and_others_cannot() {
         let trusted: TrustedProxies = "10.0.0.0/8, 192.168.1.7".parse().unwrap();
         let ip = |s: &str| s.parse::<IpAddr>().unwrap();
-        let client = |peer, xff| Client::of_request(ip(peer), &headers(xff), &trusted);
+        let origin = |peer, xff| Origin::of_request(ip(peer), &headers(xff), &trusted);
         assert_eq!(
-            client("10.1.2.3", "203.0.113.9"),
-            Client::of(ip("203.0.113.9"))
+            origin("10.1.2.3", "203.0.113.9"),
+            Origin::of(ip("203.0.113.9"))
         );
         // Through two proxies, the nearest untrusted hop is the client; what it says of
         // hops before it is its own word.
         assert_eq!(
-            client("192.168.1.7", "1.1.1.1, 203.0.113.9, 10.9.9.9"),
-            Client::of(ip("203.0.113.9"))
+            origin("192.168.1.7", "1.1.1.1, 203.0.113.9, 10.9.9.9"),
+            Origin::of(ip("203.0.113.9"))
         );
         // From anyone else the header is ignored.
         assert_eq!(
-            client("203.0.113.5", "1.1.1.1"),
-            Client::of(ip("203.0.113.5"))
+            origin("203.0.113.5", "1.1.1.1"),
+            Origin::of(ip("203.0.113.5"))
         );
-        assert_eq!(client("10.1.2.3", "unknown"), Client::of(ip("10.1.2.3")));
+        assert_eq!(origin("10.1.2.3", "unknown"), Origin::of(ip("10.1.2.3")));
         assert!(!trusted.contains(ip("11.0.0.1")));
         assert!(trusted.contains(ip("::ffff:10.0.0.1")));
     }

@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::Error;
+use crate::StateError;
 
 /// The environment variable that names the state directory, first in
 /// [`default_state_dir`]'s order.
@@ -63,24 +63,26 @@ fn choose(var: impl Fn(&str) -> Option<OsString>, temp: &Path, uid: u32) -> Path
 /// assert!(state.is_dir());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn ensure_state_dir(dir: &Path) -> Result<(), Error> {
+pub fn ensure_state_dir(dir: &Path) -> Result<(), StateError> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).map_err(|source| Error::CreateDir {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    builder
+        .create(dir)
+        .map_err(|source| StateError::CreateDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
     #[cfg(unix)]
     if dir.parent() == Some(std::env::temp_dir().as_path()) {
         use std::os::unix::fs::MetadataExt;
-        let meta = std::fs::metadata(dir).map_err(|source| Error::CreateDir {
+        let meta = std::fs::metadata(dir).map_err(|source| StateError::CreateDir {
             path: dir.to_path_buf(),
             source,
         })?;
         if meta.uid() != uid() {
-            return Err(Error::NotOwned {
+            return Err(StateError::NotOwned {
                 path: dir.to_path_buf(),
                 owner: meta.uid(),
                 uid: uid(),

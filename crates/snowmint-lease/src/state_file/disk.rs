@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use snowmint::ClockMode;
 
-use crate::Error;
+use crate::StateError;
 
 /// The longest pause between two attempts at a busy lock: short enough to notice a release
 /// promptly, long enough not to keep a core busy.
@@ -16,7 +16,7 @@ const MAX_LOCK_PAUSE: Duration = Duration::from_millis(20);
 
 /// Takes `file`'s exclusive lock, retrying with growing pauses (never spinning) for up to
 /// `wait`.
-pub(super) fn lock_within(file: &File, path: &Path, wait: Duration) -> Result<(), Error> {
+pub(super) fn lock_within(file: &File, path: &Path, wait: Duration) -> Result<(), StateError> {
     let start = Instant::now();
     let mut pause = Duration::from_millis(1);
     loop {
@@ -24,7 +24,7 @@ pub(super) fn lock_within(file: &File, path: &Path, wait: Duration) -> Result<()
             Ok(()) => return Ok(()),
             Err(TryLockError::WouldBlock) => {}
             Err(TryLockError::Error(source)) => {
-                return Err(Error::Lock {
+                return Err(StateError::Lock {
                     path: path.to_path_buf(),
                     source,
                 });
@@ -32,7 +32,7 @@ pub(super) fn lock_within(file: &File, path: &Path, wait: Duration) -> Result<()
         }
         let waited = start.elapsed();
         if waited >= wait {
-            return Err(Error::Busy {
+            return Err(StateError::Busy {
                 path: path.to_path_buf(),
                 waited,
             });
@@ -44,12 +44,12 @@ pub(super) fn lock_within(file: &File, path: &Path, wait: Duration) -> Result<()
 
 /// The mark at `path` and the clock mode it records, `None` if there is no file; its line is
 /// read by [`mark::decode_line`](crate::mark::decode_line).
-pub(super) fn read_mark(path: &Path) -> Result<Option<(u64, ClockMode)>, Error> {
+pub(super) fn read_mark(path: &Path) -> Result<Option<(u64, ClockMode)>, StateError> {
     let bytes = match fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(source) => {
-            return Err(Error::Read {
+            return Err(StateError::Read {
                 path: path.to_path_buf(),
                 source,
             });
@@ -57,7 +57,7 @@ pub(super) fn read_mark(path: &Path) -> Result<Option<(u64, ClockMode)>, Error> 
     };
     crate::mark::decode_line(&bytes)
         .map(Some)
-        .map_err(|corrupt| Error::Corrupt {
+        .map_err(|corrupt| StateError::Corrupt {
             path: path.to_path_buf(),
             found: corrupt.found,
         })
@@ -66,10 +66,10 @@ pub(super) fn read_mark(path: &Path) -> Result<Option<(u64, ClockMode)>, Error> 
 /// Replaces `path` with `content` atomically and durably: write `tmp`, fsync it, rename it
 /// over `path`, fsync the directory (without which the rename itself may not survive a
 /// crash). Callers hold the lock, so one fixed `tmp` name is enough.
-pub(super) fn replace(path: &Path, tmp: &Path, content: &[u8]) -> Result<(), Error> {
+pub(super) fn replace(path: &Path, tmp: &Path, content: &[u8]) -> Result<(), StateError> {
     let failed = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| Error::Write { path, source }
+        move |source| StateError::Write { path, source }
     };
     let mut file = file_options()
         .write(true)
