@@ -1,5 +1,6 @@
 //! Base62 parsing never panics, and what it accepts re-encodes to the same value.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use libfuzzer_sys::fuzz_target;
 use snowmint::Encoding;

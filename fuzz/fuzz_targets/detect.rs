@@ -1,6 +1,7 @@
 //! Guessing an encoding never panics, and what it accepts decodes and re-encodes to the
 //! same value in the encoding it names.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use libfuzzer_sys::fuzz_target;
 use snowmint::Encoding;

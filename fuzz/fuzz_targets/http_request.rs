@@ -4,6 +4,7 @@
 //! a server error; every refusal to GET is the server's JSON error, one lowercase line, and
 //! every answer to HEAD has no body.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use std::sync::LazyLock;
 

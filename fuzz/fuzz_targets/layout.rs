@@ -3,6 +3,7 @@
 //! that parses is found again under the name it gives back; what it decodes composes back
 //! to the same id; errors are one line.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;

@@ -3,6 +3,7 @@
 //! backend its scheme names; a refused one is an error of one line that quotes the URL
 //! (with any credentials masked), or for `hostname` the host name at fault.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use libfuzzer_sys::fuzz_target;
 

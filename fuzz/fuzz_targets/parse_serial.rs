@@ -1,6 +1,7 @@
 //! Parsing a template, and a serial against it, never panics; a serial that parses formats
 //! back to the same text.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use libfuzzer_sys::fuzz_target;
 use snowmint::Layout;

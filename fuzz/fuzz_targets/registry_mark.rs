@@ -3,6 +3,7 @@
 //! plain decimal digits that fit in 64 bits; what it accepts encodes back to the same digits
 //! (leading zeros aside); what it refuses is quoted in the error, on one line.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use libfuzzer_sys::fuzz_target;
 use snowmint_lease::mark;

@@ -2,6 +2,7 @@
 //! variable does: one parser per setting), then validation into a `Config`. None of it
 //! panics; every error is one line, and a key's error names a key that exists.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use std::sync::LazyLock;
 

@@ -2,6 +2,7 @@
 //! never panics; what it accepts writes back to a line that reads the same; what it refuses
 //! is an error of one line that says what was found.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use libfuzzer_sys::fuzz_target;
 use snowmint_lease::mark;

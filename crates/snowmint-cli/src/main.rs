@@ -2,6 +2,7 @@
 //!
 //! Thin by design: each subcommand parses its flags, builds a validated config with
 //! `TryFrom`, and calls the libraries. Bad input exits with status 2, other failures 1.
+#![forbid(unsafe_code)]
 
 mod compose;
 mod failure;

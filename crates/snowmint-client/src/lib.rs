@@ -105,6 +105,7 @@
 //! [`Client::stats`] returns the ids buffered, batches received, failovers, failed rounds,
 //! and the ids thrown away as stale or out of order: counters for a metrics exporter to
 //! read. None of them is touched once an id: each moves once a batch or once a failure.
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod buffer;

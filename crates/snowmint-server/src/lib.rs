@@ -5,6 +5,7 @@
 //! they call [`thrift::call`]); [`run`] serves it, the gRPC API and the Thrift service on
 //! [`Listeners`] until a shutdown signal; [`serve`] does everything from a validated
 //! [`Config`].
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod config;

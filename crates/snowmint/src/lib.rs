@@ -35,6 +35,7 @@
 //! | **lease** | a worker id held from a registry until a time; its **fence** is the instant up to which ids may be issued under it |
 //! | **registry** | who hands out leases: static, host name, a directory of lock files, Redis, etcd, PostgreSQL, ZooKeeper |
 //! | **serial** | a business serial number made from an id by a template, and parsed back to it |
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod canonical;
