@@ -590,32 +590,6 @@ mod tests {
         assert_eq!(*registry.released.lock().unwrap(), [(1, 1_234)]);
     }
 
-    /// A wall clock over a steady one that the test moves: `ahead` ms ahead of it, as after
-    /// a step of the wall clock.
-    struct SteppedWall {
-        steady: ManualClock,
-        ahead: AtomicU64,
-    }
-
-    impl Clock for SteppedWall {
-        fn now_ms(&self) -> u64 {
-            self.steady.now_ms() + self.ahead.load(Ordering::SeqCst)
-        }
-
-        fn sleep_until_ms(&self, unix_ms: u64) {
-            let ahead = self.ahead.load(Ordering::SeqCst);
-            self.steady.sleep_until_ms(unix_ms.saturating_sub(ahead));
-        }
-
-        fn steps(&self) -> bool {
-            true
-        }
-
-        fn steady_ms(&self) -> u64 {
-            self.steady.now_ms()
-        }
-    }
-
     /// Found by the fault-injection campaign: a `--clock wall` server whose clock was
     /// stepped forward past the TTL (or started behind and was set right) refused every id
     /// for as long as the step lasted, for good in the second case, because the marks were
@@ -623,10 +597,8 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_stepped_wall_clock_gets_marks_in_its_own_time_and_validity_in_real_time() {
         let registry = Arc::new(Scripted::default());
-        let clock = Arc::new(SteppedWall {
-            steady: ManualClock::new(1_000_000),
-            ahead: AtomicU64::new(0),
-        });
+        // A wall clock that the test steps, beside the real time that only moves forward.
+        let clock = Arc::new(ManualClock::new(1_000_000).stepping());
         let claim = Claim::new("ns", 0, 32, "host", Duration::from_secs(10))
             .with_clock(snowmint::ClockMode::Wall);
         let keeper = Keeper::start(
@@ -640,16 +612,16 @@ mod tests {
         assert_eq!(held.confirmed_high_water_ms, 1_010_000);
 
         // The wall clock is set 60 s ahead: the next renewal confirms marks in its time...
-        clock.ahead.store(60_000, Ordering::SeqCst);
-        clock.steady.advance(3_333);
+        clock.step_forward(60_000);
+        clock.advance(3_333);
         let held = next_held(&mut status).await;
         assert_eq!(held.confirmed_high_water_ms, 1_003_333 + 60_000 + 10_000);
         // ... and the lease stays valid no longer in real time than before.
         assert_eq!(held.valid_until_ms, 1_003_333 + 9_000);
 
         // Set back again: a mark already confirmed is not lowered.
-        clock.ahead.store(0, Ordering::SeqCst);
-        clock.steady.advance(3_333);
+        clock.step_back(60_000);
+        clock.advance(3_333);
         let held = next_held(&mut status).await;
         assert_eq!(held.confirmed_high_water_ms, 1_073_333);
         assert_eq!(held.valid_until_ms, 1_006_666 + 9_000);

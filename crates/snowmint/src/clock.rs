@@ -355,6 +355,18 @@ impl Clock for ModeClock {
 /// A clock that moves only when told: for tests. Waiting on it moves it forward to the
 /// instant waited for and counts the wait, so no test sleeps.
 ///
+/// By default it plays a clock that never steps, whose reading is also its real time. Two
+/// options make it play another:
+///
+/// - [`stepping`](ManualClock::stepping): a wall clock, which NTP or an operator can step.
+///   Its steps ([`step_back`](ManualClock::step_back), [`step_forward`](ManualClock::step_forward),
+///   [`set`](ManualClock::set)) move its reading and not its real time
+///   ([`Clock::steady_ms`]), which only [`advance`](ManualClock::advance) and waits move;
+///   and a wait can meet a step ([`step_back_in_next_wait`](ManualClock::step_back_in_next_wait)).
+/// - [`never_going_back`](ManualClock::never_going_back): a clock that says it never goes
+///   back, as the [`SystemClock`] does, so that a generator takes the paths it takes on
+///   that clock. Move it forward only.
+///
 /// # Examples
 ///
 /// ```
@@ -365,10 +377,22 @@ impl Clock for ModeClock {
 /// assert_eq!(clock.now_ms(), 0);
 /// clock.advance(3_600_000);
 /// assert_eq!(clock.now_ms(), 3_600_000);
+///
+/// let wall = ManualClock::new(10_000).stepping();
+/// wall.step_back(4_000);
+/// wall.advance(1_000);
+/// assert_eq!((wall.now_ms(), wall.steady_ms()), (7_000, 11_000));
 /// ```
 #[derive(Debug, Default)]
 pub struct ManualClock {
     now_ms: AtomicU64,
+    /// Real time: moved by `advance` and waits, not by steps. Kept and read only when
+    /// `steps`; otherwise the reading is the real time.
+    steady_ms: AtomicU64,
+    steps: bool,
+    never_goes_back: bool,
+    /// A step back that the next bounded wait meets once it has waited its whole bound.
+    step_back_in_wait: AtomicU64,
     sleeps: Mutex<Vec<u64>>,
 }
 
@@ -378,23 +402,55 @@ impl ManualClock {
     pub fn new(unix_ms: u64) -> ManualClock {
         ManualClock {
             now_ms: AtomicU64::new(unix_ms),
-            sleeps: Mutex::new(Vec::new()),
+            steady_ms: AtomicU64::new(unix_ms),
+            ..ManualClock::default()
         }
     }
 
-    /// Sets the time.
+    /// The same clock, playing a wall clock: it says it steps ([`Clock::steps`]), and keeps
+    /// its real time apart from its reading.
+    #[must_use]
+    pub fn stepping(mut self) -> ManualClock {
+        self.steps = true;
+        self
+    }
+
+    /// The same clock, saying that it never goes back ([`Clock::never_goes_back`]).
+    #[must_use]
+    pub fn never_going_back(mut self) -> ManualClock {
+        self.never_goes_back = true;
+        self
+    }
+
+    /// Sets the reading: for a [`stepping`](ManualClock::stepping) clock, a step.
     pub fn set(&self, unix_ms: u64) {
         self.now_ms.store(unix_ms, Ordering::SeqCst);
     }
 
-    /// Moves the time forward.
+    /// Real time passes: the reading and the real time move forward.
     pub fn advance(&self, ms: u64) {
+        self.now_ms.fetch_add(ms, Ordering::SeqCst);
+        // Only a stepping clock reads its real time apart.
+        if self.steps {
+            self.steady_ms.fetch_add(ms, Ordering::SeqCst);
+        }
+    }
+
+    /// Moves the reading back, as an NTP step or a restored VM snapshot would.
+    pub fn step_back(&self, ms: u64) {
+        self.now_ms.fetch_sub(ms, Ordering::SeqCst);
+    }
+
+    /// Moves the reading forward without real time passing, as a step of a wall clock would.
+    pub fn step_forward(&self, ms: u64) {
         self.now_ms.fetch_add(ms, Ordering::SeqCst);
     }
 
-    /// Moves the time back, as an NTP step or a restored VM snapshot would.
-    pub fn step_back(&self, ms: u64) {
-        self.now_ms.fetch_sub(ms, Ordering::SeqCst);
+    /// The next bounded wait ([`Clock::sleep_until_ms_within`]) of a
+    /// [`stepping`](ManualClock::stepping) clock waits its whole bound, and then meets a
+    /// step back of `ms`, as if the clock were set back just before it reached the instant.
+    pub fn step_back_in_next_wait(&self, ms: u64) {
+        self.step_back_in_wait.store(ms, Ordering::SeqCst);
     }
 
     /// The instants waited for so far, in order.
@@ -418,7 +474,38 @@ impl Clock for ManualClock {
             .lock()
             .expect("sleep log poisoned")
             .push(unix_ms);
-        self.now_ms.fetch_max(unix_ms, Ordering::SeqCst);
+        let before = self.now_ms.fetch_max(unix_ms, Ordering::SeqCst);
+        if self.steps {
+            self.steady_ms
+                .fetch_add(unix_ms.saturating_sub(before), Ordering::SeqCst);
+        }
+    }
+
+    fn sleep_until_ms_within(&self, unix_ms: u64, within: Duration) -> bool {
+        let step = self.step_back_in_wait.swap(0, Ordering::SeqCst);
+        if !self.steps || step == 0 {
+            self.sleep_until_ms(unix_ms);
+            return true;
+        }
+        self.advance(crate::whole_ms(within));
+        self.step_back(step);
+        self.now_ms() >= unix_ms
+    }
+
+    fn steps(&self) -> bool {
+        self.steps
+    }
+
+    fn steady_ms(&self) -> u64 {
+        if self.steps {
+            self.steady_ms.load(Ordering::SeqCst)
+        } else {
+            self.now_ms()
+        }
+    }
+
+    fn never_goes_back(&self) -> bool {
+        self.never_goes_back
     }
 }
 

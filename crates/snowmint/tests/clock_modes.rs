@@ -1,7 +1,6 @@
 //! Clock modes (`monotonic`, `wall`, `counter`) and what each rollback policy is seen to do.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::time::Duration;
 
 use snowmint::{
@@ -19,73 +18,14 @@ fn tick_of(id: Id) -> u64 {
 
 /// A wall clock that steps when told, beside a steady clock that only moves forward: what
 /// [`snowmint::WallClock`] is to the [`snowmint::SystemClock`].
-#[derive(Debug)]
-struct SteppingClock {
-    wall: AtomicU64,
-    steady: AtomicU64,
-    /// A step back the next wait meets, when it has waited as long as it planned.
-    step_during_wait: AtomicU64,
-}
-
-impl SteppingClock {
-    fn new(unix_ms: u64) -> SteppingClock {
-        SteppingClock {
-            wall: AtomicU64::new(unix_ms),
-            steady: AtomicU64::new(unix_ms),
-            step_during_wait: AtomicU64::new(0),
-        }
-    }
-
-    /// Real time passes: both clocks move.
-    fn pass(&self, ms: u64) {
-        self.wall.fetch_add(ms, SeqCst);
-        self.steady.fetch_add(ms, SeqCst);
-    }
-
-    /// The wall clock is set back; real time does not move.
-    fn step_back(&self, ms: u64) {
-        self.wall.fetch_sub(ms, SeqCst);
-    }
-}
-
-impl Clock for SteppingClock {
-    fn now_ms(&self) -> u64 {
-        self.wall.load(SeqCst)
-    }
-
-    fn sleep_until_ms(&self, unix_ms: u64) {
-        let now = self.now_ms();
-        if unix_ms > now {
-            self.pass(unix_ms - now);
-        }
-    }
-
-    fn sleep_until_ms_within(&self, unix_ms: u64, within: Duration) -> bool {
-        let step = self.step_during_wait.swap(0, SeqCst);
-        if step == 0 {
-            self.sleep_until_ms(unix_ms);
-            return true;
-        }
-        // The whole bound passes; just before the clock would reach the instant, it is
-        // set back again.
-        self.pass(snowmint::whole_ms(within));
-        self.step_back(step);
-        self.now_ms() >= unix_ms
-    }
-
-    fn steps(&self) -> bool {
-        true
-    }
-
-    fn steady_ms(&self) -> u64 {
-        self.steady.load(SeqCst)
-    }
+fn stepping_clock(unix_ms: u64) -> Arc<ManualClock> {
+    Arc::new(ManualClock::new(unix_ms).stepping())
 }
 
 /// Issues 1,000 ids, steps the clock back 10 s and asks for `during` more; returns the
 /// answers and the generator's counts.
 fn stepped(policy: RollbackPolicy, during: usize) -> (Vec<Result<Id, IssueError>>, Stats) {
-    let clock = Arc::new(SteppingClock::new(T));
+    let clock = stepping_clock(T);
     let g = Generator::builder(Layout::TWITTER)
         .clock(Arc::clone(&clock))
         .mode(ClockMode::Wall)
@@ -200,7 +140,7 @@ fn refusal_tells_what_the_next_id_would_meet_without_taking_it() {
 
 #[test]
 fn a_stepping_clock_fences_on_real_time() {
-    let clock = Arc::new(SteppingClock::new(T));
+    let clock = stepping_clock(T);
     let g = Generator::builder(Layout::TWITTER)
         .clock(Arc::clone(&clock))
         .mode(ClockMode::Wall)
@@ -212,7 +152,7 @@ fn a_stepping_clock_fences_on_real_time() {
     // The wall clock goes back a minute; real time passes the lease's end. The wall
     // clock still reads inside the lease: only the steady clock knows it is over.
     clock.step_back(60_000);
-    clock.pass(1_000);
+    clock.advance(1_000);
     let fenced =
         |e: &IssueError| matches!(e, IssueError::Fenced { until_ms } if *until_ms == T + 1_000);
     assert!(g.next_id().is_err_and(|e| fenced(&e)));
@@ -313,7 +253,7 @@ fn a_counter_still_fences_on_real_time_and_outlives_its_layouts_clock() {
 /// more for a clock that may never come back.
 #[test]
 fn a_wait_that_meets_another_step_back_is_bounded_on_real_time() {
-    let clock = Arc::new(SteppingClock::new(T));
+    let clock = stepping_clock(T);
     let g = Generator::builder(Layout::TWITTER)
         .clock(Arc::clone(&clock))
         .mode(ClockMode::Wall)
@@ -322,7 +262,7 @@ fn a_wait_that_meets_another_step_back_is_bounded_on_real_time() {
         .unwrap();
     let first = g.next_id().unwrap();
     clock.step_back(3_000);
-    clock.step_during_wait.store(60_000, SeqCst);
+    clock.step_back_in_next_wait(60_000);
     let started = clock.steady_ms();
     let err = g.next_id().unwrap_err();
     assert!(
@@ -338,7 +278,7 @@ fn a_wait_that_meets_another_step_back_is_bounded_on_real_time() {
         "{stats:?}"
     );
     // Set right, it issues after the first id; the slot it gave back is not lost.
-    clock.pass(60_000);
+    clock.advance(60_000);
     let next = g.next_id().unwrap();
     assert!(next > first);
 }

@@ -191,30 +191,14 @@ fn sequence_starts() {
     );
 }
 
-/// A manual clock that says it never goes back, as the system clock does: the generator
-/// then keeps no record of the newest tick it saw on the first id of each tick.
-struct Forward(Arc<ManualClock>);
-
-impl Clock for Forward {
-    fn now_ms(&self) -> u64 {
-        self.0.now_ms()
-    }
-
-    fn sleep_until_ms(&self, unix_ms: u64) {
-        self.0.sleep_until_ms(unix_ms);
-    }
-
-    fn never_goes_back(&self) -> bool {
-        true
-    }
-}
-
 #[test]
 fn a_clock_that_never_goes_back_still_refuses_behind_a_mark_and_waits_on_a_spent_tick() {
     // Restarted 3 s behind the last run's mark: the mark is the newest tick seen.
-    let clock = Arc::new(ManualClock::new(T));
+    // A manual clock that says it never goes back, as the system clock does: the generator
+    // then keeps no record of the newest tick it saw on the first id of each tick.
+    let clock = Arc::new(ManualClock::new(T).never_going_back());
     let g = Generator::builder(Layout::TWITTER)
-        .clock(Forward(Arc::clone(&clock)))
+        .clock(Arc::clone(&clock))
         .rollback(RollbackPolicy::Refuse)
         .after_ms(T + 3_000)
         .build()

@@ -37,41 +37,6 @@ mod peers;
 
 use peers::{Peer, Shape, Visit};
 
-/// The frozen clock, saying that it may step as a wall clock does.
-struct Stepping<'a>(&'a ManualClock);
-
-impl Clock for Stepping<'_> {
-    fn now_ms(&self) -> u64 {
-        self.0.now_ms()
-    }
-
-    fn sleep_until_ms(&self, unix_ms: u64) {
-        self.0.sleep_until_ms(unix_ms);
-    }
-
-    fn steps(&self) -> bool {
-        true
-    }
-}
-
-/// The frozen clock, saying that it never goes back, as the [`SystemClock`] does: the
-/// first id of each tick then takes the path it takes in `--clock monotonic`.
-struct Monotone<'a>(&'a ManualClock);
-
-impl Clock for Monotone<'_> {
-    fn now_ms(&self) -> u64 {
-        self.0.now_ms()
-    }
-
-    fn sleep_until_ms(&self, unix_ms: u64) {
-        self.0.sleep_until_ms(unix_ms);
-    }
-
-    fn never_goes_back(&self) -> bool {
-        true
-    }
-}
-
 /// Counts `n` ids of a peer, one thread, its own clock: the closure is made outside the
 /// counted function and called inside it.
 struct CountPeer(u64);
@@ -124,7 +89,13 @@ fn main() {
         Layout::TWITTER.epoch_ms(),
     )
     .expect("41 + 22 bits fit in 63");
-    let clock = ManualClock::new(Layout::TWITTER.epoch_ms() + 1_000_000);
+    let start = Layout::TWITTER.epoch_ms() + 1_000_000;
+    let clock = ManualClock::new(start);
+    // The frozen clock, saying that it never goes back, as the [`SystemClock`] does: the
+    // first id of each tick then takes the path it takes in `--clock monotonic`.
+    let monotone = ManualClock::new(start).never_going_back();
+    // The frozen clock, saying that it may step as a wall clock does.
+    let stepping = ManualClock::new(start).stepping();
     let system = SystemClock::new();
     black_box(system.now_ms());
     // Let the clock's ticker thread start and publish: callgrind runs one thread at a time,
@@ -135,10 +106,10 @@ fn main() {
         "now_ms" => read_clock(&system, n),
         "first_of_tick" => {
             // Every id the first of its tick: the clock moves 1 ms before each.
-            let generator = builder.clock(Monotone(&clock)).build();
+            let generator = builder.clock(&monotone).build();
             let generator = generator.expect("a valid generator");
             black_box(generator.next_id().expect("an id"));
-            first_of_tick(&generator, &clock, n)
+            first_of_tick(&generator, &monotone, n)
         }
         "clock_advance" => advance(&clock, n),
         "snowmint_system" => warm_then_issue(
@@ -151,7 +122,7 @@ fn main() {
         "rs_snowflake" => Peer::RsSnowflake.visit(Shape::Uncapped, 1, CountPeer(n)),
         "idworker" => Peer::IdWorker.visit(Shape::Uncapped, 1, CountPeer(n)),
         "next_id_wall" => {
-            let generator = builder.clock(Stepping(&clock)).mode(ClockMode::Wall);
+            let generator = builder.clock(&stepping).mode(ClockMode::Wall);
             warm_then_issue(&generator.build().expect("a valid generator"), "next_id", n)
         }
         "next_id_counter" => {
