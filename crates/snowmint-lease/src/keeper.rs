@@ -289,6 +289,8 @@ fn stopped(
     status.send_replace(LeaseStatus::Released);
 }
 
+/// The keeper's task: acquires a lease, renews it until it is lost or the keeper is
+/// stopped, and acquires again after a loss.
 async fn keep(
     registry: Arc<dyn Registry>,
     claim: Claim,
@@ -298,96 +300,135 @@ async fn keep(
     mut stop: StopRequest,
     counters: Arc<LeaseCounters>,
 ) {
-    let expires = registry.expires();
-    let mut acquisition = 0;
-    // The last TTL granted other than the one asked, once warned about.
-    let mut warned = None;
-    // Grows while leases are lost or refused, and resets once a renewal is confirmed, so a
-    // registry that keeps taking leases back is not hammered.
-    let mut backoff = FIRST_BACKOFF;
+    let mut keeping = Keeping {
+        expires: registry.expires(),
+        registry,
+        claim,
+        settings,
+        clock,
+        status,
+        counters,
+        acquisition: 0,
+        warned: None,
+        backoff: FIRST_BACKOFF,
+    };
     let mut lost = false;
     loop {
-        if lost {
-            tokio::select! {
-                () = tokio::time::sleep(backoff) => {}
-                reply = &mut stop => return stopped(reply.ok(), &claim, None, &status),
-            }
-            backoff = (backoff * 2).min(MAX_BACKOFF);
+        if lost && let Err(reply) = keeping.pause(&mut stop).await {
+            return keeping.stopped(reply, None);
         }
-        // Acquire, with backoff.
+        let lease = match keeping.acquire(&mut stop).await {
+            Ok(lease) => lease,
+            Err(reply) => return keeping.stopped(reply, None),
+        };
+        match keeping.renew(&lease, &mut stop).await {
+            Ok(()) => lost = true,
+            Err(reply) => return keeping.stopped(reply, Some(lease)),
+        }
+    }
+}
+
+/// What the keeper's task keeps between leases.
+struct Keeping {
+    registry: Arc<dyn Registry>,
+    claim: Claim,
+    settings: LeaseSettings,
+    clock: Arc<dyn Clock>,
+    status: watch::Sender<LeaseStatus>,
+    counters: Arc<LeaseCounters>,
+    /// Whether the registry's leases expire unless renewed.
+    expires: bool,
+    /// Leases acquired so far.
+    acquisition: u64,
+    /// The last TTL granted other than the one asked, once warned about.
+    warned: Option<Duration>,
+    /// Grows while leases are lost or refused, and resets once a renewal is confirmed, so a
+    /// registry that keeps taking leases back is not hammered.
+    backoff: Duration,
+}
+
+impl Keeping {
+    /// Waits out the backoff, and grows it; `Err` with the stop request's reply if the
+    /// keeper is stopped meanwhile.
+    async fn pause(&mut self, stop: &mut StopRequest) -> Result<(), Option<StopReply>> {
+        tokio::select! {
+            () = tokio::time::sleep(self.backoff) => {}
+            reply = stop => return Err(reply.ok()),
+        }
+        self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+        Ok(())
+    }
+
+    fn stopped(&self, reply: Option<StopReply>, lease: Option<Lease>) {
+        stopped(reply, &self.claim, lease, &self.status);
+    }
+
+    /// Acquires a lease, retrying with backoff and publishing each failure.
+    async fn acquire(&mut self, stop: &mut StopRequest) -> Result<Lease, Option<StopReply>> {
         let mut attempts = 0;
         let lease = loop {
-            match registry.acquire(&claim).await {
+            match self.registry.acquire(&self.claim).await {
                 Ok(lease) => break lease,
                 Err(err) => {
                     attempts += 1;
-                    counters.acquire_failures.fetch_add(1, Ordering::Relaxed);
+                    self.counters
+                        .acquire_failures
+                        .fetch_add(1, Ordering::Relaxed);
                     if matches!(err, LeaseError::Exhausted { .. }) {
-                        counters.exhausted.fetch_add(1, Ordering::Relaxed);
+                        self.counters.exhausted.fetch_add(1, Ordering::Relaxed);
                     }
                     tracing::warn!(error = %Chain(&err), attempts, "cannot acquire a worker id");
-                    status.send_replace(LeaseStatus::Acquiring {
+                    self.status.send_replace(LeaseStatus::Acquiring {
                         attempts,
                         last_error: Some(err),
                     });
-                    tokio::select! {
-                        () = tokio::time::sleep(backoff) => {}
-                        reply = &mut stop => return stopped(reply.ok(), &claim, None, &status),
-                    }
-                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                    self.pause(stop).await?;
                 }
             }
         };
-        acquisition += 1;
+        self.acquisition += 1;
         tracing::info!(
-            backend = registry.backend(),
+            backend = self.registry.backend(),
             datacenter = lease.datacenter,
             worker = lease.worker,
-            identity = %claim.identity,
+            identity = %self.claim.identity,
             "acquired worker id"
         );
-        let timing = timing(&*registry, &lease, &settings, &mut warned);
+        Ok(lease)
+    }
+
+    /// Renews `lease` at once (recording a high-water mark ahead), then every
+    /// `renew_every`, publishing what each renewal confirmed, until the lease is lost
+    /// (`Ok`) or the keeper is stopped (`Err` with the stop request's reply).
+    async fn renew(
+        &mut self,
+        lease: &Lease,
+        stop: &mut StopRequest,
+    ) -> Result<(), Option<StopReply>> {
+        let timing = timing(&*self.registry, lease, &self.settings, &mut self.warned);
         let ttl = snowmint::whole_ms(timing.ttl);
         let margin = snowmint::whole_ms(timing.safety_margin);
+        let expires = self.expires;
         let mut held = Held {
             lease: lease.clone(),
-            acquisition,
+            acquisition: self.acquisition,
             ttl_ms: if expires { ttl } else { 0 },
             valid_until_ms: 0,
             confirmed_high_water_ms: 0,
             last_error: None,
         };
         let mut wait = Duration::ZERO;
-        // Renew at once (recording a high-water mark ahead), then every `renew_every`.
         loop {
             tokio::select! {
                 () = tokio::time::sleep(wait) => {}
-                reply = &mut stop => return stopped(reply.ok(), &claim, Some(lease.clone()), &status),
+                reply = &mut *stop => return Err(reply.ok()),
             }
             // Validity is real time: the steady reading, which no wall-clock step reaches.
-            let sent = clock.steady_ms();
-            // An expiring lease records a mark past anything it may issue before it lapses.
-            // The mark is in the ids' time: for a generator on the wall clock that is the
-            // wall clock's reading, which a step forward moves ahead of the steady one; a
-            // mark on the steady reading would then lie behind every id, and each would be
-            // refused for as long as the step lasts (for good, if the clock was behind at
-            // start and is set right). A step back must not lower a mark already confirmed.
-            // A lease held for the life of the process records only the present: its mark
-            // moves ahead of the ids with every reservation (`Registry::reserve_now`, the
-            // file registry) or lives in the local state file alone (a fixed worker id),
-            // and a successor after a crash need not wait out a TTL it never had.
-            // A counter's marks are counts, not instants: its reservations alone record them.
-            let ids_now = clock.now_ms();
-            let mark = if !claim.clock.tells_time() {
-                0
-            } else if expires {
-                (ids_now + ttl).max(held.confirmed_high_water_ms)
-            } else {
-                ids_now
-            };
-            match registry.renew(&claim, &lease, mark).await {
+            let sent = self.clock.steady_ms();
+            let mark = self.mark_to_confirm(ttl, held.confirmed_high_water_ms);
+            match self.registry.renew(&self.claim, lease, mark).await {
                 Ok(()) => {
-                    counters.renewals.fetch_add(1, Ordering::Relaxed);
+                    self.counters.renewals.fetch_add(1, Ordering::Relaxed);
                     held.valid_until_ms = if expires {
                         sent + ttl - margin
                     } else {
@@ -397,34 +438,57 @@ async fn keep(
                     // local state file is what records it.
                     held.confirmed_high_water_ms = if expires { mark } else { u64::MAX };
                     held.last_error = None;
-                    status.send_replace(LeaseStatus::Held(held.clone()));
-                    wait = registry
+                    self.status.send_replace(LeaseStatus::Held(held.clone()));
+                    wait = self
+                        .registry
                         .check_every()
                         .map_or(timing.renew_every, |every| every.min(timing.renew_every));
-                    backoff = FIRST_BACKOFF;
+                    self.backoff = FIRST_BACKOFF;
                 }
                 // A lease that does not expire is lost too when its file was replaced.
                 Err(err @ LeaseError::Lost { .. }) | Err(err @ LeaseError::Invalid(_))
                     if expires || matches!(err, LeaseError::Lost { .. }) =>
                 {
-                    counters.renew_failures.fetch_add(1, Ordering::Relaxed);
+                    self.counters.renew_failures.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!(worker = lease.worker, error = %Chain(&err), "lease lost; acquiring again");
-                    status.send_replace(LeaseStatus::Acquiring {
+                    self.status.send_replace(LeaseStatus::Acquiring {
                         attempts: 0,
                         last_error: Some(err),
                     });
-                    lost = true;
-                    break;
+                    return Ok(());
                 }
                 Err(err) => {
-                    counters.renew_failures.fetch_add(1, Ordering::Relaxed);
+                    self.counters.renew_failures.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!(error = %Chain(&err), "cannot renew the lease");
                     // The fence stays where the last confirmed renewal put it.
                     held.last_error = Some(err);
-                    status.send_replace(LeaseStatus::Held(held.clone()));
+                    self.status.send_replace(LeaseStatus::Held(held.clone()));
                     wait = RETRY_RENEW.min(timing.renew_every);
                 }
             }
+        }
+    }
+
+    /// The mark a renewal asks the registry to confirm, given the last one it confirmed.
+    ///
+    /// An expiring lease records a mark past anything it may issue before it lapses. The
+    /// mark is in the ids' time: for a generator on the wall clock that is the wall clock's
+    /// reading, which a step forward moves ahead of the steady one; a mark on the steady
+    /// reading would then lie behind every id, and each would be refused for as long as the
+    /// step lasts (for good, if the clock was behind at start and is set right). A step back
+    /// must not lower a mark already confirmed. A lease held for the life of the process
+    /// records only the present: its mark moves ahead of the ids with every reservation
+    /// (`Registry::reserve_now`, the file registry) or lives in the local state file alone
+    /// (a fixed worker id), and a successor after a crash need not wait out a TTL it never
+    /// had. A counter's marks are counts, not instants: its reservations alone record them.
+    fn mark_to_confirm(&self, ttl: u64, confirmed: u64) -> u64 {
+        let ids_now = self.clock.now_ms();
+        if !self.claim.clock.tells_time() {
+            0
+        } else if self.expires {
+            (ids_now + ttl).max(confirmed)
+        } else {
+            ids_now
         }
     }
 }
