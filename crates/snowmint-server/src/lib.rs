@@ -31,5 +31,5 @@ pub use issue::{Origin, TrustedProxies};
 pub use limits::Limits;
 pub use metrics::{Metrics, RouteMetrics};
 pub use server::{Listeners, ServeError, run, serve};
-pub use source::{IdSource, Issuer};
+pub use source::{IdSource, Issuer, Ready};
 pub use state::AppState;

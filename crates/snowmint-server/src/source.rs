@@ -314,16 +314,20 @@ impl IdSource {
     /// outside the layout's range, or the clock behind the high-water mark (or, for the
     /// wall clock, behind the newest id by more than the rollback policy allows).
     pub fn readiness(&self) -> Result<Arc<Issuer>, String> {
-        self.check(Asking::Probe)
+        self.check(Asking::Probe).map(|ready| ready.issuer)
     }
 
     /// [`IdSource::readiness`] for a request about to issue. A wall clock set back is left
     /// to the generator, whose rollback policy answers the request (and counts what it did).
-    fn ready_to_issue(&self) -> Result<Arc<Issuer>, ApiError> {
+    ///
+    /// # Errors
+    ///
+    /// As [`IdSource::readiness`], as a 503.
+    pub fn ready_to_issue(&self) -> Result<Ready, ApiError> {
         self.check(Asking::ToIssue).map_err(ApiError::Unavailable)
     }
 
-    fn check(&self, asking: Asking) -> Result<Arc<Issuer>, String> {
+    fn check(&self, asking: Asking) -> Result<Ready, String> {
         if self.draining.load(Ordering::Acquire) {
             return Err("shutting down".into());
         }
@@ -367,7 +371,10 @@ impl IdSource {
             // would issue (at once, ahead of the clock, or after a wait within its bound).
             return match issuer.generator.refusal() {
                 Some(err) if asking == Asking::Probe => Err(Chain(&err).to_string()),
-                _ => Ok(issuer),
+                _ => Ok(Ready {
+                    behind: issuer.generator.clock_lag_ms() > self.config.layout.tick_ms(),
+                    issuer,
+                }),
             };
         }
         let lag = issuer.generator.clock_lag_ms();
@@ -377,7 +384,10 @@ impl IdSource {
                 "clock is {lag} ms behind the high-water mark left by an earlier holder of this worker id, or by a registry that vouches for its records only since it restarted, was restored or failed over; ids resume when it passes"
             ));
         }
-        Ok(issuer)
+        Ok(Ready {
+            issuer,
+            behind: false,
+        })
     }
 
     /// The mark the held lease came with, 0 if none.
@@ -386,16 +396,6 @@ impl IdSource {
             LeaseStatus::Held(held) => held.lease.high_water_ms.unwrap_or(0),
             _ => 0,
         }
-    }
-
-    /// Whether the clock is behind the next id by more than a tick, so that issuing may
-    /// wait for it (a wall clock set back, or a restart behind the mark).
-    #[must_use]
-    pub fn behind(&self) -> bool {
-        self.issuer
-            .load()
-            .as_ref()
-            .is_some_and(|i| i.generator.clock_lag_ms() > self.config.layout.tick_ms())
     }
 
     /// Marks the source as shutting down: `/readyz` turns 503 so balancers move away.
@@ -413,8 +413,8 @@ impl IdSource {
     ///
     /// Not ready, or the generator refused (see [`ApiError`]).
     pub async fn next_id(&self) -> Result<Id, ApiError> {
-        let issuer = self.ready_to_issue()?;
-        let generator = &issuer.generator;
+        let ready = self.ready_to_issue()?;
+        let generator = &ready.issuer.generator;
         loop {
             match generator.try_next_id()? {
                 Poll::Ready(id) => return Ok(id),
@@ -424,23 +424,6 @@ impl IdSource {
                 }
             }
         }
-    }
-
-    /// Fills `out` with exactly `n` ids, batch by batch. Readiness is checked once, at the
-    /// start: a request that began before shutdown is finished, not cut off.
-    ///
-    /// # Errors
-    ///
-    /// Not ready, or the generator refused; ids already taken are dropped, never reissued.
-    pub fn fill(&self, n: u64, out: &mut Vec<Id>) -> Result<(), ApiError> {
-        let issuer = self.ready_to_issue()?;
-        let mut left = n;
-        while left > 0 {
-            let batch = issuer.generator.next_batch(left)?;
-            out.extend(batch.iter());
-            left -= batch.len();
-        }
-        Ok(())
     }
 
     /// After the last request: stops the generator (persisting its local mark) and gives
@@ -540,6 +523,35 @@ fn build_issuer(
         store,
         acquisition: held.acquisition,
     })
+}
+
+/// An [`IdSource`] found ready to issue, as one request sees it: its issuer, and whether
+/// its clock is behind the next id by more than a tick, so that issuing may wait for it (a
+/// wall clock set back, or a restart behind the mark).
+#[derive(Debug)]
+pub struct Ready {
+    /// The issuer the request takes its ids from.
+    pub issuer: Arc<Issuer>,
+    /// Whether issuing may wait for the clock.
+    pub behind: bool,
+}
+
+impl Ready {
+    /// Fills `out` with exactly `n` ids, batch by batch. Readiness was checked once, when
+    /// the request began: a request that began before shutdown is finished, not cut off.
+    ///
+    /// # Errors
+    ///
+    /// The generator refused; ids already taken are dropped, never reissued.
+    pub fn fill(&self, n: u64, out: &mut Vec<Id>) -> Result<(), ApiError> {
+        let mut left = n;
+        while left > 0 {
+            let batch = self.issuer.generator.next_batch(left)?;
+            out.extend(batch.iter());
+            left -= batch.len();
+        }
+        Ok(())
+    }
 }
 
 /// Who asks [`IdSource::check`] whether ids may be issued.

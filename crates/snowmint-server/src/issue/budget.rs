@@ -155,17 +155,17 @@ pub(super) async fn fill(
     drain: Option<&Drain>,
 ) -> Result<(Vec<Id>, Room), ApiError> {
     let permits = state.budget.hold(count, caller).await?;
-    let source = Arc::clone(&state.source);
+    let ready = state.source.ready_to_issue()?;
     // While the clock is behind, a batch may wait seconds for it: never on an async worker.
-    let ids = if count <= INLINE_BATCH && !source.behind() {
+    let ids = if count <= INLINE_BATCH && !ready.behind {
         let mut ids = Vec::with_capacity(count as usize);
-        source.fill(count, &mut ids)?;
+        ready.fill(count, &mut ids)?;
         ids
     } else {
         let _turn = state.budget.fills.acquire().await.map_err(|_| closed())?;
         tokio::task::spawn_blocking(move || {
             let mut ids = Vec::with_capacity(count as usize);
-            source.fill(count, &mut ids).map(|()| ids)
+            ready.fill(count, &mut ids).map(|()| ids)
         })
         .await
         .map_err(|e| ApiError::Unavailable(format!("batch was interrupted: {e}")))??
