@@ -67,8 +67,16 @@ fn stream(seed: u64) -> impl Iterator<Item = u64> {
 
 fn layout_json(spec: &str, layout: &Layout) -> Value {
     let bits = layout.bits();
+    let names = layout.names();
     json!({
         "layout": spec,
+        "title": layout.title(),
+        // What the system calls each field: Discord's process is the datacenter key.
+        "names": {
+            "datacenter": names.of(Field::Datacenter),
+            "worker": names.of(Field::Worker),
+            "sequence": names.of(Field::Sequence),
+        },
         "bits": {
             "timestamp": bits.timestamp,
             "datacenter": bits.datacenter,
