@@ -270,7 +270,9 @@ fn documented() -> Vec<Value> {
             if let Some((encoding, text)) = d.text {
                 assert_eq!(encoding.decode(text), Ok(d.id), "{}", d.source);
             }
-            let parts = layout.decode(Id::from_u64(d.id)).expect("within the layout");
+            let parts = layout
+                .decode(Id::from_u64(d.id))
+                .expect("within the layout");
             let mut v = json!({
                 "source": d.source,
                 "layout": d.layout,
