@@ -86,10 +86,26 @@ func (e *HTTPError) Error() string {
 	return fmt.Sprintf("GET %s answered %d: %s", e.URL, e.Status, e.Message)
 }
 
+// ConnectionError is a request that got no answer: the server cannot be reached, did not
+// answer within the timeout, or the context was done first. Err is the cause, which
+// errors.Is and errors.As see (context.DeadlineExceeded, context.Canceled, a net error).
+type ConnectionError struct {
+	// URL is the request's address.
+	URL string
+	// Err is why the request got no answer.
+	Err error
+	msg string
+}
+
+func (e *ConnectionError) Error() string { return e.msg }
+
+// Unwrap is the cause, for errors.Is and errors.As.
+func (e *ConnectionError) Unwrap() error { return e.Err }
+
 // NextID returns one id, from the local buffer. It fails with an *HTTPError when the server
-// answers with an error status, and with an error naming the request when the server
-// cannot be reached, does not answer within the timeout, or answers something that is not
-// ids.
+// answers with an error status, with a *ConnectionError when the server cannot be reached
+// or does not answer within the timeout, and with an error naming the request when it
+// answers something that is not ids.
 func (c *Client) NextID(ctx context.Context) (uint64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -267,15 +283,16 @@ func (c *Client) fetch(ctx context.Context, s *settings, count int) ([]uint64, e
 	}
 	switch {
 	case ctx.Err() != nil:
-		return nil, fmt.Errorf("GET %s: %w", u, ctx.Err())
+		return nil, &ConnectionError{URL: u, Err: ctx.Err(), msg: fmt.Sprintf("GET %s: %v", u, ctx.Err())}
 	case errors.Is(reqCtx.Err(), context.DeadlineExceeded):
-		return nil, fmt.Errorf("GET %s timed out after %d ms: %w", u, s.timeout.Milliseconds(), reqCtx.Err())
+		return nil, &ConnectionError{URL: u, Err: reqCtx.Err(),
+			msg: fmt.Sprintf("GET %s timed out after %d ms: %v", u, s.timeout.Milliseconds(), reqCtx.Err())}
 	}
 	var uerr *url.Error
 	if errors.As(err, &uerr) {
 		err = uerr.Err
 	}
-	return nil, fmt.Errorf("GET %s failed: %w", u, err)
+	return nil, &ConnectionError{URL: u, Err: err, msg: fmt.Sprintf("GET %s failed: %v", u, err)}
 }
 
 func parseIDs(u string, status int, body []byte, count int) ([]uint64, error) {

@@ -307,6 +307,10 @@ func TestAnUnreachableServerIsAnErrorNotAHang(t *testing.T) {
 	c := &Client{BaseURL: u, Timeout: 2 * time.Second}
 	_, err := c.NextID(context.Background())
 	errorIs(t, err, fmt.Sprintf("GET %s/v1/ids?count=100 failed: dial tcp 127.0.0.1:%s: connect: connection refused", u, u[len("http://127.0.0.1:"):]))
+	var cerr *ConnectionError
+	if !errors.As(err, &cerr) || cerr.URL != u+"/v1/ids?count=100" {
+		t.Errorf("a *ConnectionError with the request's address: %#v", err)
+	}
 	_, err = c.NextIDs(context.Background(), 5)
 	if err == nil || !strings.HasPrefix(err.Error(), "GET "+u+"/v1/ids?count=5 failed: ") {
 		t.Errorf("error %v", err)
@@ -332,6 +336,10 @@ func TestASilentServerTimesOut(t *testing.T) {
 	}
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("%v is not context.DeadlineExceeded", err)
+	}
+	var cerr *ConnectionError
+	if !errors.As(err, &cerr) {
+		t.Errorf("%v is no *ConnectionError", err)
 	}
 }
 

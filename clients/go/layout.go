@@ -1,7 +1,6 @@
 package snowmint
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -64,32 +63,7 @@ type Layout struct {
 	epochMs uint64
 }
 
-// TwitterEpochMs is Twitter's epoch, 2010-11-04T01:42:54.657Z: a custom layout's epoch
-// unless WithEpochMs gives another.
-const TwitterEpochMs uint64 = 1288834974657
-
 var highToLow = [3]Field{Datacenter, Worker, Sequence}
-
-// The presets, as data: bit widths, field order, tick and epoch.
-var (
-	// Twitter: 41 bits of 1 ms, 5 datacenter, 5 worker, 12 sequence; bit 63 stays 0.
-	Twitter = Layout{"twitter", Bits{41, 5, 5, 12}, highToLow, 1, TwitterEpochMs}
-	// Discord: 42 bits of 1 ms since 2015-01-01, 5 worker, 5 process, 12 increment.
-	Discord = Layout{"discord", Bits{42, 5, 5, 12}, [3]Field{Worker, Datacenter, Sequence}, 1, 1420070400000}
-	// Instagram: 41 bits of 1 ms, 13 shard, 10 sequence.
-	Instagram = Layout{"instagram", Bits{41, 0, 13, 10}, highToLow, 1, 1314220021721}
-	// Sonyflake: 39 bits of 10 ms since 2014-09-01, 8 sequence, then 16 machine.
-	Sonyflake = Layout{"sonyflake", Bits{39, 0, 16, 8}, [3]Field{Sequence, Datacenter, Worker}, 10, 1409529600000}
-	// Baidu uid-generator: 28 bits of 1 s since 2016-05-20, 22 worker, 13 sequence.
-	Baidu = Layout{"baidu", Bits{28, 0, 22, 13}, highToLow, 1000, 1463702400000}
-	// TSID: 42 bits of 1 ms since 2020-01-01, 10 node, 12 counter.
-	TSID = Layout{"tsid", Bits{42, 0, 10, 12}, highToLow, 1, 1577836800000}
-	// Mastodon: 48 bits of 1 ms since the Unix epoch, 16 sequence.
-	Mastodon = Layout{"mastodon", Bits{48, 0, 0, 16}, highToLow, 1, 0}
-)
-
-// Presets are every preset, in the order the server and the vectors list them.
-var Presets = []Layout{Twitter, Discord, Instagram, Sonyflake, Baidu, TSID, Mastodon}
 
 // LayoutNamed returns the preset with this name (case-insensitive), or a custom layout
 // written custom:T/D/W/S: the timestamp, datacenter, worker and sequence widths from high to
@@ -109,34 +83,35 @@ func LayoutNamed(spec string) (Layout, error) {
 		}
 		names[i] = p.name
 	}
-	return Layout{}, fmt.Errorf("unknown layout %s: expected one of %s or custom:T/D/W/S",
+	return Layout{}, layoutErrorf("unknown layout %s: expected one of %s or custom:T/D/W/S",
 		strconv.Quote(spec), strings.Join(names, ", "))
 }
 
 func customLayout(spec, widths string) (Layout, error) {
 	parts := strings.Split(widths, "/")
 	if len(parts) != 4 {
-		return Layout{}, fmt.Errorf("custom layout %s must be custom:T/D/W/S, four bit widths (timestamp/datacenter/worker/sequence) such as custom:41/5/5/12",
+		return Layout{}, layoutErrorf("custom layout %s must be custom:T/D/W/S, four bit widths (timestamp/datacenter/worker/sequence) such as custom:41/5/5/12",
 			strconv.Quote(spec))
 	}
 	var w [4]uint
 	for i, field := range []string{"timestamp", "datacenter", "worker", "sequence"} {
-		n, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(parts[i]), "+"), 10, 8)
-		if err != nil || n > 64 {
-			return Layout{}, fmt.Errorf("custom layout %s width %s is not a number of bits 0..=64",
+		// Plain digits only, as the core takes them: no sign, no space.
+		n, err := strconv.ParseUint(parts[i], 10, 8)
+		if err != nil || n > 64 || len(parts[i]) > 3 {
+			return Layout{}, layoutErrorf("custom layout %s width %s is not a number of bits 0..=64",
 				field, strconv.Quote(parts[i]))
 		}
 		w[i] = uint(n)
 	}
 	b := Bits{w[0], w[1], w[2], w[3]}
 	if t := b.total(); t != 63 && t != 64 {
-		return Layout{}, fmt.Errorf("custom layout widths add up to %d bits: they must add up to 63 (bit 63 stays 0) or 64", t)
+		return Layout{}, layoutErrorf("custom layout widths add up to %d bits: they must add up to 63 (bit 63 stays 0) or 64", t)
 	}
 	if b.Timestamp == 0 {
-		return Layout{}, errors.New("layout needs at least 1 timestamp bit, got 0")
+		return Layout{}, layoutErrorf("layout needs at least 1 timestamp bit, got 0")
 	}
 	if b.Sequence == 0 {
-		return Layout{}, errors.New("custom layout needs at least 1 sequence bit, got 0")
+		return Layout{}, layoutErrorf("custom layout needs at least 1 sequence bit, got 0")
 	}
 	return Layout{spec, b, highToLow, 1, TwitterEpochMs}.checkedLastMs()
 }
@@ -145,7 +120,7 @@ func customLayout(spec, widths string) (Layout, error) {
 // the tick is 0, or the layout's last tick would end past 2^64 - 1 ms.
 func (l Layout) WithTickMs(tickMs uint64) (Layout, error) {
 	if tickMs == 0 {
-		return Layout{}, errors.New("tick length must be at least 1 ms, got 0")
+		return Layout{}, layoutErrorf("tick length must be at least 1 ms, got 0")
 	}
 	l.tickMs = tickMs
 	return l.checkedLastMs()
@@ -158,6 +133,28 @@ func (l Layout) WithEpochMs(epochMs uint64) (Layout, error) {
 	return l.checkedLastMs()
 }
 
+// LayoutError is a layout that is no preset and no valid custom:T/D/W/S, or a tick or an
+// epoch it cannot take. Its message is the core's.
+type LayoutError struct {
+	msg string
+}
+
+func (e *LayoutError) Error() string { return e.msg }
+
+func layoutErrorf(format string, args ...any) error {
+	return &LayoutError{msg: fmt.Sprintf(format, args...)}
+}
+
+// DecodeError is text that is no decimal id, or an id past its layout's largest id. Its
+// message is the core's, word for word.
+type DecodeError struct {
+	// Input is what was refused: the text, or the id in decimal.
+	Input string
+	msg   string
+}
+
+func (e *DecodeError) Error() string { return e.msg }
+
 // checkedLastMs refuses a layout whose last tick ends past 2^64 - 1 ms, as the core does,
 // so that decoding never overflows.
 func (l Layout) checkedLastMs() (Layout, error) {
@@ -165,15 +162,17 @@ func (l Layout) checkedLastMs() (Layout, error) {
 	hi, span := bits.Mul64(uint64(1)<<l.bits.Timestamp, l.tickMs)
 	_, carry := bits.Add64(l.epochMs, span, 0)
 	if hi != 0 || carry != 0 {
-		return Layout{}, fmt.Errorf("epoch %d ms puts the layout's last tick past the largest millisecond count", l.epochMs)
+		return Layout{}, layoutErrorf("epoch %d ms puts the layout's last tick past the largest millisecond count", l.epochMs)
 	}
 	return l, nil
 }
 
-// Decode takes an id apart. It fails when the id is larger than the layout's largest id.
+// Decode takes an id apart. It fails with a *DecodeError when the id is larger than the
+// layout's largest id.
 func (l Layout) Decode(id uint64) (Decoded, error) {
 	if largest := l.MaxID(); id > largest {
-		return Decoded{}, fmt.Errorf("id %d is out of range for layout %s: its largest id is %d", id, l.name, largest)
+		return Decoded{}, &DecodeError{Input: strconv.FormatUint(id, 10),
+			msg: fmt.Sprintf("id %d is out of range for this layout: its largest id is %d", id, largest)}
 	}
 	var shift [3]uint
 	at := uint(0)
@@ -212,8 +211,8 @@ func field(id uint64, shift, width uint) uint64 {
 // maxDigits is the number of digits of 2^64 - 1.
 const maxDigits = 20
 
-// ParseID reads a decimal id, 0 to 2^64 - 1. It fails on empty text, a character that is
-// no digit, and numbers past 2^64 - 1.
+// ParseID reads a decimal id, 0 to 2^64 - 1. It fails with a *DecodeError on empty text, a
+// character that is no digit (a sign or a space included), and numbers past 2^64 - 1.
 func ParseID(text string) (uint64, error) {
 	why := ""
 	switch {
@@ -239,7 +238,7 @@ func ParseID(text string) (uint64, error) {
 		}
 		why = "decimal id does not fit in 64 bits"
 	}
-	return 0, fmt.Errorf("cannot parse %s: %s", strconv.Quote(text), why)
+	return 0, &DecodeError{Input: text, msg: why}
 }
 
 // quoteRune quotes a character as the core does, escaping a newline, tab, quote mark or

@@ -2,6 +2,7 @@ package snowmint
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -18,7 +19,9 @@ type vectorFile struct {
 		EpochMs string          `json:"epoch_ms"`
 		MaxID   string          `json:"max_id"`
 	} `json:"layouts"`
-	Vectors []map[string]string `json:"vectors"`
+	Vectors    []map[string]string `json:"vectors"`
+	Documented []map[string]string `json:"documented"`
+	Errors     []map[string]string `json:"errors"`
 }
 
 // vectors reads testdata/vectors.json: from SNOWMINT_VECTORS, or from the repository.
@@ -159,9 +162,6 @@ func TestLayoutNamesAreCaseInsensitive(t *testing.T) {
 	if l, err := LayoutNamed("CUSTOM:39/0/10/14"); err != nil || l.Bits().Timestamp != 39 {
 		t.Errorf("CUSTOM: %v, %v", l, err)
 	}
-	if l, err := LayoutNamed("custom: 41/+5/5 /12"); err != nil || l.Bits() != (Bits{41, 5, 5, 12}) {
-		t.Errorf("widths with spaces and a plus sign, as the core reads them: %v, %v", l, err)
-	}
 }
 
 func TestTickAndEpochReplaceTheLayoutsOwn(t *testing.T) {
@@ -203,45 +203,8 @@ func errorIs(t *testing.T, err error, want string) {
 	}
 }
 
-func TestBadIDTextIsRefused(t *testing.T) {
-	for text, want := range map[string]string{
-		"12a":                   `cannot parse "12a": invalid character 'a' at position 2 in decimal id`,
-		"-1":                    `cannot parse "-1": invalid character '-' at position 0 in decimal id`,
-		"é1":                    `cannot parse "é1": invalid character 'é' at position 0 in decimal id`,
-		"1é":                    `cannot parse "1é": invalid character 'é' at position 1 in decimal id`,
-		"1\t":                   `cannot parse "1\t": invalid character '\t' at position 1 in decimal id`,
-		"1'":                    `cannot parse "1'": invalid character '\'' at position 1 in decimal id`,
-		"1\\":                   `cannot parse "1\\": invalid character '\\' at position 1 in decimal id`,
-		"1😀2":                   `cannot parse "1😀2": invalid character '😀' at position 1 in decimal id`,
-		"":                      `cannot parse "": empty input: expected an id`,
-		"18446744073709551616":  `cannot parse "18446744073709551616": decimal id does not fit in 64 bits`,
-		"184467440737095516150": `cannot parse "184467440737095516150": decimal id has 21 characters, more than the 20 a 64-bit id takes`,
-	} {
-		_, err := DecodeString(text, "discord")
-		errorIs(t, err, want)
-	}
-}
-
-func TestAnIDPastTheLayoutIsRefused(t *testing.T) {
-	_, err := DecodeString("9223372036854775808", "twitter")
-	errorIs(t, err, "id 9223372036854775808 is out of range for layout twitter: its largest id is 9223372036854775807")
-	_, err = Decode(1<<64-1, "custom:39/0/10/14")
-	errorIs(t, err, "id 18446744073709551615 is out of range for layout custom:39/0/10/14: its largest id is 9223372036854775807")
-}
-
-func TestBadLayoutsAreRefused(t *testing.T) {
-	for spec, want := range map[string]string{
-		"flickr":            `unknown layout "flickr": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon or custom:T/D/W/S`,
-		"custom:41/5/5":     `custom layout "custom:41/5/5" must be custom:T/D/W/S, four bit widths (timestamp/datacenter/worker/sequence) such as custom:41/5/5/12`,
-		"custom:x/5/5/12":   `custom layout timestamp width "x" is not a number of bits 0..=64`,
-		"custom:41/65/5/12": `custom layout datacenter width "65" is not a number of bits 0..=64`,
-		"custom:41/5/5/11":  "custom layout widths add up to 62 bits: they must add up to 63 (bit 63 stays 0) or 64",
-		"custom:0/5/5/53":   "layout needs at least 1 timestamp bit, got 0",
-		"custom:52/0/11/0":  "custom layout needs at least 1 sequence bit, got 0",
-	} {
-		_, err := Decode(1, spec)
-		errorIs(t, err, want)
-	}
+func TestTicksAndEpochsPastTheLastMillisecondAreRefused(t *testing.T) {
+	// Bad names and widths are in the shared vectors: TestEveryBadInputIsRefusedInTheCoresWords.
 	_, err := Twitter.WithTickMs(0)
 	errorIs(t, err, "tick length must be at least 1 ms, got 0")
 	wide, err := LayoutNamed("custom:63/0/0/1")
@@ -257,4 +220,65 @@ func TestBadLayoutsAreRefused(t *testing.T) {
 	}
 	_, err = wide.WithEpochMs(1 << 63)
 	errorIs(t, err, "epoch 9223372036854775808 ms puts the layout's last tick past the largest millisecond count")
+}
+
+// withTickAndEpoch is the layout of a vector or an error case: its tick_ms and epoch_ms,
+// when it has them, replace the layout's own, in that order.
+func withTickAndEpoch(t *testing.T, v map[string]string) (Layout, error) {
+	l, err := LayoutNamed(v["layout"])
+	if tick, ok := v["tick_ms"]; ok && err == nil {
+		l, err = l.WithTickMs(u64(t, tick))
+	}
+	if epoch, ok := v["epoch_ms"]; ok && err == nil {
+		l, err = l.WithEpochMs(u64(t, epoch))
+	}
+	return l, err
+}
+
+func TestEveryDocumentedIDDecodesAsItsSourceSays(t *testing.T) {
+	f := vectors(t)
+	if len(f.Documented) == 0 {
+		t.Fatal("the file holds no documented ids")
+	}
+	for _, v := range f.Documented {
+		l, err := withTickAndEpoch(t, v)
+		if err != nil {
+			t.Fatalf("%s: %v", v["source"], err)
+		}
+		d, err := l.DecodeString(v["id"])
+		if err != nil {
+			t.Fatalf("%s: %v", v["source"], err)
+		}
+		got := fmt.Sprintln(d.Time().Format("2006-01-02T15:04:05.000Z"), d.Timestamp, d.UnixMs, d.Datacenter, d.Worker, d.Sequence)
+		want := fmt.Sprintln(v["time"], v["timestamp"], v["unix_ms"], v["datacenter"], v["worker"], v["sequence"])
+		if got != want {
+			t.Errorf("%s:\n got  %s want %s", v["source"], got, want)
+		}
+	}
+}
+
+func TestEveryBadInputIsRefusedInTheCoresWords(t *testing.T) {
+	f := vectors(t)
+	if len(f.Errors) == 0 {
+		t.Fatal("the file holds no error cases")
+	}
+	for _, e := range f.Errors {
+		var err error
+		switch e["what"] {
+		case "parse":
+			_, err = ParseID(e["id"])
+		case "decode":
+			_, err = DecodeString(e["id"], e["layout"])
+		case "layout":
+			_, err = withTickAndEpoch(t, e)
+		default:
+			t.Fatalf("a case of an unknown kind: %v", e)
+		}
+		errorIs(t, err, e["message"])
+		var decodeErr *DecodeError
+		var layoutErr *LayoutError
+		if e["what"] == "layout" && !errors.As(err, &layoutErr) || e["what"] != "layout" && !errors.As(err, &decodeErr) {
+			t.Errorf("%v: an error of type %T", e, err)
+		}
+	}
 }

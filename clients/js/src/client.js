@@ -1,7 +1,7 @@
 // Ids from `snowmint serve` over HTTP, through a local buffer that is refilled in the
 // background before it runs dry. Ids stay decimal strings: a Number would round them.
 
-import { ConfigError, RequestError, ServerError } from "./errors.js";
+import { ConfigError, ConnectionError, ServerError } from "./errors.js";
 
 /** The server's default largest count of /v1/ids (its --max-batch). */
 const SERVER_MAX_BATCH = 100_000;
@@ -221,10 +221,10 @@ export class Client {
       text = await response.text();
     } catch (error) {
       if (signal.aborted) {
-        throw new RequestError(`no answer from ${url} within ${this.#timeoutMs} ms`, { cause: error });
+        throw new ConnectionError(`no answer from ${url} within ${this.#timeoutMs} ms`, { cause: error });
       }
       const reason = error?.cause?.message ?? error?.message ?? String(error);
-      throw new RequestError(`cannot reach ${url}: ${reason}`, { cause: error });
+      throw new ConnectionError(`cannot reach ${url}: ${reason}`, { cause: error });
     }
     let body;
     try {

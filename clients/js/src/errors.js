@@ -13,13 +13,19 @@ export class SnowmintError extends Error {
 export class LayoutError extends SnowmintError {}
 
 /** Text that is no 64-bit decimal id, or an id past what its layout holds. */
-export class IdError extends SnowmintError {}
+export class DecodeError extends SnowmintError {}
+
+/** @deprecated the old name of {@link DecodeError}, kept so that existing code runs. */
+export const IdError = DecodeError;
 
 /** Settings a client cannot work with: a batch size past the limit, a bad base URL. */
 export class ConfigError extends SnowmintError {}
 
 /** The request got no answer: the server is unreachable or timed out. */
-export class RequestError extends SnowmintError {}
+export class ConnectionError extends SnowmintError {}
+
+/** @deprecated the old name of {@link ConnectionError}, kept so that existing code runs. */
+export const RequestError = ConnectionError;
 
 /** The server answered with an error status, or with a body that holds no ids. */
 export class ServerError extends SnowmintError {

@@ -5,9 +5,12 @@ export { Client } from "./client.js";
 export { decode, Layout, parseId, PRESET_NAMES, TWITTER_EPOCH_MS } from "./layout.js";
 export {
   ConfigError,
-  IdError,
+  ConnectionError,
+  DecodeError,
   LayoutError,
-  RequestError,
   ServerError,
   SnowmintError,
+  // Deprecated: the old names of DecodeError and ConnectionError.
+  IdError,
+  RequestError,
 } from "./errors.js";

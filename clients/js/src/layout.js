@@ -1,29 +1,16 @@
 // How the 64 bits of an id are split, and taking an id apart. Every value is a BigInt:
 // ids use all 64 bits, and a Number is exact only up to 2^53.
 
-import { IdError, LayoutError } from "./errors.js";
+import { DecodeError, LayoutError } from "./errors.js";
+import { PRESETS } from "./presets.js";
 
 const U64_MAX = (1n << 64n) - 1n;
 /** Twitter's epoch, 2010-11-04T01:42:54.657Z: a custom layout's epoch unless given. */
-export const TWITTER_EPOCH_MS = 1288834974657n;
+export const TWITTER_EPOCH_MS = PRESETS.twitter.epochMs;
 /** The fields below the timestamp, in Twitter's order, most significant first. */
 const FIELDS = Object.freeze(["datacenter", "worker", "sequence"]);
 /** The digits of 2^64 - 1: no decimal id is longer. */
 const DECIMAL_MAX_LEN = 20;
-
-/**
- * The presets' numbers, from the core (testdata/vectors.json checks them): widths of
- * timestamp/datacenter/worker/sequence, the order of the low fields, tick and epoch in ms.
- */
-const PRESETS = {
-  twitter: [[41, 5, 5, 12], FIELDS, 1n, TWITTER_EPOCH_MS],
-  discord: [[42, 5, 5, 12], ["worker", "datacenter", "sequence"], 1n, 1420070400000n],
-  instagram: [[41, 0, 13, 10], FIELDS, 1n, 1314220021721n],
-  sonyflake: [[39, 0, 16, 8], ["sequence", "datacenter", "worker"], 10n, 1409529600000n],
-  baidu: [[28, 0, 22, 13], FIELDS, 1000n, 1463702400000n],
-  tsid: [[42, 0, 10, 12], FIELDS, 1n, 1577836800000n],
-  mastodon: [[48, 0, 0, 16], FIELDS, 1n, 0n],
-};
 
 /** The presets' names, in the core's order. */
 export const PRESET_NAMES = Object.freeze(Object.keys(PRESETS));
@@ -35,7 +22,8 @@ export const PRESET_NAMES = Object.freeze(Object.keys(PRESETS));
  * @property {bigint} datacenter
  * @property {bigint} worker
  * @property {bigint} sequence
- * @property {Date} date unixMs as a Date (an invalid Date past the year 275760)
+ * @property {Date} time unixMs as a Date (an invalid Date past the year 275760)
+ * @property {Date} date deprecated: the old name of `time`
  */
 
 /** A validated split of the 64 bits: widths, order of the low fields, tick and epoch. */
@@ -121,9 +109,7 @@ export class Layout {
           `unknown layout ${JSON.stringify(spec)}: expected one of ${PRESET_NAMES.join(", ")} or custom:T/D/W/S`,
         );
       }
-      const [[timestamp, datacenter, worker, sequence], order, tick, epoch] = PRESETS[name];
-      const bits = { timestamp, datacenter, worker, sequence };
-      base = { name, bits, order, tickMs: tick, epochMs: epoch };
+      base = { name, ...PRESETS[name] };
     }
     return new Layout({ ...base, tickMs: tickMs ?? base.tickMs, epochMs: epochMs ?? base.epochMs });
   }
@@ -137,21 +123,26 @@ export class Layout {
   decode(id) {
     const value = parseId(id);
     if (value > this.maxId) {
-      throw new IdError(
-        `id ${value} is out of range for the ${this.name} layout: its largest id is ${this.maxId}`,
+      throw new DecodeError(
+        `id ${value} is out of range for this layout: its largest id is ${this.maxId}`,
       );
     }
     const field = (name) => (value >> this.shifts[name]) & ((1n << BigInt(this.bits[name])) - 1n);
     const timestamp = field("timestamp");
     const unixMs = this.epochMs + timestamp * this.tickMs;
-    return Object.freeze({
+    const decoded = {
       timestamp,
       unixMs,
       datacenter: field("datacenter"),
       worker: field("worker"),
       sequence: field("sequence"),
-      date: new Date(unixMs <= 8_640_000_000_000_000n ? Number(unixMs) : NaN),
-    });
+      // Date holds ms up to 8.64e15; past that, an invalid Date.
+      time: new Date(unixMs <= 8_640_000_000_000_000n ? Number(unixMs) : NaN),
+    };
+    // The old name of `time`, kept for existing code; not enumerable, so that spreading and
+    // comparing a decoded id sees each field once.
+    Object.defineProperty(decoded, "date", { get: () => decoded.time, enumerable: false });
+    return Object.freeze(decoded);
   }
 }
 
@@ -177,31 +168,31 @@ export function decode(id, layout = "twitter", tickMs = undefined, epochMs = und
 export function parseId(id) {
   if (typeof id === "bigint") {
     if (id < 0n || id > U64_MAX) {
-      throw new IdError(`id ${id} is out of range 0..=${U64_MAX}`);
+      throw new DecodeError(`id ${id} is out of range 0..=${U64_MAX}`);
     }
     return id;
   }
   if (typeof id !== "string") {
     const hint = typeof id === "number" ? ": numbers lose precision above 2^53" : "";
-    throw new IdError(`id must be a decimal string or a BigInt, got the ${typeof id} ${String(id)}${hint}`);
+    throw new DecodeError(`id must be a decimal string or a BigInt, got the ${typeof id} ${String(id)}${hint}`);
   }
   if (id === "") {
-    throw new IdError("empty input: expected an id");
+    throw new DecodeError("empty input: expected an id");
   }
   // Positions count characters, not UTF-16 units, as the core counts them.
   const chars = Array.from(id);
   const bad = chars.findIndex((ch) => ch < "0" || ch > "9");
   if (bad >= 0) {
-    throw new IdError(`invalid character ${quoteChar(chars[bad])} at position ${bad} in decimal id`);
+    throw new DecodeError(`invalid character ${quoteChar(chars[bad])} at position ${bad} in decimal id`);
   }
   if (chars.length > DECIMAL_MAX_LEN) {
-    throw new IdError(
+    throw new DecodeError(
       `decimal id has ${chars.length} characters, more than the ${DECIMAL_MAX_LEN} a 64-bit id takes`,
     );
   }
   const value = BigInt(id);
   if (value > U64_MAX) {
-    throw new IdError("decimal id does not fit in 64 bits");
+    throw new DecodeError("decimal id does not fit in 64 bits");
   }
   return value;
 }
@@ -216,7 +207,8 @@ function customBits(spec) {
   }
   const bits = {};
   ["timestamp", ...FIELDS].forEach((field, i) => {
-    const text = parts[i].trim();
+    // Plain digits only, as the core takes them: no sign, no space.
+    const text = parts[i];
     if (!/^[0-9]{1,3}$/.test(text) || Number(text) > 64) {
       throw new LayoutError(
         `custom layout ${field} width ${JSON.stringify(parts[i])} is not a number of bits 0..=64`,

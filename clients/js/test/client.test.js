@@ -6,7 +6,7 @@ import { createServer as createHttpServer } from "node:http";
 import { createServer as createNetServer } from "node:net";
 import { describe, test } from "node:test";
 
-import { Client, ConfigError, decode, RequestError, ServerError } from "snowmint";
+import { Client, ConfigError, decode, ConnectionError, ServerError } from "snowmint";
 
 const SERVER = process.env.SNOWMINT_URL;
 const needsServer = { skip: SERVER ? false : "SNOWMINT_URL is not set" };
@@ -141,19 +141,19 @@ describe("against snowmint serve", bounded, () => {
 });
 
 describe("when the server fails", bounded, () => {
-  test("an unreachable server is a RequestError naming the URL", async () => {
+  test("an unreachable server is a ConnectionError naming the URL", async () => {
     const closed = createNetServer();
     await new Promise((resolve) => closed.listen(0, "127.0.0.1", resolve));
     const { port } = closed.address();
     await new Promise((resolve) => closed.close(resolve));
     const client = new Client(`http://127.0.0.1:${port}`);
     await assert.rejects(client.nextId(), {
-      name: "RequestError",
+      name: "ConnectionError",
       message: `cannot reach http://127.0.0.1:${port}/v1/ids?count=100: connect ECONNREFUSED 127.0.0.1:${port}`,
     });
   });
 
-  test("a server that never answers is a RequestError after the timeout, not a hang", async () => {
+  test("a server that never answers is a ConnectionError after the timeout, not a hang", async () => {
     const sockets = [];
     const silent = createNetServer((socket) => sockets.push(socket));
     await new Promise((resolve) => silent.listen(0, "127.0.0.1", resolve));
@@ -161,7 +161,7 @@ describe("when the server fails", bounded, () => {
     try {
       const client = new Client(url, { timeoutMs: 200 });
       await assert.rejects(client.nextIds(3), {
-        name: "RequestError",
+        name: "ConnectionError",
         message: `no answer from ${url}/v1/ids?count=3 within 200 ms`,
       });
     } finally {
@@ -258,7 +258,7 @@ test("settings out of range are refused, naming the value and the limit", () => 
     assert.throws(() => new Client(...args), { name: "ConfigError", message });
   }
   assert.ok(new ConfigError("x") instanceof Error);
-  assert.ok(new RequestError("x") instanceof Error);
+  assert.ok(new ConnectionError("x") instanceof Error);
 });
 
 test("a count below 1 is a RangeError", async () => {

@@ -3,24 +3,19 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { decode, IdError, Layout, LayoutError, parseId } from "snowmint";
+import { decode, DecodeError, IdError, Layout, LayoutError, parseId } from "snowmint";
 
 const U64_MAX = "18446744073709551615";
 
-test("an id decodes from a string and from a BigInt, with its date", () => {
-  const parts = decode("175928847299117063", "discord");
-  assert.deepEqual(
-    { ...parts, date: parts.date.toISOString() },
-    {
-      timestamp: 41944705796n,
-      unixMs: 1462015105796n,
-      datacenter: 0n,
-      worker: 1n,
-      sequence: 7n,
-      date: "2016-04-30T11:18:25.796Z",
-    },
-  );
-  assert.deepEqual(decode(175928847299117063n, "discord"), parts);
+// The documented ids (Discord's and the others) are in the shared vectors: vectors.test.js.
+
+test("an id decodes from a string and from a BigInt, with its time", () => {
+  const parts = decode("2125144477650808832");
+  assert.deepEqual(decode(2125144477650808832n), parts);
+  assert.equal(parts.time.getTime(), Number(parts.unixMs));
+  // The old name of `time` still reads it, and is no field of its own.
+  assert.equal(parts.date, parts.time);
+  assert.ok(!Object.keys(parts).includes("date"));
 });
 
 test("twitter is the default layout, and names are read in any case", () => {
@@ -54,54 +49,30 @@ test("a 64-bit layout decodes the largest id with unsigned arithmetic", () => {
   });
 });
 
-test("ids that are no decimal 64-bit number are refused, naming the problem", () => {
+// Bad decimal text, ids past their layout and bad layouts are in the shared vectors, with
+// the core's words: vectors.test.js. Here, what only JavaScript can be given.
+
+test("ids that are no decimal string or BigInt within 64 bits are refused, naming the problem", () => {
   const cases = [
-    ["", "empty input: expected an id"],
-    [" 12", "invalid character ' ' at position 0 in decimal id"],
-    ["+12", "invalid character '+' at position 0 in decimal id"],
-    ["-1", "invalid character '-' at position 0 in decimal id"],
-    ["12a4", "invalid character 'a' at position 2 in decimal id"],
-    ["1\n", "invalid character '\\n' at position 1 in decimal id"],
-    ["1٣", "invalid character '٣' at position 1 in decimal id"],
-    ["😀x", "invalid character '😀' at position 0 in decimal id"],
-    ["0".repeat(21), "decimal id has 21 characters, more than the 20 a 64-bit id takes"],
-    ["18446744073709551616", "decimal id does not fit in 64 bits"],
-    ["99999999999999999999", "decimal id does not fit in 64 bits"],
     [-1n, `id -1 is out of range 0..=${U64_MAX}`],
     [1n << 64n, `id 18446744073709551616 is out of range 0..=${U64_MAX}`],
     [12, "id must be a decimal string or a BigInt, got the number 12: numbers lose precision above 2^53"],
     [null, "id must be a decimal string or a BigInt, got the object null"],
   ];
   for (const [id, message] of cases) {
-    assert.throws(() => decode(id), { name: "IdError", message }, JSON.stringify(String(id)));
+    assert.throws(() => decode(id), { name: "DecodeError", message }, JSON.stringify(String(id)));
   }
   assert.equal(parseId("00000000000000000012"), 12n);
   assert.equal(parseId(U64_MAX), BigInt(U64_MAX));
 });
 
-test("an id past its layout is refused, naming the layout and its largest id", () => {
-  assert.throws(() => decode(U64_MAX, "twitter"), {
-    name: "IdError",
-    message: `id ${U64_MAX} is out of range for the twitter layout: its largest id is 9223372036854775807`,
-  });
-  assert.throws(() => decode("9223372036854775808", "custom:39/0/10/14"), {
-    message:
-      "id 9223372036854775808 is out of range for the custom:39/0/10/14 layout: its largest id is 9223372036854775807",
-  });
+test("the old name of DecodeError still catches it", () => {
+  assert.equal(IdError, DecodeError);
   assert.throws(() => decode(U64_MAX, "sonyflake"), IdError);
 });
 
 test("bad layouts are refused, naming the problem", () => {
   const cases = [
-    [["nope"], 'unknown layout "nope": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon or custom:T/D/W/S'],
-    [["__proto__"], 'unknown layout "__proto__": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon or custom:T/D/W/S'],
-    [["custom:41/5/5"], 'custom layout "custom:41/5/5" must be custom:T/D/W/S, four bit widths (timestamp/datacenter/worker/sequence) such as custom:41/5/5/12'],
-    [["custom:41/x/5/12"], 'custom layout datacenter width "x" is not a number of bits 0..=64'],
-    [["custom:41/5/5/65"], 'custom layout sequence width "65" is not a number of bits 0..=64'],
-    [["custom:41/5/5/11"], "custom layout widths add up to 62 bits: they must add up to 63 (bit 63 stays 0) or 64"],
-    [["custom:0/26/25/12"], "layout needs at least 1 timestamp bit, got 0"],
-    [["custom:41/11/11/0"], "custom layout needs at least 1 sequence bit, got 0"],
-    [["twitter", 0], "tick length must be at least 1 ms, got 0"],
     [["twitter", 1.5], 'tick length "1.5" is not a whole number 0..=18446744073709551615'],
     [["twitter", undefined, -1], "epoch -1 is out of range 0..=18446744073709551615"],
     [["twitter", undefined, "soon"], 'epoch "soon" is not a whole number 0..=18446744073709551615'],
@@ -124,5 +95,5 @@ test("bad layouts are refused, naming the problem", () => {
 test("a date past what Date holds is an invalid Date, while the fields stay exact", () => {
   const parts = decode(U64_MAX, "custom:32/8/8/16", "4000000000");
   assert.equal(parts.unixMs, 1288834974657n + ((1n << 32n) - 1n) * 4000000000n);
-  assert.ok(Number.isNaN(parts.date.getTime()));
+  assert.ok(Number.isNaN(parts.time.getTime()));
 });

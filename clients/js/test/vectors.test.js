@@ -1,15 +1,17 @@
-// Every id of testdata/vectors.json, written by the core, decodes here to the same fields.
+// testdata/vectors.json, written by the core: every id decodes here to the same fields,
+// every documented id to what its source says, and every bad input is refused in the
+// core's words.
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, test } from "node:test";
 
-import { decode, Layout, PRESET_NAMES } from "snowmint";
+import { decode, DecodeError, Layout, LayoutError, parseId, PRESET_NAMES } from "snowmint";
 
 const file =
   process.env.SNOWMINT_VECTORS ?? fileURLToPath(new URL("../../../testdata/vectors.json", import.meta.url));
-const { layouts, vectors } = JSON.parse(readFileSync(file, "utf8"));
+const { layouts, vectors, documented, errors } = JSON.parse(readFileSync(file, "utf8"));
 
 /** The tick and epoch a custom layout of the file needs; presets take their own. */
 function overrides(spec) {
@@ -48,11 +50,42 @@ describe("every vector decodes to the core's fields", () => {
           sequence: BigInt(v.sequence),
         };
         for (const id of [v.id, BigInt(v.id)]) {
-          const { date, ...fields } = decode(id, spec, tickMs, epochMs);
+          const { time, ...fields } = decode(id, spec, tickMs, epochMs);
           assert.deepEqual(fields, expected, `${spec} ${v.id}`);
-          assert.equal(date.getTime(), Number(v.unix_ms), `${spec} ${v.id}`);
+          assert.equal(time.getTime(), Number(v.unix_ms), `${spec} ${v.id}`);
         }
       }
     });
+  }
+});
+
+describe("every documented id decodes as its source says", () => {
+  for (const d of documented) {
+    test(d.source, () => {
+      const parts = decode(d.id, d.layout, d.tick_ms, d.epoch_ms);
+      assert.deepEqual(
+        { ...parts, time: parts.time.toISOString() },
+        {
+          timestamp: BigInt(d.timestamp),
+          unixMs: BigInt(d.unix_ms),
+          datacenter: BigInt(d.datacenter),
+          worker: BigInt(d.worker),
+          sequence: BigInt(d.sequence),
+          time: d.time,
+        },
+      );
+    });
+  }
+});
+
+test("every bad input is refused in the core's words", () => {
+  assert.ok(errors.length > 0);
+  for (const e of errors) {
+    const [run, Err] = {
+      parse: [() => parseId(e.id), DecodeError],
+      decode: [() => decode(e.id, e.layout), DecodeError],
+      layout: [() => Layout.named(e.layout, { tickMs: e.tick_ms, epochMs: e.epoch_ms }), LayoutError],
+    }[e.what];
+    assert.throws(run, (err) => err instanceof Err && err.message === e.message, JSON.stringify(e));
   }
 });

@@ -7,47 +7,19 @@ namespace Snowmint;
 /**
  * How a 64-bit id is cut into fields: the timestamp on top, then datacenter, worker and
  * sequence in the layout's order, a tick length and an epoch. A preset is data, not code:
- * the numbers below are the ones testdata/vectors.json lists for each preset. Ids are
+ * PRESETS is generated from the core's testdata/vectors.json (Presets.php). Ids are
  * unsigned 64-bit values, past PHP's int, so the arithmetic is GMP's.
  */
 final class Layout
 {
+    /** The presets' numbers, from the core: Presets::ALL, generated from testdata/vectors.json. */
+    public const PRESETS = Presets::ALL;
+
     /** Twitter's epoch, 2010-11-04T01:42:54.657Z: the default epoch of a custom layout. */
-    public const TWITTER_EPOCH_MS = 1288834974657;
+    public const TWITTER_EPOCH_MS = self::PRESETS['twitter']['epochMs'];
 
     /** The digits of the largest unsigned 64-bit value, the longest id text. */
     public const MAX_DIGITS = 20;
-
-    public const PRESETS = [
-        'twitter' => [
-            'bits' => ['timestamp' => 41, 'datacenter' => 5, 'worker' => 5, 'sequence' => 12],
-            'order' => ['datacenter', 'worker', 'sequence'], 'tickMs' => 1, 'epochMs' => self::TWITTER_EPOCH_MS,
-        ],
-        'discord' => [
-            'bits' => ['timestamp' => 42, 'datacenter' => 5, 'worker' => 5, 'sequence' => 12],
-            'order' => ['worker', 'datacenter', 'sequence'], 'tickMs' => 1, 'epochMs' => 1420070400000,
-        ],
-        'instagram' => [
-            'bits' => ['timestamp' => 41, 'datacenter' => 0, 'worker' => 13, 'sequence' => 10],
-            'order' => ['datacenter', 'worker', 'sequence'], 'tickMs' => 1, 'epochMs' => 1314220021721,
-        ],
-        'sonyflake' => [
-            'bits' => ['timestamp' => 39, 'datacenter' => 0, 'worker' => 16, 'sequence' => 8],
-            'order' => ['sequence', 'datacenter', 'worker'], 'tickMs' => 10, 'epochMs' => 1409529600000,
-        ],
-        'baidu' => [
-            'bits' => ['timestamp' => 28, 'datacenter' => 0, 'worker' => 22, 'sequence' => 13],
-            'order' => ['datacenter', 'worker', 'sequence'], 'tickMs' => 1000, 'epochMs' => 1463702400000,
-        ],
-        'tsid' => [
-            'bits' => ['timestamp' => 42, 'datacenter' => 0, 'worker' => 10, 'sequence' => 12],
-            'order' => ['datacenter', 'worker', 'sequence'], 'tickMs' => 1, 'epochMs' => 1577836800000,
-        ],
-        'mastodon' => [
-            'bits' => ['timestamp' => 48, 'datacenter' => 0, 'worker' => 0, 'sequence' => 16],
-            'order' => ['datacenter', 'worker', 'sequence'], 'tickMs' => 1, 'epochMs' => 0,
-        ],
-    ];
 
     private const CUSTOM_PREFIX = 'custom:';
     private const CUSTOM_FIELDS = ['timestamp', 'datacenter', 'worker', 'sequence'];
@@ -75,6 +47,12 @@ final class Layout
         $this->maxId = gmp_strval(gmp_sub(gmp_pow(2, array_sum($bits)), 1));
         // unixMs is a PHP int: the layout's last millisecond must be one.
         $lastMs = gmp_sub(gmp_add($epochMs, gmp_mul(gmp_pow(2, $bits['timestamp']), $tickMs)), 1);
+        if (gmp_cmp($lastMs, gmp_sub(gmp_pow(2, 64), 1)) > 0) {
+            // Past every layout's limit: the core's words.
+            throw new LayoutException(
+                "epoch {$epochMs} ms puts the layout's last tick past the largest millisecond count"
+            );
+        }
         if (gmp_cmp($lastMs, PHP_INT_MAX) > 0) {
             throw new LayoutException(
                 "epoch {$epochMs} ms and tick {$tickMs} ms put the layout's last tick past the largest millisecond count "
@@ -125,8 +103,9 @@ final class Layout
         }
         $bits = [];
         foreach (self::CUSTOM_FIELDS as $i => $field) {
-            $width = trim($parts[$i]);
-            if (preg_match('/\A\+?[0-9]+\z/', $width) !== 1 || (int) $width > 64) {
+            // Plain digits only, as the core takes them: no sign, no space.
+            $width = $parts[$i];
+            if (preg_match('/\A[0-9]{1,3}\z/', $width) !== 1 || (int) $width > 64) {
                 $shown = json_encode($parts[$i], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE);
                 throw new LayoutException("custom layout {$field} width {$shown} is not a number of bits 0..=64");
             }
@@ -162,12 +141,11 @@ final class Layout
      */
     public function decode(string|int|\GMP $id): Decoded
     {
-        $value = self::idValue($id);
+        $value = self::parseId($id);
         if (gmp_cmp($value, $this->maxId) > 0) {
             throw new DecodeException(sprintf(
-                'id %s is out of range for layout %s: its largest id is %s',
+                'id %s is out of range for this layout: its largest id is %s',
                 gmp_strval($value),
-                $this->name,
                 $this->maxId,
             ));
         }
@@ -191,11 +169,13 @@ final class Layout
     }
 
     /**
-     * The unsigned 64-bit value of an id, with the core's messages.
+     * The unsigned 64-bit value of an id: its decimal text, an int or a GMP number.
      *
-     * @throws DecodeException
+     *     Layout::parseId('175928847299117063'); // GMP 175928847299117063
+     *
+     * @throws DecodeException with the core's message for text that is no decimal id
      */
-    public static function idValue(string|int|\GMP $id): \GMP
+    public static function parseId(string|int|\GMP $id): \GMP
     {
         if (is_string($id)) {
             return self::parseDecimal($id);
@@ -210,6 +190,17 @@ final class Layout
         return $value;
     }
 
+    /**
+     * The old name of parseId, kept so that existing code runs.
+     *
+     * @deprecated use parseId, the name every snowmint client uses
+     * @throws DecodeException
+     */
+    public static function idValue(string|int|\GMP $id): \GMP
+    {
+        return self::parseId($id);
+    }
+
     private static function parseDecimal(string $text): \GMP
     {
         if ($text === '') {
@@ -220,6 +211,9 @@ final class Layout
         foreach ($chars as $position => $ch) {
             if (strlen($ch) !== 1 || !ctype_digit($ch)) {
                 $shown = match (true) {
+                    $ch === "'" => "\\'",
+                    $ch === '\\' => '\\\\',
+                    $ch === "\0" => '\\0',
                     strlen($ch) > 1 || ctype_print($ch) => $ch,
                     ord($ch) < 0x80 => trim((string) json_encode($ch), '"'),
                     default => sprintf('\\x%02x', ord($ch)),

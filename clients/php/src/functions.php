@@ -17,3 +17,16 @@ function decode(string|int|\GMP $id, string $layout = 'twitter', ?int $tickMs = 
 {
     return Layout::named($layout, $tickMs, $epochMs)->decode($id);
 }
+
+/**
+ * The unsigned 64-bit value of an id (its decimal text, an int or a GMP number), as
+ * Layout::parseId.
+ *
+ *     \Snowmint\parseId('175928847299117063'); // GMP 175928847299117063
+ *
+ * @throws DecodeException with the core's message for text that is no decimal id
+ */
+function parseId(string|int|\GMP $id): \GMP
+{
+    return Layout::parseId($id);
+}

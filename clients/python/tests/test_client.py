@@ -8,7 +8,7 @@ import unittest
 import urllib.request
 from typing import List, Optional, Tuple
 
-from snowmint import Client, ConfigError, RequestError, ServerError, decode
+from snowmint import Client, ConfigError, ConnectionError, ServerError, decode
 
 from .support import SERVER, Silent, Stub, closed_port, needs_server
 
@@ -128,7 +128,7 @@ class AgainstTheServer(unittest.TestCase):
 class WhenTheServerFails(unittest.TestCase):
     def test_an_unreachable_server_is_a_request_error_naming_the_url(self) -> None:
         port = closed_port()
-        with self.assertRaises(RequestError) as caught:
+        with self.assertRaises(ConnectionError) as caught:
             Client(f"http://127.0.0.1:{port}").next_id()
         self.assertEqual(
             str(caught.exception),
@@ -137,7 +137,7 @@ class WhenTheServerFails(unittest.TestCase):
 
     def test_a_server_that_never_answers_is_a_request_error_after_the_timeout(self) -> None:
         with Silent() as silent:
-            with self.assertRaises(RequestError) as caught:
+            with self.assertRaises(ConnectionError) as caught:
                 Client(silent.url, timeout=0.2).next_ids(3)
         self.assertEqual(
             str(caught.exception), f"no answer from {silent.url}/v1/ids?count=3 within 0.2 s"

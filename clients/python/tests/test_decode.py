@@ -8,7 +8,7 @@ import doctest
 import unittest
 
 import snowmint
-from snowmint import Bits, Decoded, IdError, Layout, LayoutError, decode, parse_id
+from snowmint import Bits, DecodeError, IdError, Layout, LayoutError, decode, parse_id
 
 U64_MAX = (1 << 64) - 1
 
@@ -20,20 +20,15 @@ def load_tests(loader, tests, pattern):  # noqa: ARG001 (unittest's protocol)
 
 
 class Decode(unittest.TestCase):
+    # The documented ids (Discord's and the others), bad decimal text, ids past their layout
+    # and bad layouts are in the shared vectors, with the core's words: test_vectors.py.
+
     def test_an_id_decodes_from_a_str_and_from_an_int_with_its_time(self) -> None:
-        parts = decode("175928847299117063", "discord")
+        parts = decode("2125144477650808832")
+        self.assertEqual(decode(2125144477650808832), parts)
         self.assertEqual(
-            parts,
-            Decoded(
-                timestamp=41944705796,
-                unix_ms=1462015105796,
-                datacenter=0,
-                worker=1,
-                sequence=7,
-            ),
+            parts.time, dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(milliseconds=parts.unix_ms)
         )
-        self.assertEqual(parts.time, dt.datetime(2016, 4, 30, 11, 18, 25, 796000, dt.timezone.utc))
-        self.assertEqual(decode(175928847299117063, "discord"), parts)
 
     def test_twitter_is_the_default_and_names_are_read_in_any_case(self) -> None:
         id = "2125144477650808832"
@@ -64,27 +59,14 @@ class Decode(unittest.TestCase):
         ):
             Layout({"timestamp": 64, "datacenter": 0, "worker": 0, "sequence": 0}, epoch_ms=1)
 
-    def test_ids_that_are_no_decimal_64_bit_number_are_refused_naming_the_problem(self) -> None:
+    def test_ints_past_64_bits_and_other_types_are_refused_naming_the_problem(self) -> None:
         cases = [
-            ("", "empty input: expected an id"),
-            (" 12", "invalid character ' ' at position 0 in decimal id"),
-            ("+12", "invalid character '+' at position 0 in decimal id"),
-            ("-1", "invalid character '-' at position 0 in decimal id"),
-            ("1_000", "invalid character '_' at position 1 in decimal id"),
-            ("12a4", "invalid character 'a' at position 2 in decimal id"),
-            ("1\n", "invalid character '\\n' at position 1 in decimal id"),
-            ("1\u0663", "invalid character '\u0663' at position 1 in decimal id"),
-            ("\U0001f600x", "invalid character '\U0001f600' at position 0 in decimal id"),
-            ("'", "invalid character '\\'' at position 0 in decimal id"),
-            ("0" * 21, "decimal id has 21 characters, more than the 20 a 64-bit id takes"),
-            ("18446744073709551616", "decimal id does not fit in 64 bits"),
-            ("99999999999999999999", "decimal id does not fit in 64 bits"),
             (-1, f"id -1 is out of range 0..={U64_MAX}"),
             (1 << 64, f"id 18446744073709551616 is out of range 0..={U64_MAX}"),
         ]
         for id, message in cases:
             with self.subTest(id=id):
-                with self.assertRaises(IdError) as caught:
+                with self.assertRaises(DecodeError) as caught:
                     decode(id)
                 self.assertEqual(str(caught.exception), message)
         for id, kind in [(12.0, "float"), (True, "bool"), (None, "NoneType")]:
@@ -95,39 +77,14 @@ class Decode(unittest.TestCase):
         self.assertEqual(parse_id("00000000000000000012"), 12)
         self.assertEqual(parse_id(str(U64_MAX)), U64_MAX)
 
-    def test_an_id_past_its_layout_is_refused_naming_the_layout_and_its_largest_id(self) -> None:
-        with self.assertRaises(IdError) as caught:
-            decode(str(U64_MAX), "twitter")
-        self.assertEqual(
-            str(caught.exception),
-            f"id {U64_MAX} is out of range for the twitter layout: its largest id is 9223372036854775807",
-        )
-        with self.assertRaises(IdError) as caught:
-            decode(1 << 63, "custom:39/0/10/14")
-        self.assertEqual(
-            str(caught.exception),
-            "id 9223372036854775808 is out of range for the custom:39/0/10/14 layout: "
-            "its largest id is 9223372036854775807",
-        )
+    def test_the_old_names_of_the_errors_still_catch_them(self) -> None:
+        self.assertIs(IdError, DecodeError)
+        self.assertIs(snowmint.RequestError, snowmint.ConnectionError)
+        with self.assertRaises(IdError):
+            decode(U64_MAX, "sonyflake")
 
     def test_bad_layouts_are_refused_naming_the_problem(self) -> None:
-        presets = "twitter, discord, instagram, sonyflake, baidu, tsid, mastodon"
         cases = [
-            (("nope",), f'unknown layout "nope": expected one of {presets} or custom:T/D/W/S'),
-            (
-                ("custom:41/5/5",),
-                'custom layout "custom:41/5/5" must be custom:T/D/W/S, four bit widths '
-                "(timestamp/datacenter/worker/sequence) such as custom:41/5/5/12",
-            ),
-            (("custom:41/x/5/12",), 'custom layout datacenter width "x" is not a number of bits 0..=64'),
-            (("custom:41/5/5/65",), 'custom layout sequence width "65" is not a number of bits 0..=64'),
-            (
-                ("custom:41/5/5/11",),
-                "custom layout widths add up to 62 bits: they must add up to 63 (bit 63 stays 0) or 64",
-            ),
-            (("custom:0/26/25/12",), "layout needs at least 1 timestamp bit, got 0"),
-            (("custom:41/11/11/0",), "custom layout needs at least 1 sequence bit, got 0"),
-            (("twitter", 0), "tick length must be at least 1 ms, got 0"),
             (("twitter", None, -1), f"epoch -1 is out of range 0..={U64_MAX}"),
             (
                 ("mastodon", None, U64_MAX),

@@ -1,11 +1,13 @@
-"""Every id of testdata/vectors.json, written by the core, decodes here to the same fields."""
+"""testdata/vectors.json, written by the core: every id decodes here to the same fields,
+every documented id to what its source says, and every bad input is refused in the core's
+words."""
 
 from __future__ import annotations
 
 import json
 import unittest
 
-from snowmint import PRESET_NAMES, Layout, decode
+from snowmint import PRESET_NAMES, DecodeError, Layout, LayoutError, decode, parse_id
 
 from .support import VECTORS
 
@@ -54,3 +56,30 @@ class Vectors(unittest.TestCase):
                     decoded += 1
         # Every vector belongs to a layout of the file, so none went unchecked.
         self.assertEqual(decoded, len(FILE["vectors"]))
+
+    def test_every_documented_id_decodes_as_its_source_says(self) -> None:
+        self.assertTrue(FILE["documented"])
+        for d in FILE["documented"]:
+            with self.subTest(source=d["source"]):
+                extra = {k: int(d[k]) for k in ("tick_ms", "epoch_ms") if k in d}
+                parts = decode(d["id"], d["layout"], **extra)
+                expected = {
+                    k: int(d[k]) for k in ("timestamp", "unix_ms", "datacenter", "worker", "sequence")
+                }
+                self.assertEqual(vars(parts), expected)
+                self.assertEqual(parts.time.isoformat(timespec="milliseconds"), d["time"].replace("Z", "+00:00"))
+
+    def test_every_bad_input_is_refused_in_the_cores_words(self) -> None:
+        self.assertTrue(FILE["errors"])
+        for e in FILE["errors"]:
+            with self.subTest(case=e):
+                if e["what"] == "parse":
+                    error, run = DecodeError, lambda: parse_id(e["id"])
+                elif e["what"] == "decode":
+                    error, run = DecodeError, lambda: decode(e["id"], e["layout"])
+                else:
+                    extra = {k: int(e[k]) for k in ("tick_ms", "epoch_ms") if k in e}
+                    error, run = LayoutError, lambda: Layout.named(e["layout"], **extra)
+                with self.assertRaises(error) as caught:
+                    run()
+                self.assertEqual(str(caught.exception), e["message"])

@@ -16,4 +16,11 @@ module Snowmint
   def self.decode(id, layout = "twitter", tick_ms: nil, epoch_ms: nil)
     Layout.named(layout, tick_ms: tick_ms, epoch_ms: epoch_ms).decode(id)
   end
+
+  # The unsigned 64-bit value of an Integer or a decimal String, as Layout.parse_id.
+  #
+  #   Snowmint.parse_id("175928847299117063") # => 175928847299117063
+  def self.parse_id(id)
+    Layout.parse_id(id)
+  end
 end

@@ -1,5 +1,6 @@
 //! The clients in other languages (`clients/<language>/`), each run by its own `test.sh`
-//! against a real `snowmint serve` on a free loopback port, with the shared test vectors.
+//! against a real `snowmint serve` on a free loopback port, with the shared test vectors;
+//! and their preset tables, which `scripts/gen-clients` writes from those vectors.
 //!
 //! A toolchain that is missing fails its test here: `scripts/setup` installs them all.
 
@@ -86,4 +87,22 @@ fn ruby() {
 #[test]
 fn php() {
     run_suite("php");
+}
+
+/// Each client's preset table is what `scripts/gen-clients` writes from
+/// `testdata/vectors.json`: a preset changed in the core reaches every client, or this fails.
+#[test]
+fn the_clients_presets_are_generated_from_the_vectors() {
+    let script = root().join("scripts/gen-clients");
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg("--check")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -447,6 +447,23 @@ fn as_the_page_writes(id: Id, unix_ms: u64, parts: [u64; 3]) -> Value {
     })
 }
 
+/// The ids the systems document themselves, from `testdata/vectors.json`, with a preset's own
+/// tick and epoch (the page decodes presets by name).
+fn documented_ids() -> Vec<Value> {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/vectors.json");
+    let vectors: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let documented: Vec<Value> = vectors["documented"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d.get("tick_ms").is_none())
+        .filter(|d| Layout::by_name(d["layout"].as_str().unwrap()).is_ok())
+        .cloned()
+        .collect();
+    assert!(documented.len() >= 5, "{documented:?}");
+    documented
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_decodes_as_the_server_does() {
     let (server, browser) = start!("");
@@ -506,6 +523,14 @@ async fn the_page_decodes_as_the_server_does() {
         mastodon(253_402_300_799_999),
         mastodon((1 << 48) - 1),
     ];
+    // And every id a system documents itself, from the shared vectors.
+    let documented = documented_ids();
+    let mut ids = ids;
+    ids.extend(
+        documented
+            .iter()
+            .map(|d| d["id"].as_str().unwrap().to_string()),
+    );
     let layouts: Vec<&str> = ["server"]
         .into_iter()
         .chain(Layout::PRESETS.iter().map(|l| l.name()))
@@ -559,6 +584,14 @@ async fn the_page_decodes_as_the_server_does() {
             }
         };
         assert_eq!(page, &expected, "{case}");
+    }
+    // Each documented id, under its preset, shows what its source says.
+    for d in &documented {
+        let case = format!("{} with {}", d["id"], d["layout"].as_str().unwrap());
+        let answer = answers.iter().find(|a| a[0] == case.as_str()).unwrap();
+        for key in ["unix_ms", "datacenter", "worker", "sequence"] {
+            assert_eq!(answer[1][key], d[key], "{key} of {}", d["source"]);
+        }
     }
     let errors = answers
         .iter()

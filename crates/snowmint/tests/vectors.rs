@@ -1,6 +1,14 @@
-//! `testdata/vectors.json`: ids and their decoded fields for every preset and two custom
-//! layouts, written by the core, so that every client (`clients/<language>/`) decodes bit
-//! for bit as the core does. This test fails when the file is stale; to write it afresh:
+//! `testdata/vectors.json`: what every client (`clients/<language>/`) must agree with the
+//! core on, written by the core:
+//!
+//! - `layouts`: every preset's numbers (the clients' preset tables are generated from them
+//!   by `scripts/gen-clients`) and two custom layouts;
+//! - `vectors`: ids and their decoded fields for each of those layouts;
+//! - `documented`: the ids the systems document themselves, with the source named, each
+//!   checked here against what its source says;
+//! - `errors`: input the clients refuse, with the core's message, word for word.
+//!
+//! This test fails when the file is stale; to write it afresh:
 //!
 //! ```text
 //! SNOWMINT_WRITE_VECTORS=1 cargo test -p snowmint --test vectors
@@ -9,7 +17,7 @@
 //! Every integer is a decimal string, so no language reads one through a float.
 
 use serde_json::{Value, json};
-use snowmint::{Bits, Field, Id, Layout};
+use snowmint::{Bits, Encoding, Field, Id, Layout, UnixMs};
 
 /// The file, from the repository's root.
 const FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/vectors.json");
@@ -59,8 +67,16 @@ fn stream(seed: u64) -> impl Iterator<Item = u64> {
 
 fn layout_json(spec: &str, layout: &Layout) -> Value {
     let bits = layout.bits();
+    let names = layout.names();
     json!({
         "layout": spec,
+        "title": layout.title(),
+        // What the system calls each field: Discord's process is the datacenter key.
+        "names": {
+            "datacenter": names.of(Field::Datacenter),
+            "worker": names.of(Field::Worker),
+            "sequence": names.of(Field::Sequence),
+        },
         "bits": {
             "timestamp": bits.timestamp,
             "datacenter": bits.datacenter,
@@ -136,10 +152,266 @@ fn vectors() -> Value {
         }
     }
     json!({
-        "about": "Ids and their decoded fields, written by crates/snowmint/tests/vectors.rs from the core: every client must decode each id to these fields. Integers are decimal strings. Do not edit by hand.",
+        "about": "Written by crates/snowmint/tests/vectors.rs from the core; do not edit by hand. layouts: every preset's numbers (scripts/gen-clients writes the clients' preset tables from them) and two custom layouts. vectors: ids and the fields every client must decode them to. documented: ids the systems document themselves, with the source. errors: input every client must refuse with the core's message, word for word (what: parse an id's decimal text, decode an id with a layout, or name a layout with an optional tick and epoch). Integers are decimal strings.",
         "layouts": layouts,
         "vectors": vectors,
+        "documented": documented(),
+        "errors": errors(),
     })
+}
+
+/// An id a system documents itself, and what the source says it holds.
+struct Documented {
+    source: &'static str,
+    /// The layout, as `Layout::by_name` reads it.
+    layout: &'static str,
+    /// The source's own tick and epoch, when they are not the layout's.
+    tick_epoch: Option<(u64, u64)>,
+    id: u64,
+    /// The id as the source writes it, when that is not decimal.
+    text: Option<(Encoding, &'static str)>,
+    /// What the source says the id holds, by the keys of a vector.
+    says: &'static [(&'static str, &'static str)],
+}
+
+/// The documented ids. Twitter and Sonyflake publish no decoded example: the shifts of their
+/// reference code are pinned beside the presets instead (`preset.rs`).
+const DOCUMENTED: &[Documented] = &[
+    Documented {
+        source: "Discord developer documentation, Reference, \"Snowflakes\": 175928847299117063 is 2016-04-30 11:18:25.796 UTC, internal worker 1, internal process 0, increment 7",
+        layout: "discord",
+        tick_epoch: None,
+        id: 175_928_847_299_117_063,
+        text: None,
+        says: &[
+            ("time", "2016-04-30T11:18:25.796Z"),
+            ("timestamp", "41944705796"),
+            ("worker", "1"),
+            ("datacenter", "0"),
+            ("sequence", "7"),
+        ],
+    },
+    Documented {
+        source: "Instagram Engineering, \"Sharding & IDs at Instagram\": 1387263000 ms into the epoch, user 31341 on shard 31341 % 2000 = 1341, sequence 5001 % 1024 = 905, composed as ms << 23 | shard << 10 | seq",
+        layout: "instagram",
+        tick_epoch: None,
+        id: (1_387_263_000 << 23) | (1341 << 10) | 905,
+        text: None,
+        says: &[
+            ("timestamp", "1387263000"),
+            ("worker", "1341"),
+            ("sequence", "905"),
+        ],
+    },
+    Documented {
+        source: "TSID Creator README: Tsid.from(\"0123456789ABC\") has time 9153062458 ms (2020-04-15T22:31:02.458Z) and random bits 305516, which the preset splits into node 74 and counter 2412 (305516 = 74 << 12 | 2412)",
+        layout: "tsid",
+        tick_epoch: None,
+        id: 38_390_726_480_144_748,
+        text: Some((Encoding::Base32, "0123456789ABC")),
+        says: &[
+            ("time", "2020-04-15T22:31:02.458Z"),
+            ("timestamp", "9153062458"),
+            ("worker", "74"),
+            ("sequence", "2412"),
+        ],
+    },
+    Documented {
+        source: "TSID Creator README: 38352658567418867 is 2020-04-15T19:59:46.360Z",
+        layout: "tsid",
+        tick_epoch: None,
+        id: 38_352_658_567_418_867,
+        text: None,
+        says: &[("time", "2020-04-15T19:59:46.360Z")],
+    },
+    Documented {
+        source: "Baidu uid-generator README: 180363646902239241 is worker 4, sequence 9 at 2017-01-19 12:15:46 (UTC+8), with its example configuration of 29 bits of seconds since 2016-09-20 (UTC+8), 21 worker bits and 13 sequence bits",
+        layout: "custom:29/0/21/13",
+        tick_epoch: Some((1000, 1_474_300_800_000)),
+        id: 180_363_646_902_239_241,
+        text: None,
+        says: &[
+            ("time", "2017-01-19T04:15:46.000Z"),
+            ("worker", "4"),
+            ("sequence", "9"),
+        ],
+    },
+    Documented {
+        source: "Baidu uid-generator README: 180363646902239241 is worker 4, sequence 9; the default preset splits the time differently but reads the same worker and sequence",
+        layout: "baidu",
+        tick_epoch: None,
+        id: 180_363_646_902_239_241,
+        text: None,
+        says: &[("worker", "4"), ("sequence", "9")],
+    },
+    Documented {
+        source: "Mastodon API documentation, Status entity: status 103270115826048975 was created at 2019-12-08T03:48:33.901Z; its id was taken from the database clock 52 ms earlier",
+        layout: "mastodon",
+        tick_epoch: None,
+        id: 103_270_115_826_048_975,
+        text: None,
+        says: &[("time", "2019-12-08T03:48:33.849Z")],
+    },
+];
+
+/// The documented ids decoded by the core, after checking each against what its source says.
+fn documented() -> Vec<Value> {
+    DOCUMENTED
+        .iter()
+        .map(|d| {
+            let mut layout = Layout::by_name(d.layout).unwrap();
+            if let Some((tick, epoch)) = d.tick_epoch {
+                layout = layout
+                    .with_tick_ms(tick)
+                    .unwrap()
+                    .with_epoch_ms(epoch)
+                    .unwrap();
+            }
+            if let Some((encoding, text)) = d.text {
+                assert_eq!(encoding.decode(text), Ok(d.id), "{}", d.source);
+            }
+            let parts = layout
+                .decode(Id::from_u64(d.id))
+                .expect("within the layout");
+            let mut v = json!({
+                "source": d.source,
+                "layout": d.layout,
+                "id": d.id.to_string(),
+                "time": UnixMs(parts.unix_ms).to_string(),
+                "timestamp": parts.timestamp.to_string(),
+                "unix_ms": parts.unix_ms.to_string(),
+                "datacenter": parts.datacenter.to_string(),
+                "worker": parts.worker.to_string(),
+                "sequence": parts.sequence.to_string(),
+            });
+            if let Some((tick, epoch)) = d.tick_epoch {
+                v["tick_ms"] = tick.to_string().into();
+                v["epoch_ms"] = epoch.to_string().into();
+            }
+            for (key, said) in d.says {
+                assert_eq!(v[key], *said, "{key} of {}", d.source);
+            }
+            v
+        })
+        .collect()
+}
+
+/// Decimal id text the clients must refuse as the core does: each kind of bad character
+/// (including ones a language's own integer parser takes), too long, too large.
+const BAD_DECIMALS: &[&str] = &[
+    "",
+    " 12",
+    "+12",
+    "-1",
+    "12a4",
+    "1_000",
+    "1\n",
+    "1\t2",
+    "1'2",
+    "1\"2",
+    "1\\2",
+    "1\u{663}",
+    "\u{1f600}x",
+    "000000000000000000000",
+    "000000000000000000000x",
+    "18446744073709551616",
+    "99999999999999999999",
+];
+
+/// Ids past their layout's largest id.
+const IDS_PAST_THEIR_LAYOUT: &[(&str, u64)] = &[
+    ("twitter", u64::MAX),
+    ("sonyflake", 1 << 63),
+    ("custom:39/0/10/14", 1 << 63),
+];
+
+/// Layouts the clients must refuse as the core does: a name, and a tick and an epoch to
+/// replace its own.
+const BAD_LAYOUTS: &[(&str, Option<u64>, Option<u64>)] = &[
+    ("flickr", None, None),
+    ("__proto__", None, None),
+    ("custom41/5/5/12", None, None),
+    ("custom:41/5/5", None, None),
+    ("custom:", None, None),
+    ("custom:41/5/5/12/1", None, None),
+    ("custom:41/x/5/12", None, None),
+    ("custom:41/-1/5/12", None, None),
+    ("custom:41/5/5/65", None, None),
+    ("custom:+41/5/5/12", None, None),
+    ("custom: 41/5/5/12", None, None),
+    ("custom:41/5/5/12 ", None, None),
+    ("custom:41/5/5/0012", None, None),
+    ("custom:41/5/5/", None, None),
+    ("custom:41/5/5/11", None, None),
+    ("custom:43/5/5/12", None, None),
+    ("custom:0/26/25/12", None, None),
+    ("custom:41/11/11/0", None, None),
+    ("twitter", Some(0), None),
+    // 2^41 ticks of 2^24 ms each end past 2^64 ms.
+    ("twitter", Some(1 << 24), None),
+    // 2^62 ticks of 3 ms fit after Twitter's epoch, but not after this one: the tick alone
+    // is fine, so the message names the epoch whichever of the two a client applies first.
+    ("custom:62/0/0/2", Some(3), Some((1 << 62) + 1)),
+];
+
+/// Every bad input above with the core's message for it.
+fn errors() -> Vec<Value> {
+    let mut out = Vec::new();
+    for text in BAD_DECIMALS {
+        let err = Id::parse_as(text, Encoding::Decimal).expect_err(text);
+        out.push(json!({ "what": "parse", "id": text, "message": err.to_string() }));
+    }
+    for (spec, id) in IDS_PAST_THEIR_LAYOUT {
+        let layout = Layout::by_name(spec).unwrap();
+        let err = layout.decode(Id::from_u64(*id)).expect_err(spec);
+        out.push(json!({
+            "what": "decode",
+            "layout": spec,
+            "id": id.to_string(),
+            "message": err.to_string(),
+        }));
+    }
+    for (spec, tick, epoch) in BAD_LAYOUTS {
+        let err = Layout::by_name(spec)
+            .and_then(|l| tick.map_or(Ok(l), |t| l.with_tick_ms(t)))
+            .and_then(|l| epoch.map_or(Ok(l), |e| l.with_epoch_ms(e)))
+            .expect_err(spec);
+        let mut v = json!({ "what": "layout", "layout": spec, "message": err.to_string() });
+        if let Some(tick) = tick {
+            v["tick_ms"] = tick.to_string().into();
+        }
+        if let Some(epoch) = epoch {
+            v["epoch_ms"] = epoch.to_string().into();
+        }
+        out.push(v);
+    }
+    out
+}
+
+#[test]
+fn the_error_messages_are_the_cores_own_words() {
+    let all = errors();
+    let message = |what: &str, key: &str, value: &str| {
+        all.iter()
+            .find(|e| e["what"] == what && e[key] == value)
+            .map(|e| e["message"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    // A few pinned here as well, so a change of wording is seen in review, not only as a
+    // rewritten file.
+    assert_eq!(message("parse", "id", ""), "empty input: expected an id");
+    assert_eq!(
+        message("parse", "id", "12a4"),
+        "invalid character 'a' at position 2 in decimal id"
+    );
+    assert_eq!(
+        message("decode", "layout", "twitter"),
+        "id 18446744073709551615 is out of range for this layout: its largest id is 9223372036854775807"
+    );
+    assert_eq!(
+        message("layout", "layout", "flickr"),
+        "unknown layout \"flickr\": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon or custom:T/D/W/S"
+    );
 }
 
 #[test]

@@ -10,7 +10,16 @@ presets and custom layouts, with exact integers.
 """
 
 from .client import Client
-from .errors import ConfigError, IdError, LayoutError, RequestError, ServerError, SnowmintError
+from .errors import (
+    ConfigError,
+    ConnectionError,
+    DecodeError,
+    IdError,
+    LayoutError,
+    RequestError,
+    ServerError,
+    SnowmintError,
+)
 from .layout import PRESET_NAMES, TWITTER_EPOCH_MS, Bits, Decoded, Layout, decode, parse_id
 from .version import __version__
 
@@ -18,6 +27,8 @@ __all__ = [
     "Bits",
     "Client",
     "ConfigError",
+    "ConnectionError",
+    "DecodeError",
     "Decoded",
     "IdError",
     "Layout",

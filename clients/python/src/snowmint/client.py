@@ -13,7 +13,7 @@ import urllib.parse
 import urllib.request
 from typing import Any, List, Optional, Tuple
 
-from .errors import ConfigError, RequestError, ServerError
+from .errors import ConfigError, ConnectionError, ServerError
 from .version import __version__
 
 #: The server's default largest count of /v1/ids (its --max-batch).
@@ -191,11 +191,11 @@ class Client:
         except urllib.error.URLError as error:
             if isinstance(error.reason, (socket.timeout, TimeoutError)):
                 raise self._timed_out(url) from error
-            raise RequestError(f"cannot reach {url}: {_reason(error.reason)}") from error
+            raise ConnectionError(f"cannot reach {url}: {_reason(error.reason)}") from error
         except (socket.timeout, TimeoutError) as error:
             raise self._timed_out(url) from error
         except (OSError, http.client.HTTPException) as error:
-            raise RequestError(f"cannot reach {url}: {_reason(error)}") from error
+            raise ConnectionError(f"cannot reach {url}: {_reason(error)}") from error
         try:
             return url, json.loads(text)
         except ValueError:
@@ -203,8 +203,8 @@ class Client:
                 f"server answered {url} with no JSON: {text[:_QUOTE_CHARS]}", 200, ""
             ) from None
 
-    def _timed_out(self, url: str) -> RequestError:
-        return RequestError(f"no answer from {url} within {self.timeout:g} s")
+    def _timed_out(self, url: str) -> ConnectionError:
+        return ConnectionError(f"no answer from {url} within {self.timeout:g} s")
 
 
 def _server_error(url: str, error: urllib.error.HTTPError) -> ServerError:

@@ -3,6 +3,8 @@ fault and the limit it broke."""
 
 from __future__ import annotations
 
+import builtins
+
 
 class SnowmintError(Exception):
     """Every error this package raises."""
@@ -12,16 +14,28 @@ class LayoutError(SnowmintError, ValueError):
     """A layout that is no preset and no valid ``custom:T/D/W/S``, or a bad tick or epoch."""
 
 
-class IdError(SnowmintError, ValueError):
+class DecodeError(SnowmintError, ValueError):
     """Text that is no 64-bit decimal id, or an id past what its layout holds."""
+
+
+#: Deprecated: the old name of :class:`DecodeError`, kept so that existing code runs.
+IdError = DecodeError
 
 
 class ConfigError(SnowmintError, ValueError):
     """Settings a client cannot work with: a batch size past the limit, a bad base URL."""
 
 
-class RequestError(SnowmintError):
-    """The request got no answer: the server is unreachable or timed out."""
+class ConnectionError(SnowmintError, builtins.ConnectionError):
+    """The request got no answer: the server is unreachable or timed out.
+
+    Also the built-in ``ConnectionError`` (an ``OSError``), so that code catching network
+    failures in general catches this one too.
+    """
+
+
+#: Deprecated: the old name of :class:`ConnectionError`, kept so that existing code runs.
+RequestError = ConnectionError
 
 
 class ServerError(SnowmintError):

@@ -6,28 +6,20 @@ import datetime as _dt
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Tuple, Union
 
-from .errors import IdError, LayoutError
+from ._presets import PRESETS
+from .errors import DecodeError, LayoutError
 
 U64_MAX = (1 << 64) - 1
-#: Twitter's epoch, 2010-11-04T01:42:54.657Z: a custom layout's epoch unless given.
-TWITTER_EPOCH_MS = 1288834974657
 #: The fields below the timestamp, in Twitter's order, most significant first.
 FIELDS = ("datacenter", "worker", "sequence")
 #: The digits of 2**64 - 1: no decimal id is longer.
 _DECIMAL_MAX_LEN = 20
 _UNIX_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
-#: The presets' numbers, from the core (testdata/vectors.json checks them): widths of
-#: timestamp/datacenter/worker/sequence, the order of the low fields, tick and epoch in ms.
-_PRESETS = {
-    "twitter": ((41, 5, 5, 12), FIELDS, 1, TWITTER_EPOCH_MS),
-    "discord": ((42, 5, 5, 12), ("worker", "datacenter", "sequence"), 1, 1420070400000),
-    "instagram": ((41, 0, 13, 10), FIELDS, 1, 1314220021721),
-    "sonyflake": ((39, 0, 16, 8), ("sequence", "datacenter", "worker"), 10, 1409529600000),
-    "baidu": ((28, 0, 22, 13), FIELDS, 1000, 1463702400000),
-    "tsid": ((42, 0, 10, 12), FIELDS, 1, 1577836800000),
-    "mastodon": ((48, 0, 0, 16), FIELDS, 1, 0),
-}
+#: The presets' numbers, from the core (generated from testdata/vectors.json).
+_PRESETS = PRESETS
+#: Twitter's epoch, 2010-11-04T01:42:54.657Z: a custom layout's epoch unless given.
+TWITTER_EPOCH_MS = _PRESETS["twitter"][3]
 
 #: The presets' names, in the core's order.
 PRESET_NAMES: Tuple[str, ...] = tuple(_PRESETS)
@@ -169,9 +161,8 @@ class Layout:
         """Takes an id (a decimal str or an int) apart."""
         value = parse_id(id)
         if value > self.max_id:
-            raise IdError(
-                f"id {value} is out of range for the {self.name} layout: "
-                f"its largest id is {self.max_id}"
+            raise DecodeError(
+                f"id {value} is out of range for this layout: its largest id is {self.max_id}"
             )
 
         def field(name: str, width: int) -> int:
@@ -208,26 +199,26 @@ def parse_id(id: IdLike) -> int:
     """Reads an id: a decimal str of at most 20 ASCII digits, or an int, within 0..=2**64-1."""
     if _is_int(id):
         if not 0 <= id <= U64_MAX:
-            raise IdError(f"id {id} is out of range 0..={U64_MAX}")
+            raise DecodeError(f"id {id} is out of range 0..={U64_MAX}")
         return id
     if not isinstance(id, str):
         raise TypeError(f"id must be a decimal str or an int, got {type(id).__name__}")
     if id == "":
-        raise IdError("empty input: expected an id")
+        raise DecodeError("empty input: expected an id")
     # int() would take spaces, underscores and other scripts' digits: the core takes none.
     for position, ch in enumerate(id):
         if not "0" <= ch <= "9":
-            raise IdError(
+            raise DecodeError(
                 f"invalid character {_quote_char(ch)} at position {position} in decimal id"
             )
     if len(id) > _DECIMAL_MAX_LEN:
-        raise IdError(
+        raise DecodeError(
             f"decimal id has {len(id)} characters, "
             f"more than the {_DECIMAL_MAX_LEN} a 64-bit id takes"
         )
     value = int(id)
     if value > U64_MAX:
-        raise IdError("decimal id does not fit in 64 bits")
+        raise DecodeError("decimal id does not fit in 64 bits")
     return value
 
 
@@ -241,8 +232,9 @@ def _custom_bits(spec: str) -> Bits:
         )
     widths = []
     for field, text in zip(("timestamp",) + FIELDS, parts):
-        digits = text.strip()
-        if not (digits.isascii() and digits.isdigit() and len(digits) <= 3) or int(digits) > 64:
+        # Plain digits only, as the core takes them: no sign, no space.
+        digits = text
+        if not (1 <= len(digits) <= 3 and all("0" <= c <= "9" for c in digits)) or int(digits) > 64:
             raise LayoutError(
                 f"custom layout {field} width {_quote(text)} is not a number of bits 0..=64"
             )

@@ -1,47 +1,18 @@
 # frozen_string_literal: true
 
+require_relative "presets"
+
 module Snowmint
   # How a 64-bit id is cut into fields: the timestamp on top, then datacenter, worker and
   # sequence in the layout's order, a tick length and an epoch. A preset is data, not code:
-  # the numbers below are the ones testdata/vectors.json lists for each preset.
+  # PRESETS (presets.rb) is generated from the core's testdata/vectors.json.
   class Layout
     # Twitter's epoch, 2010-11-04T01:42:54.657Z: the default epoch of a custom layout.
-    TWITTER_EPOCH_MS = 1_288_834_974_657
+    TWITTER_EPOCH_MS = PRESETS.fetch("twitter").fetch(:epoch_ms)
     # The largest unsigned 64-bit value: the last millisecond a layout may reach.
     U64_MAX = (1 << 64) - 1
     # The largest id text is u64's 20 digits.
     MAX_DIGITS = U64_MAX.to_s.length
-
-    PRESETS = {
-      "twitter" => {
-        bits: { timestamp: 41, datacenter: 5, worker: 5, sequence: 12 },
-        order: %i[datacenter worker sequence], tick_ms: 1, epoch_ms: TWITTER_EPOCH_MS
-      },
-      "discord" => {
-        bits: { timestamp: 42, datacenter: 5, worker: 5, sequence: 12 },
-        order: %i[worker datacenter sequence], tick_ms: 1, epoch_ms: 1_420_070_400_000
-      },
-      "instagram" => {
-        bits: { timestamp: 41, datacenter: 0, worker: 13, sequence: 10 },
-        order: %i[datacenter worker sequence], tick_ms: 1, epoch_ms: 1_314_220_021_721
-      },
-      "sonyflake" => {
-        bits: { timestamp: 39, datacenter: 0, worker: 16, sequence: 8 },
-        order: %i[sequence datacenter worker], tick_ms: 10, epoch_ms: 1_409_529_600_000
-      },
-      "baidu" => {
-        bits: { timestamp: 28, datacenter: 0, worker: 22, sequence: 13 },
-        order: %i[datacenter worker sequence], tick_ms: 1000, epoch_ms: 1_463_702_400_000
-      },
-      "tsid" => {
-        bits: { timestamp: 42, datacenter: 0, worker: 10, sequence: 12 },
-        order: %i[datacenter worker sequence], tick_ms: 1, epoch_ms: 1_577_836_800_000
-      },
-      "mastodon" => {
-        bits: { timestamp: 48, datacenter: 0, worker: 0, sequence: 16 },
-        order: %i[datacenter worker sequence], tick_ms: 1, epoch_ms: 0
-      }
-    }.freeze
 
     CUSTOM_PREFIX = "custom:"
     CUSTOM_FIELDS = %i[timestamp datacenter worker sequence].freeze
@@ -80,7 +51,8 @@ module Snowmint
                            "(timestamp/datacenter/worker/sequence) such as custom:41/5/5/12"
       end
       bits = CUSTOM_FIELDS.zip(parts).to_h do |field, width|
-        unless width.strip.match?(/\A\+?\d+\z/) && width.to_i <= 64
+        # Plain digits only, as the core takes them: no sign, no space.
+        unless width.match?(/\A[0-9]{1,3}\z/) && width.to_i <= 64
           raise LayoutError, "custom layout #{field} width #{width.inspect} is not a number of bits 0..=64"
         end
         [field, width.to_i]
@@ -125,9 +97,9 @@ module Snowmint
     #
     #   Snowmint::Layout.named("discord").decode("175928847299117063").worker # => 1
     def decode(id)
-      value = Layout.id_value(id)
+      value = Layout.parse_id(id)
       if value > max_id
-        raise DecodeError, "id #{value} is out of range for layout #{name}: its largest id is #{max_id}"
+        raise DecodeError, "id #{value} is out of range for this layout: its largest id is #{max_id}"
       end
 
       shift = 0
@@ -140,8 +112,11 @@ module Snowmint
       Decoded.new(id: value, timestamp: timestamp, unix_ms: epoch_ms + (timestamp * tick_ms), **fields).freeze
     end
 
-    # The unsigned 64-bit value of an Integer or a decimal String, with the core's messages.
-    def self.id_value(id)
+    # The unsigned 64-bit value of an Integer or a decimal String. Raises DecodeError, with
+    # the core's message for text that is no decimal id.
+    #
+    #   Snowmint::Layout.parse_id("175928847299117063") # => 175928847299117063
+    def self.parse_id(id)
       case id
       when Integer
         raise DecodeError, "id #{id} is negative" if id.negative?
@@ -159,8 +134,7 @@ module Snowmint
       text.each_char.with_index do |ch, position|
         next if ch.between?("0", "9")
 
-        shown = ch.match?(/[[:print:]]/) ? ch : ch.dump[1..-2]
-        raise DecodeError, "invalid character '#{shown}' at position #{position} in decimal id"
+        raise DecodeError, "invalid character #{quote_char(ch)} at position #{position} in decimal id"
       end
       if text.length > MAX_DIGITS
         raise DecodeError, "decimal id has #{text.length} characters, more than the #{MAX_DIGITS} a 64-bit id takes"
@@ -172,5 +146,21 @@ module Snowmint
       value
     end
     private_class_method :parse_decimal
+
+    # Escapes as the core shows a character in single quotes.
+    ESCAPES = { "'" => "\\'", "\\" => "\\\\", "\n" => "\\n", "\r" => "\\r", "\t" => "\\t", "\0" => "\\0" }.freeze
+
+    # A character in single quotes, as the core's messages show one.
+    def self.quote_char(ch)
+      shown = ESCAPES.fetch(ch) { ch.match?(/[[:print:]]/) ? ch : format("\\u{%x}", ch.ord) }
+      "'#{shown}'"
+    end
+    private_class_method :quote_char
+    private_constant :ESCAPES
+
+    class << self
+      # Deprecated: the old name of Layout.parse_id, kept so that existing code runs.
+      alias id_value parse_id
+    end
   end
 end

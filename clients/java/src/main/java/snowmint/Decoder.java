@@ -15,7 +15,7 @@ public final class Decoder {
     /**
      * An id taken apart by a preset or a {@code custom:T/D/W/S} layout.
      *
-     * @throws IllegalArgumentException the layout is unknown or malformed, or the id is
+     * @throws IllegalArgumentException (a {@link LayoutException} or {@link DecodeException}) the layout is unknown or malformed, or the id is
      *     larger than its largest id
      */
     public static Decoded decode(long id, String layout) {
@@ -26,24 +26,17 @@ public final class Decoder {
      * An id taken apart by a layout whose tick and epoch replace the layout's own when not
      * null.
      *
-     * @throws IllegalArgumentException the layout is unknown or malformed, the tick or the
+     * @throws IllegalArgumentException (a {@link LayoutException} or {@link DecodeException}) the layout is unknown or malformed, the tick or the
      *     epoch is out of range, or the id is larger than the layout's largest id
      */
     public static Decoded decode(long id, String layout, Long tickMs, Long epochMs) {
-        Layout l = Layout.named(layout);
-        if (tickMs != null) {
-            l = l.withTickMs(tickMs);
-        }
-        if (epochMs != null) {
-            l = l.withEpochMs(epochMs);
-        }
-        return l.decode(id);
+        return Layout.named(layout, tickMs, epochMs).decode(id);
     }
 
     /**
      * An id written in decimal, taken apart by a layout.
      *
-     * @throws IllegalArgumentException the text is not a decimal id, or as
+     * @throws IllegalArgumentException (a {@link LayoutException} or {@link DecodeException}) the text is not a decimal id, or as
      *     {@link #decode(long, String)}
      */
     public static Decoded decode(String id, String layout) {
@@ -54,7 +47,7 @@ public final class Decoder {
      * An id written in decimal, taken apart by a layout with its tick and epoch replaced
      * when not null.
      *
-     * @throws IllegalArgumentException as {@link #decode(long, String, Long, Long)}, or the
+     * @throws IllegalArgumentException (a {@link LayoutException} or {@link DecodeException}) as {@link #decode(long, String, Long, Long)}, or the
      *     text is not a decimal id
      */
     public static Decoded decode(String id, String layout, Long tickMs, Long epochMs) {

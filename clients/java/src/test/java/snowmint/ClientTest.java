@@ -34,6 +34,7 @@ final class ClientTest {
         r.test("an unreachable server is an error, not a hang", ClientTest::unreachable);
         r.test("a silent server times out", ClientTest::silent);
         r.test("bad settings are refused", () -> badSettings(url));
+        r.test("the old name of the client still builds one", () -> oldName(url));
     }
 
     /** Ids strictly increase, and each decodes to the server's datacenter and worker. */
@@ -53,7 +54,7 @@ final class ClientTest {
     }
 
     private static void oneAtATime(String url) throws Exception {
-        SnowmintClient client = SnowmintClient.builder(url).batchSize(100).build();
+        Client client = Client.builder(url).batchSize(100).build();
         long[] ids = new long[250];
         for (int i = 0; i < ids.length; i++) {
             ids[i] = client.nextId();
@@ -62,21 +63,21 @@ final class ClientTest {
     }
 
     private static void batch(String url) throws Exception {
-        SnowmintClient client = new SnowmintClient(url);
+        Client client = new Client(url);
         long[] ids = client.nextIds(1000);
         equal(1000, ids.length, "ids");
         fromTheServer(ids);
         equal(0, client.nextIds(0).length, "ids for 0");
         // More than one request takes.
-        long[] many = client.nextIds(SnowmintClient.MAX_COUNT + 5);
-        equal(SnowmintClient.MAX_COUNT + 5, many.length, "ids");
+        long[] many = client.nextIds(Client.MAX_COUNT + 5);
+        equal(Client.MAX_COUNT + 5, many.length, "ids");
         check(Long.compareUnsigned(ids[ids.length - 1], many[0]) < 0, "later batches are later");
         fromTheServer(many);
     }
 
     private static void batchAfterBuffer(String url) throws Exception {
         try (GateProxy proxy = new GateProxy(url)) {
-            SnowmintClient client = SnowmintClient.builder(proxy.url())
+            Client client = Client.builder(proxy.url())
                     .batchSize(10).refillBelow(0).build();
             long first = client.nextId();
             equal(9, client.buffered(), "buffered after one id");
@@ -98,7 +99,7 @@ final class ClientTest {
      */
     private static void refillBeforeDry(String url) throws Exception {
         try (GateProxy proxy = new GateProxy(url, 2)) {
-            SnowmintClient client = SnowmintClient.builder(proxy.url())
+            Client client = Client.builder(proxy.url())
                     .batchSize(10).refillBelow(4).build();
             long[] ids = new long[11];
             for (int i = 0; i < 6; i++) {
@@ -123,7 +124,7 @@ final class ClientTest {
 
     private static void batchOfOne(String url) throws Exception {
         try (GateProxy proxy = new GateProxy(url)) {
-            SnowmintClient client = SnowmintClient.builder(proxy.url()).batchSize(1).build();
+            Client client = Client.builder(proxy.url()).batchSize(1).build();
             long[] ids = {client.nextId(), client.nextId(), client.nextIds(1)[0]};
             fromTheServer(ids);
             List<String> asked = new ArrayList<>();
@@ -134,8 +135,8 @@ final class ClientTest {
 
     private static void bearer(String url) throws Exception {
         try (GateProxy proxy = new GateProxy(url)) {
-            SnowmintClient.builder(proxy.url()).token("s3cret").build().nextIds(3);
-            new SnowmintClient(proxy.url()).nextIds(3);
+            Client.builder(proxy.url()).token("s3cret").build().nextIds(3);
+            new Client(proxy.url()).nextIds(3);
             List<GateProxy.Seen> seen = proxy.seen();
             equal("Bearer s3cret", seen.get(0).authorization(), "with a token");
             equal(null, seen.get(1).authorization(), "without a token");
@@ -143,7 +144,7 @@ final class ClientTest {
     }
 
     private static void threads(String url) throws Exception {
-        SnowmintClient client = SnowmintClient.builder(url).batchSize(50).build();
+        Client client = Client.builder(url).batchSize(50).build();
         Set<Long> all = ConcurrentHashMap.newKeySet();
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try {
@@ -174,7 +175,7 @@ final class ClientTest {
         String base = url.replaceAll("/+$", "") + "/nope";
         SnowmintHttpException e = failsWith(SnowmintHttpException.class,
                 "GET " + base + "/v1/ids?count=100 answered 404: no route for GET /nope/v1/ids",
-                () -> new SnowmintClient(base).nextId());
+                () -> new Client(base).nextId());
         equal(404, e.status(), "status");
         equal("no route for GET /nope/v1/ids", e.serverError(), "server's text");
     }
@@ -188,8 +189,8 @@ final class ClientTest {
 
     private static void unreachable() throws Exception {
         String url = "http://127.0.0.1:" + closedPort();
-        SnowmintClient client = SnowmintClient.builder(url).timeout(Duration.ofSeconds(2)).build();
-        failsWith(IOException.class,
+        Client client = Client.builder(url).timeout(Duration.ofSeconds(2)).build();
+        failsWith(ConnectionException.class,
                 "GET " + url + "/v1/ids?count=100 failed: connection refused", client::nextId);
         failsWith(IOException.class,
                 "GET " + url + "/v1/ids?count=5 failed: connection refused",
@@ -204,33 +205,42 @@ final class ClientTest {
     private static void silent() throws Exception {
         try (ServerSocket s = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
             String url = "http://127.0.0.1:" + s.getLocalPort();
-            SnowmintClient client = SnowmintClient.builder(url)
+            Client client = Client.builder(url)
                     .timeout(Duration.ofMillis(300)).build();
-            failsWith(IOException.class,
+            failsWith(ConnectionException.class,
                     "GET " + url + "/v1/ids?count=100 timed out after 300 ms", client::nextId);
         }
     }
 
     private static void badSettings(String url) throws Exception {
         failsWith(IllegalArgumentException.class, "batch size 0 is out of range 1..=100000",
-                () -> SnowmintClient.builder(url).batchSize(0));
+                () -> Client.builder(url).batchSize(0));
         failsWith(IllegalArgumentException.class, "batch size 100001 is out of range 1..=100000",
-                () -> SnowmintClient.builder(url).batchSize(100_001));
+                () -> Client.builder(url).batchSize(100_001));
         failsWith(IllegalArgumentException.class,
                 "refill threshold 11 is out of range 0..=10 (the batch size)",
-                () -> SnowmintClient.builder(url).batchSize(10).refillBelow(11).build());
+                () -> Client.builder(url).batchSize(10).refillBelow(11).build());
         failsWith(IllegalArgumentException.class,
                 "refill threshold -1 is out of range 0..=100 (the batch size)",
-                () -> SnowmintClient.builder(url).refillBelow(-1).build());
+                () -> Client.builder(url).refillBelow(-1).build());
         failsWith(IllegalArgumentException.class, "timeout PT0S must be positive",
-                () -> SnowmintClient.builder(url).timeout(Duration.ZERO));
+                () -> Client.builder(url).timeout(Duration.ZERO));
         failsWith(IllegalArgumentException.class,
                 "base url \"ftp://127.0.0.1\" is not an http or https url such as http://127.0.0.1:8080",
-                () -> new SnowmintClient("ftp://127.0.0.1"));
+                () -> new Client("ftp://127.0.0.1"));
         failsWith(IllegalArgumentException.class,
                 "base url \"127.0.0.1:8080\" is not an http or https url such as http://127.0.0.1:8080",
-                () -> new SnowmintClient("127.0.0.1:8080"));
+                () -> new Client("127.0.0.1:8080"));
         failsWith(IllegalArgumentException.class, "count -1 is out of range 0..=2147483647",
-                () -> new SnowmintClient(url).nextIds(-1));
+                () -> new Client(url).nextIds(-1));
+    }
+
+    /** SnowmintClient, the old name of Client, compiles and runs as before. */
+    @SuppressWarnings("deprecation")
+    private static void oldName(String url) throws Exception {
+        SnowmintClient built = SnowmintClient.builder(url).batchSize(10).refillBelow(2).build();
+        fromTheServer(new long[] {built.nextId()});
+        Client plain = new SnowmintClient(url);
+        fromTheServer(plain.nextIds(2));
     }
 }

@@ -4,6 +4,7 @@ import static snowmint.TestRunner.check;
 import static snowmint.TestRunner.equal;
 import static snowmint.TestRunner.failsWith;
 
+import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
@@ -25,9 +26,9 @@ final class DecodeTest {
         r.test("ids past 2^63 decode unsigned", DecodeTest::unsigned);
         r.test("layout names are case-insensitive", DecodeTest::caseInsensitive);
         r.test("tick and epoch replace the layout's own", DecodeTest::tickAndEpoch);
-        r.test("bad id text is refused", DecodeTest::badIdText);
-        r.test("an id past the layout is refused", DecodeTest::pastTheLayout);
-        r.test("bad layouts are refused", DecodeTest::badLayouts);
+        r.test("every documented id decodes as its source says", () -> documented(vectorsPath));
+        r.test("every bad input is refused in the core's words", () -> errors(vectorsPath));
+        r.test("ticks and epochs Java cannot hold are refused", DecodeTest::badTicksAndEpochs);
     }
 
     private static JsonObject vectors(String path) throws Exception {
@@ -117,11 +118,6 @@ final class DecodeTest {
     private static void caseInsensitive() {
         equal(Layout.DISCORD, Layout.named("Discord"), "Discord");
         equal(39, Layout.named("CUSTOM:39/0/10/14").timestampBits(), "CUSTOM:");
-        Layout spaced = Layout.named("custom: 41/+5/5 /12");
-        equal(List.of(41, 5, 5, 12), List.of(spaced.timestampBits(),
-                spaced.bitsOf(Layout.Field.DATACENTER), spaced.bitsOf(Layout.Field.WORKER),
-                spaced.bitsOf(Layout.Field.SEQUENCE)),
-                "widths with spaces and a plus sign, as the core reads them");
         equal(Layout.TWITTER.decode(1L << 22), Decoder.decode(1L << 22), "twitter is the default");
     }
 
@@ -134,70 +130,52 @@ final class DecodeTest {
         equal(Layout.TWITTER_EPOCH_MS, custom.epochMs(), "a custom layout's epoch");
     }
 
-    private static void badIdText() throws Exception {
-        failsWith(IllegalArgumentException.class,
-                "cannot parse \"12a\": invalid character 'a' at position 2 in decimal id",
-                () -> Decoder.decode("12a", "twitter"));
-        failsWith(IllegalArgumentException.class,
-                "cannot parse \"-1\": invalid character '-' at position 0 in decimal id",
-                () -> Decoder.decode("-1", "twitter"));
-        failsWith(IllegalArgumentException.class,
-                "cannot parse \"1\\t\": invalid character '\\t' at position 1 in decimal id",
-                () -> Decoder.decode("1\t", "twitter"));
-        failsWith(IllegalArgumentException.class,
-                "cannot parse \"1'\": invalid character '\\'' at position 1 in decimal id",
-                () -> Decoder.decode("1'", "twitter"));
-        failsWith(IllegalArgumentException.class,
-                "cannot parse \"1\\\\\": invalid character '\\\\' at position 1 in decimal id",
-                () -> Decoder.decode("1\\", "twitter"));
-        failsWith(IllegalArgumentException.class,
-                "cannot parse \"1\uD83D\uDE002\": invalid character '\uD83D\uDE00' at position 1 in decimal id",
-                () -> Decoder.decode("1\uD83D\uDE002", "twitter"));
-        failsWith(IllegalArgumentException.class,
-                "cannot parse \"\": empty input: expected an id",
-                () -> Decoder.decode("", "twitter"));
-        failsWith(IllegalArgumentException.class,
-                "cannot parse \"18446744073709551616\": decimal id does not fit in 64 bits",
-                () -> Decoder.decode("18446744073709551616", "discord"));
-        failsWith(IllegalArgumentException.class,
-                "cannot parse \"184467440737095516150\": decimal id has 21 characters, more than the 20 a 64-bit id takes",
-                () -> Decoder.decode("184467440737095516150", "discord"));
+    /** A string field of a case of the file, or null when it has none. */
+    private static Long number(JsonObject o, String key) {
+        return o.has(key) ? Long.parseUnsignedLong(o.get(key).getAsString()) : null;
     }
 
-    private static void pastTheLayout() throws Exception {
-        failsWith(IllegalArgumentException.class,
-                "id 9223372036854775808 is out of range for layout twitter: its largest id is 9223372036854775807",
-                () -> Decoder.decode("9223372036854775808", "twitter"));
-        failsWith(IllegalArgumentException.class,
-                "id 18446744073709551615 is out of range for layout custom:39/0/10/14: its largest id is 9223372036854775807",
-                () -> Decoder.decode(-1L, "custom:39/0/10/14"));
+    private static void documented(String path) throws Exception {
+        JsonArray all = vectors(path).getAsJsonArray("documented");
+        check(all.size() > 0, "the file holds no documented ids");
+        for (JsonElement e : all) {
+            JsonObject d = e.getAsJsonObject();
+            String at = d.get("source").getAsString();
+            Decoded got = Decoder.decode(d.get("id").getAsString(), d.get("layout").getAsString(),
+                    number(d, "tick_ms"), number(d, "epoch_ms"));
+            equal(Instant.parse(d.get("time").getAsString()), got.time(), at + ": time");
+            equal(d.get("timestamp").getAsString(), Long.toUnsignedString(got.timestamp()), at + ": timestamp");
+            equal(d.get("unix_ms").getAsString(), Long.toUnsignedString(got.unixMs()), at + ": unix_ms");
+            equal(d.get("datacenter").getAsString(), Long.toString(got.datacenter()), at + ": datacenter");
+            equal(d.get("worker").getAsString(), Long.toString(got.worker()), at + ": worker");
+            equal(d.get("sequence").getAsString(), Long.toString(got.sequence()), at + ": sequence");
+        }
     }
 
-    private static void badLayouts() throws Exception {
-        failsWith(IllegalArgumentException.class,
-                "unknown layout \"flickr\": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon or custom:T/D/W/S",
-                () -> Decoder.decode(1L, "flickr"));
-        failsWith(IllegalArgumentException.class,
-                "custom layout \"custom:41/5/5\" must be custom:T/D/W/S, four bit widths (timestamp/datacenter/worker/sequence) such as custom:41/5/5/12",
-                () -> Layout.named("custom:41/5/5"));
-        failsWith(IllegalArgumentException.class,
-                "custom layout timestamp width \"x\" is not a number of bits 0..=64",
-                () -> Layout.named("custom:x/5/5/12"));
-        failsWith(IllegalArgumentException.class,
-                "custom layout datacenter width \"65\" is not a number of bits 0..=64",
-                () -> Layout.named("custom:41/65/5/12"));
-        failsWith(IllegalArgumentException.class,
-                "custom layout widths add up to 62 bits: they must add up to 63 (bit 63 stays 0) or 64",
-                () -> Layout.named("custom:41/5/5/11"));
-        failsWith(IllegalArgumentException.class,
-                "layout needs at least 1 timestamp bit, got 0",
-                () -> Layout.named("custom:0/5/5/53"));
-        failsWith(IllegalArgumentException.class,
-                "custom layout needs at least 1 sequence bit, got 0",
-                () -> Layout.named("custom:52/0/11/0"));
-        failsWith(IllegalArgumentException.class,
-                "tick length must be at least 1 ms, got 0",
-                () -> Decoder.decode(1L, "twitter", 0L, null));
+    private static void errors(String path) throws Exception {
+        JsonArray all = vectors(path).getAsJsonArray("errors");
+        check(all.size() > 0, "the file holds no error cases");
+        for (JsonElement e : all) {
+            JsonObject c = e.getAsJsonObject();
+            String message = c.get("message").getAsString();
+            switch (c.get("what").getAsString()) {
+                case "parse":
+                    failsWith(DecodeException.class, message,
+                            () -> Layout.parseId(c.get("id").getAsString()));
+                    break;
+                case "decode":
+                    failsWith(DecodeException.class, message,
+                            () -> Decoder.decode(c.get("id").getAsString(), c.get("layout").getAsString()));
+                    break;
+                default:
+                    failsWith(LayoutException.class, message,
+                            () -> Layout.named(c.get("layout").getAsString(), number(c, "tick_ms"),
+                                    number(c, "epoch_ms")));
+            }
+        }
+    }
+
+    private static void badTicksAndEpochs() throws Exception {
         failsWith(IllegalArgumentException.class,
                 "epoch -1 ms is out of range 0..=9223372036854775807",
                 () -> Decoder.decode(1L, "twitter", null, -1L));
