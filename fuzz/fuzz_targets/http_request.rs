@@ -1,6 +1,7 @@
-//! The HTTP API's request target, path and query, as a client sends it: fed to the real
-//! router in process (the path and query parsers are private to the server), after one of
-//! the routes' prefixes so that most inputs reach a handler. Nothing panics; no answer is
+//! The HTTP API's request target, path and query, as a client sends it: fed in process to
+//! the HTTP API as the server serves it ([`snowmint_server::http_api`]: the router, with
+//! `GET /v1/id` answered in front of it; the path and query parsers are private to the
+//! server), after one of the routes' prefixes so that most inputs reach a handler. Nothing panics; no answer is
 //! a server error; every refusal to GET is the server's JSON error, one lowercase line, and
 //! every answer to HEAD has no body.
 #![no_main]
@@ -9,11 +10,10 @@
 use std::sync::LazyLock;
 
 use arbitrary::Arbitrary;
-use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, Uri, header};
 use libfuzzer_sys::fuzz_target;
-use snowmint_server::{AppState, Config, IdSource, Settings};
+use snowmint_server::{AppState, Config, HttpApi, IdSource, Settings};
 use tower::ServiceExt;
 
 /// Where each input starts: every route, and the root.
@@ -42,7 +42,7 @@ struct Input<'a> {
 
 struct Server {
     runtime: tokio::runtime::Runtime,
-    router: Router,
+    api: HttpApi,
     _state_dir: tempfile::TempDir,
 }
 
@@ -60,10 +60,10 @@ static SERVER: LazyLock<Server> = LazyLock::new(|| {
     let config =
         Config::try_from(Settings::from_toml(&toml, "fuzz.toml".as_ref()).unwrap()).unwrap();
     let source = runtime.block_on(IdSource::start(&config)).unwrap();
-    let router = snowmint_server::router(AppState::for_config(source, &config));
+    let api = snowmint_server::http_api(AppState::for_config(source, &config));
     Server {
         runtime,
-        router,
+        api,
         _state_dir: dir,
     }
 });
@@ -73,7 +73,7 @@ fuzz_target!(|input: Input| {
         .as_bytes()
         .to_vec();
     target.extend_from_slice(input.rest);
-    // What is no request target never reaches the router: the HTTP layer refuses it.
+    // What is no request target never reaches the API: the HTTP layer refuses it.
     let Ok(uri) = Uri::try_from(target) else {
         return;
     };
@@ -89,7 +89,7 @@ fuzz_target!(|input: Input| {
         .unwrap();
     let server = &*SERVER;
     let (status, content_type, body) = server.runtime.block_on(async {
-        let response = server.router.clone().oneshot(request).await.unwrap();
+        let response = server.api.clone().oneshot(request).await.unwrap();
         let status = response.status();
         let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
         let body = axum::body::to_bytes(response.into_body(), usize::MAX)
