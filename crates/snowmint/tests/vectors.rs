@@ -58,15 +58,9 @@ fn stream(seed: u64) -> impl Iterator<Item = u64> {
 }
 
 fn layout_json(spec: &str, layout: &Layout) -> Value {
-    let bits = layout.bits();
     json!({
         "layout": spec,
-        "bits": {
-            "timestamp": bits.timestamp,
-            "datacenter": bits.datacenter,
-            "worker": bits.worker,
-            "sequence": bits.sequence,
-        },
+        "bits": layout.bits(),
         "order": layout.order().map(Field::key),
         "tick_ms": layout.tick_ms().to_string(),
         "epoch_ms": layout.epoch_ms().to_string(),
