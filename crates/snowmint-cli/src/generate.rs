@@ -8,9 +8,9 @@ use std::time::Duration;
 use anyhow::Context;
 use snowmint::error::Chain;
 use snowmint::serial::{Template, Zone};
-use snowmint::{BizCode, Clock, Decoded, Encoding, Generator, Layout, ModeClock};
+use snowmint::{BizCode, Clock, ClockMode, Decoded, Encoding, Generator, Layout, ModeClock};
 use snowmint_lease::FileStore;
-use snowmint_server::{ClockPolicies, ClockSetting, RollbackSetting, SequenceStartSetting};
+use snowmint_server::{ClockPolicies, RollbackSetting, SequenceStartSetting, clock_mode};
 
 use crate::failure::{BadInput, Failure};
 use crate::layout_args::LayoutArgs;
@@ -112,8 +112,8 @@ pub struct IssueArgs {
 
     /// Where the ids' time comes from: monotonic, wall or counter; counter ids count spent
     /// sequences and no longer tell time (default: monotonic)
-    #[arg(long, env = "SNOWMINT_CLOCK", value_name = "MODE")]
-    clock: Option<ClockSetting>,
+    #[arg(long, env = "SNOWMINT_CLOCK", value_name = "MODE", value_parser = clock_mode())]
+    clock: Option<ClockMode>,
 
     /// What to do when the clock goes back (default: wait)
     #[arg(long, env = "SNOWMINT_ROLLBACK", value_name = "POLICY")]

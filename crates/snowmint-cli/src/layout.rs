@@ -2,16 +2,10 @@
 
 use std::io::{self, Write};
 
-use snowmint::{Clock, Layout, UnixMs, WallClock};
+use snowmint::{Clock, Layout, MS_PER_YEAR, UnixMs, WallClock};
 
 use crate::failure::{BadInput, Failure};
 use crate::layout_args::LayoutArgs;
-
-/// A mean Gregorian year: close enough to say how many years a layout has left.
-const MS_PER_YEAR: u64 = 31_556_952_000;
-
-/// Fewer years left than this earns a warning: ids made now would outlive the layout.
-const WARN_YEARS: u64 = 10;
 
 /// Show a layout: bit diagram, epoch, tick, capacity and when its time field runs out
 #[derive(Debug, clap::Args)]
@@ -77,11 +71,8 @@ fn describe(layout: &Layout, now_ms: u64, out: &mut impl Write) -> io::Result<()
             out,
             "warning: the time field ran out on {runs_out}; ids with this epoch can no longer be made"
         )?;
-    } else if capacity.runs_out_ms - now_ms < WARN_YEARS * MS_PER_YEAR {
-        writeln!(
-            out,
-            "warning: the time field runs out on {runs_out}, less than {WARN_YEARS} years from now"
-        )?;
+    } else if let Some(warning) = layout.runs_out_warning(now_ms) {
+        writeln!(out, "warning: {warning}")?;
     }
     Ok(())
 }
@@ -121,16 +112,18 @@ mod tests {
     }
 
     #[test]
-    fn warns_when_less_than_ten_years_are_left_or_none() {
-        let t = text(
-            Layout::TWITTER,
-            Layout::TWITTER.epoch_ms() + 61 * MS_PER_YEAR,
-        );
+    fn warns_when_less_than_a_year_is_left_or_none() {
+        let end = Layout::TWITTER.capacity().runs_out_ms;
+        let t = text(Layout::TWITTER, end - 2 * MS_PER_YEAR);
+        assert!(t.contains("(in 2 years)\n"), "{t}");
+        assert!(!t.contains("warning"), "{t}");
+        let t = text(Layout::TWITTER, end - MS_PER_YEAR / 2);
         assert!(
-            t.contains("(in 8 years)\nwarning: the time field runs out on "),
+            t.ends_with(
+                "(in 0 years)\nwarning: layout twitter's time field runs out on 2080-07-10T17:30:30.209Z, within a year: no id can be issued after that; move to another layout or a later epoch\n"
+            ),
             "{t}"
         );
-        assert!(t.ends_with(", less than 10 years from now\n"), "{t}");
         let baidu = text(Layout::BAIDU, NOW);
         assert!(
             baidu.contains("runs out    2024-11-20T21:24:16.000Z (already past)"),

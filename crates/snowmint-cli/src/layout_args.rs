@@ -1,7 +1,7 @@
 //! The options that pick a layout, shared by every subcommand: a preset or custom widths,
 //! a tick length and an epoch.
 
-use anyhow::Context;
+use snowmint::error::LayoutChoiceError;
 use snowmint::{Clock, Layout, UnixMs, WallClock};
 
 /// Which layout: a preset or custom widths, optionally with another tick and epoch.
@@ -34,18 +34,18 @@ impl TryFrom<&LayoutArgs> for Layout {
     type Error = anyhow::Error;
 
     fn try_from(args: &LayoutArgs) -> anyhow::Result<Layout> {
-        let mut layout = Layout::by_name(&args.layout)?;
-        if let Some(tick_ms) = args.tick_ms {
-            layout = layout
-                .with_tick_ms(tick_ms)
-                .with_context(|| format!("cannot use --tick-ms {tick_ms}"))?;
-        }
-        let Some(text) = &args.epoch else {
-            return Ok(layout);
-        };
-        let epoch = UnixMs::parse_epoch(text, UnixMs(WallClock.now_ms()))?;
-        layout
-            .with_epoch_ms(epoch.0)
-            .with_context(|| format!("cannot use epoch {text}"))
+        let now = UnixMs(WallClock.now_ms());
+        Layout::chosen(&args.layout, args.tick_ms, args.epoch.as_deref(), now).map_err(|err| {
+            // The flag at fault, in front of the core's reason.
+            match err {
+                LayoutChoiceError::TickMs { tick_ms, source } => {
+                    anyhow::Error::new(source).context(format!("cannot use --tick-ms {tick_ms}"))
+                }
+                LayoutChoiceError::Epoch { text, source } => {
+                    anyhow::Error::new(source).context(format!("cannot use epoch {text}"))
+                }
+                other => anyhow::Error::new(other),
+            }
+        })
     }
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use prost::Message;
-use snowmint_server::grpc::proto::StreamRequest;
+use snowmint_proto::v1::StreamRequest;
 use support::{Serve, http_get, ids, serve_command, spawn_logged};
 
 fn start(extra: &[&str]) -> (tempfile::TempDir, Serve) {

@@ -32,9 +32,10 @@ fn repo() -> PathBuf {
 }
 
 /// What the Python client of `tests/thrift/client.py` answers, calling `addr` with each of
-/// `agents` in turn. Its bindings are generated afresh from `proto/thrift/snowflake.thrift`
-/// by Debian's Thrift compiler; it runs in the virtual environment `scripts/setup` makes
-/// under the target directory, with the `thrift` package installed.
+/// `agents` in turn. Its bindings are generated afresh from
+/// `crates/snowmint-proto/proto/thrift/snowflake.thrift` by Debian's Thrift compiler; it runs
+/// in the virtual environment `scripts/setup` makes under the target directory, with the
+/// `thrift` package installed.
 fn python_client(addr: SocketAddr, agents: &[&str]) -> Value {
     // CARGO_TARGET_TMPDIR is the target directory's `tmp`.
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
@@ -49,7 +50,7 @@ fn python_client(addr: SocketAddr, agents: &[&str]) -> Value {
         .arg("-out")
         .arg(generated.path())
         .args(["--gen", "py"])
-        .arg(repo().join("proto/thrift/snowflake.thrift"))
+        .arg(repo().join("crates/snowmint-proto/proto/thrift/snowflake.thrift"))
         .output()
         .expect("the Thrift compiler runs (thrift-compiler: run scripts/setup)");
     assert!(

@@ -13,14 +13,8 @@ use crate::builder::Settings;
 use crate::endpoint::CallError;
 use crate::error::{Error, chain};
 
-/// Types generated from `proto/snowmint/v1/id.proto`.
-#[allow(missing_docs, clippy::all, clippy::pedantic)]
-mod proto {
-    tonic::include_proto!("snowmint.v1");
-}
-
-use proto::NextBatchRequest;
-use proto::id_service_client::IdServiceClient;
+use snowmint_proto::v1::NextBatchRequest;
+use snowmint_proto::v1::id_service_client::IdServiceClient;
 
 /// Bytes of one id in `Ids` (a packed `fixed64`), and the most around them in a message.
 const ID_BYTES: usize = 8;

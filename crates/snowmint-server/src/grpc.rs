@@ -5,6 +5,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use snowmint::{Decoded, Id};
+use snowmint_proto::v1::id_service_server::{IdService, IdServiceServer};
+use snowmint_proto::v1::{
+    DecodeRequest, DecodeResponse, DecodeSerialRequest, DecodeSerialResponse, Ids,
+    NextBatchRequest, NextRequest, NextResponse, NextSerialsRequest, SerialFormat, Serials,
+    StreamRequest,
+};
 use tokio_stream::Stream;
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
@@ -16,21 +22,6 @@ use crate::issue::{
 use crate::{ApiError, AppState, RouteMetrics};
 
 mod bound;
-mod codec;
-
-/// Types generated from `proto/snowmint/v1/id.proto`, client and server.
-#[allow(missing_docs, clippy::all, clippy::pedantic)]
-pub mod proto {
-    tonic::include_proto!("snowmint.v1");
-    include!(concat!(env!("OUT_DIR"), "/client/snowmint.v1.rs"));
-}
-
-use proto::id_service_server::{IdService, IdServiceServer};
-use proto::{
-    DecodeRequest, DecodeResponse, DecodeSerialRequest, DecodeSerialResponse, Ids,
-    NextBatchRequest, NextRequest, NextResponse, NextSerialsRequest, SerialFormat, Serials,
-    StreamRequest,
-};
 
 /// Ids per stream message when the client leaves `batch_size` at 0: one default tick.
 const DEFAULT_STREAM_BATCH: u64 = 4096;

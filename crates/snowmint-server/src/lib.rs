@@ -22,8 +22,8 @@ mod state;
 pub mod thrift;
 
 pub use config::{
-    ClockPolicies, ClockSetting, Config, ConfigError, DEFAULT_MAX_RESPONSE_BYTES, RestartBehind,
-    RollbackSetting, SequenceStartSetting, Settings,
+    ClockPolicies, Config, ConfigError, DEFAULT_MAX_RESPONSE_BYTES, RestartBehind, RollbackSetting,
+    SequenceStartSetting, Settings, clock_mode,
 };
 pub use error::ApiError;
 pub use http::{HttpApi, MAX_BODY_BYTES, MAX_URI_BYTES, http_api, openapi_document, router};

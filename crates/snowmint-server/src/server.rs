@@ -167,10 +167,10 @@ pub async fn run(
             "the thrift port takes no bearer token: Twitter's protocol has no place for one; bind it to a trusted interface only"
         );
     }
-    if let Some(warning) = crate::config::runs_out_soon(
-        state.layout(),
-        snowmint::Clock::now_ms(&snowmint::WallClock),
-    ) {
+    if let Some(warning) = state
+        .layout()
+        .runs_out_warning(snowmint::Clock::now_ms(&snowmint::WallClock))
+    {
         tracing::warn!("{warning}");
     }
     let (stop_tx, stop_rx) = watch::channel(false);

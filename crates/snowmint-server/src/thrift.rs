@@ -1,7 +1,7 @@
-//! Twitter's Snowflake service (`proto/thrift/snowflake.thrift`, as Twitter published it)
-//! over the same [`AppState`] as HTTP and gRPC: [`call`] reads one call from a frame and
-//! writes its reply. The accept loop frames it (`net/framed.rs`): the framed transport with
-//! the binary protocol, as Twitter's server spoke it.
+//! Twitter's Snowflake service (`crates/snowmint-proto/proto/thrift/snowflake.thrift`, as
+//! Twitter published it) over the same [`AppState`] as HTTP and gRPC: [`call`] reads one call
+//! from a frame and writes its reply. The accept loop frames it (`net/framed.rs`): the framed
+//! transport with the binary protocol, as Twitter's server spoke it.
 //!
 //! The IDL gives `get_id` no `throws` clause, so a client built from it can receive a
 //! refusal only as a `TApplicationException`. A refusal of the service (a user agent that

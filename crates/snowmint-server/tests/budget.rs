@@ -22,7 +22,7 @@ use attacker::{
 };
 use axum::http;
 use running::{Running, start_with_batch};
-use snowmint_server::grpc::proto::{NextBatchRequest, StreamRequest};
+use snowmint_proto::v1::{NextBatchRequest, StreamRequest};
 use tokio::time::Instant;
 
 const BUDGET: &str = "max_ids_in_flight = 1048576\nmax_ids_in_flight_per_connection = 65536";

@@ -4,7 +4,7 @@
 mod running;
 
 use snowmint::{Id, Layout};
-use snowmint_server::grpc::proto::{
+use snowmint_proto::v1::{
     DecodeRequest, DecodeSerialRequest, NextBatchRequest, NextRequest, NextSerialsRequest,
     SerialFormat, StreamRequest,
 };
@@ -418,7 +418,7 @@ async fn malformed_protobuf_is_the_clients_error() {
     let ids = raw_call(&server, "NextBatch", vec![0x08, 0x03])
         .await
         .unwrap();
-    let ids = snowmint_server::grpc::proto::Ids::decode(ids.as_slice()).unwrap();
+    let ids = snowmint_proto::v1::Ids::decode(ids.as_slice()).unwrap();
     assert_eq!(ids.ids.len(), 3);
     // Requests are bounded like HTTP bodies.
     let big = NextSerialsRequest {

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use snowmint_server::grpc::proto::id_service_client::IdServiceClient;
-use snowmint_server::grpc::proto::{
+use snowmint_proto::v1::id_service_client::IdServiceClient;
+use snowmint_proto::v1::{
     DecodeRequest, DecodeSerialRequest, NextBatchRequest, NextRequest, NextSerialsRequest,
     SerialFormat, StreamRequest,
 };

@@ -52,7 +52,21 @@ impl Field {
 /// let bits = Bits { timestamp: 41, datacenter: 5, worker: 5, sequence: 12 };
 /// assert_eq!(bits.total(), 63);
 /// ```
+///
+/// With the `serde` feature it is the JSON object every interface shows a layout's widths
+/// as (`GET /v1/layout`, the web page, `testdata/vectors.json`):
+///
+/// ```
+/// # #[cfg(feature = "serde")] {
+/// let json = serde_json::to_string(&snowmint::Layout::TWITTER.bits())?;
+/// assert_eq!(json, r#"{"timestamp":41,"datacenter":5,"worker":5,"sequence":12}"#);
+/// # }
+/// # Ok::<(), serde_json::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "utoipa", schema(description = "Bits of each field."))]
 pub struct Bits {
     /// Bits of the timestamp, counted in ticks since the epoch.
     pub timestamp: u8,
@@ -799,6 +813,40 @@ impl Layout {
                 None
             },
         }
+    }
+
+    /// How near its end a layout's time field earns a warning: a year, time enough to move
+    /// a fleet to another layout or a later epoch.
+    pub const RUNS_OUT_WARNING_MS: u64 = crate::MS_PER_YEAR;
+
+    /// The warning for a layout whose time field runs out after `now_ms` but within
+    /// [`Layout::RUNS_OUT_WARNING_MS`] of it: ids can still be made, not for long. `None`
+    /// for a layout with longer left, or one that has already run out (which no generator
+    /// can start with, an error of its own).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Layout, MS_PER_YEAR};
+    ///
+    /// let end = Layout::TWITTER.capacity().runs_out_ms;
+    /// assert_eq!(Layout::TWITTER.runs_out_warning(end - 2 * MS_PER_YEAR), None);
+    /// assert_eq!(
+    ///     Layout::TWITTER.runs_out_warning(end - 1).as_deref(),
+    ///     Some("layout twitter's time field runs out on 2080-07-10T17:30:30.209Z, within a year: no id can be issued after that; move to another layout or a later epoch"),
+    /// );
+    /// assert_eq!(Layout::TWITTER.runs_out_warning(end), None);
+    /// ```
+    #[must_use]
+    pub fn runs_out_warning(&self, now_ms: u64) -> Option<String> {
+        let end = self.capacity().runs_out_ms;
+        (end > now_ms && end - now_ms < Layout::RUNS_OUT_WARNING_MS).then(|| {
+            format!(
+                "layout {}'s time field runs out on {}, within a year: no id can be issued after that; move to another layout or a later epoch",
+                self.name(),
+                crate::UnixMs(end)
+            )
+        })
     }
 
     /// The ASCII bit diagram, as an adapter that implements `Display`.

@@ -69,7 +69,7 @@ pub use policy::{
 };
 pub use serial::{BizCode, ParsedSerial, SerialError};
 pub use store::{MemoryStore, Store, StoreError};
-pub use time::{TimeError, UnixMs, whole_ms};
+pub use time::{MS_PER_YEAR, TimeError, UnixMs, whole_ms};
 
 /// The README's Rust examples, run as doctests so they cannot rot.
 #[cfg(doctest)]

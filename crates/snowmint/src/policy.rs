@@ -32,7 +32,11 @@ use crate::Id;
 /// assert_eq!(err.to_string(), "clock mode \"ntp\" is not one of monotonic, wall, counter");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// With the `serde` feature a mode is read by its name, as a configuration file writes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub enum ClockMode {
     /// The wall clock read once at start, plus monotonic time since
     /// ([`SystemClock`](crate::SystemClock)): a step of the wall clock never reaches it.
@@ -49,6 +53,30 @@ pub enum ClockMode {
 impl ClockMode {
     /// Every mode, in the order of its documentation.
     pub const ALL: [ClockMode; 3] = [ClockMode::Monotonic, ClockMode::Wall, ClockMode::Counter];
+
+    /// The mode in one line, for lists of choices such as `--help`'s.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::ClockMode;
+    ///
+    /// assert!(ClockMode::Counter.about().ends_with("ids no longer tell time"));
+    /// ```
+    #[must_use]
+    pub const fn about(self) -> &'static str {
+        match self {
+            ClockMode::Monotonic => {
+                "The wall clock at start plus monotonic time since: no wall-clock step reaches ids"
+            }
+            ClockMode::Wall => {
+                "The wall clock at every tick: steps forward are followed, steps back meet the rollback policy"
+            }
+            ClockMode::Counter => {
+                "A counter that moves on a tick each time the sequence fills: ids no longer tell time"
+            }
+        }
+    }
 
     /// The mode's name, as flags and files spell it.
     #[must_use]

@@ -1,7 +1,8 @@
 //! The well-known layouts, as data: each is a [`Layout`] constant.
 
-use crate::LayoutError;
+use crate::error::LayoutChoiceError;
 use crate::layout::{Bits, Field, Layout, Names};
+use crate::{LayoutError, UnixMs};
 
 const TWITTER_ORDER: [Field; 3] = Field::ALL;
 
@@ -219,6 +220,56 @@ impl Layout {
             .find(|l| l.name().eq_ignore_ascii_case(name))
             .ok_or_else(|| LayoutError::UnknownPreset {
                 name: name.to_string(),
+            })
+    }
+}
+
+impl Layout {
+    /// The layout that a name, a tick length and an epoch choose, as `--layout`, `--tick-ms`
+    /// and `--epoch` (or the keys of the same names) give them: [`Layout::by_name`], then
+    /// [`with_tick_ms`](Layout::with_tick_ms) if a tick is given, then the epoch read by
+    /// [`UnixMs::parse_epoch`] against `now` and set with
+    /// [`with_epoch_ms`](Layout::with_epoch_ms), if one is given.
+    ///
+    /// # Errors
+    ///
+    /// [`LayoutChoiceError`], naming the part at fault: an unknown or malformed name, a tick
+    /// or epoch the layout cannot take, or an epoch that is no instant or is after `now`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::{Layout, UnixMs};
+    ///
+    /// let now = UnixMs(1_763_780_112_345); // 2025-11-22T02:55:12.345Z
+    /// assert_eq!(Layout::chosen("twitter", None, None, now)?, Layout::TWITTER);
+    /// let fleet = Layout::chosen("custom:39/0/10/14", Some(10), Some("2020-01-01T00:00:00Z"), now)?;
+    /// assert_eq!((fleet.tick_ms(), fleet.epoch_ms()), (10, 1_577_836_800_000));
+    /// let err = Layout::chosen("twitter", None, Some("2999-01-01T00:00:00Z"), now).unwrap_err();
+    /// assert!(err.to_string().starts_with("epoch \"2999-01-01T00:00:00Z\" is in the future"));
+    /// # Ok::<(), snowmint::error::LayoutChoiceError>(())
+    /// ```
+    pub fn chosen(
+        name: &str,
+        tick_ms: Option<u64>,
+        epoch: Option<&str>,
+        now: UnixMs,
+    ) -> Result<Layout, LayoutChoiceError> {
+        let mut layout = Layout::by_name(name).map_err(LayoutChoiceError::Name)?;
+        if let Some(tick_ms) = tick_ms {
+            layout = layout
+                .with_tick_ms(tick_ms)
+                .map_err(|source| LayoutChoiceError::TickMs { tick_ms, source })?;
+        }
+        let Some(text) = epoch else {
+            return Ok(layout);
+        };
+        let epoch = UnixMs::parse_epoch(text, now).map_err(LayoutChoiceError::EpochTime)?;
+        layout
+            .with_epoch_ms(epoch.0)
+            .map_err(|source| LayoutChoiceError::Epoch {
+                text: text.to_string(),
+                source,
             })
     }
 }
@@ -560,6 +611,42 @@ mod custom_and_generation {
         assert_eq!(
             err.to_string(),
             "layout baidu's time field ran out on 2024-11-20T21:24:16.000Z, so no id can be issued; use another layout or a later epoch"
+        );
+    }
+
+    #[test]
+    fn a_chosen_layout_names_the_part_at_fault() {
+        use crate::UnixMs;
+        use crate::error::LayoutChoiceError as E;
+        let now = UnixMs(1_763_780_112_345);
+        let chosen = |name, tick, epoch| Layout::chosen(name, tick, epoch, now);
+        assert_eq!(
+            chosen("sonyflake", Some(1), Some("0")).unwrap(),
+            Layout::SONYFLAKE
+                .with_tick_ms(1)
+                .unwrap()
+                .with_epoch_ms(0)
+                .unwrap()
+        );
+        assert!(matches!(chosen("flickr", None, None), Err(E::Name(_))));
+        let tick = chosen("twitter", Some(0), None).unwrap_err();
+        assert!(matches!(tick, E::TickMs { tick_ms: 0, .. }));
+        assert_eq!(
+            std::error::Error::source(&tick).unwrap().to_string(),
+            "tick length must be at least 1 ms, got 0"
+        );
+        assert!(matches!(
+            chosen("twitter", None, Some("soon")),
+            Err(E::EpochTime(_))
+        ));
+        let far = chosen("twitter", None, Some(&u64::MAX.to_string())).unwrap_err();
+        assert!(matches!(far, E::EpochTime(_)), "{far}");
+        let late = (u64::MAX - 1).to_string();
+        let overflow = Layout::chosen("twitter", None, Some(&late), UnixMs(u64::MAX)).unwrap_err();
+        assert!(matches!(overflow, E::Epoch { .. }), "{overflow}");
+        assert!(
+            overflow.to_string().starts_with("cannot use epoch "),
+            "{overflow}"
         );
     }
 }

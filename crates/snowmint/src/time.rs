@@ -15,6 +15,16 @@ use core::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct UnixMs(pub u64);
 
+/// A mean Gregorian year, 365.2425 days, in ms: close enough to say how many years a layout
+/// has left.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(snowmint::MS_PER_YEAR, 31_556_952_000);
+/// ```
+pub const MS_PER_YEAR: u64 = 31_556_952_000;
+
 /// Whole milliseconds in `d`, saturating at `u64::MAX` (585 million years), as settings and
 /// clocks count them.
 ///

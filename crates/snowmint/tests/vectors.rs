@@ -66,7 +66,6 @@ fn stream(seed: u64) -> impl Iterator<Item = u64> {
 }
 
 fn layout_json(spec: &str, layout: &Layout) -> Value {
-    let bits = layout.bits();
     let names = layout.names();
     json!({
         "layout": spec,
@@ -77,12 +76,7 @@ fn layout_json(spec: &str, layout: &Layout) -> Value {
             "worker": names.of(Field::Worker),
             "sequence": names.of(Field::Sequence),
         },
-        "bits": {
-            "timestamp": bits.timestamp,
-            "datacenter": bits.datacenter,
-            "worker": bits.worker,
-            "sequence": bits.sequence,
-        },
+        "bits": layout.bits(),
         "order": layout.order().map(Field::key),
         "tick_ms": layout.tick_ms().to_string(),
         "epoch_ms": layout.epoch_ms().to_string(),

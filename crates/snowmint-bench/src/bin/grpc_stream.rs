@@ -3,8 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use snowmint_server::grpc::proto::StreamRequest;
-use snowmint_server::grpc::proto::id_service_client::IdServiceClient;
+use snowmint_proto::v1::StreamRequest;
+use snowmint_proto::v1::id_service_client::IdServiceClient;
 
 /// Ids per message: a few ticks' worth, so messages are large but not slow to fill.
 const BATCH: u64 = 16_384;

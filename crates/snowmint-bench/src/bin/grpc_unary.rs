@@ -8,8 +8,8 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use snowmint_server::grpc::proto::NextRequest;
-use snowmint_server::grpc::proto::id_service_client::IdServiceClient;
+use snowmint_proto::v1::NextRequest;
+use snowmint_proto::v1::id_service_client::IdServiceClient;
 
 /// Stops a run that cannot reach its end, whatever the arguments say.
 const MAX_SECONDS: u64 = 120;

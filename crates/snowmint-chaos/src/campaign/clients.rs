@@ -37,14 +37,8 @@ const BIZ: &str = "CHAOS";
 const STREAM_BATCH: u64 = 2_000;
 const STREAM_TOTAL: u64 = 200_000;
 
-/// Types generated from `proto/snowmint/v1/id.proto`.
-#[allow(missing_docs, clippy::all, clippy::pedantic)]
-mod proto {
-    tonic::include_proto!("snowmint.v1");
-}
-
-use proto::id_service_client::IdServiceClient;
-use proto::{NextBatchRequest, StreamRequest};
+use snowmint_proto::v1::id_service_client::IdServiceClient;
+use snowmint_proto::v1::{NextBatchRequest, StreamRequest};
 
 /// A failure, by kind: digits dropped, so that like failures count together.
 /// An HTTP status in front (`503: ...`) is kept.

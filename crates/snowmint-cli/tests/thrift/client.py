@@ -2,8 +2,9 @@
 
 Usage: client.py HOST:PORT AGENTS_JSON
 
-The module `snowflake` is what `thrift --gen py proto/thrift/snowflake.thrift` writes; the
-test puts it on PYTHONPATH. Over one framed, binary connection, as Twitter's clients spoke,
+The module `snowflake` is what
+`thrift --gen py crates/snowmint-proto/proto/thrift/snowflake.thrift` writes; the test puts it
+on PYTHONPATH. Over one framed, binary connection, as Twitter's clients spoke,
 this calls get_worker_id, get_datacenter_id and get_timestamp, then get_id once for each
 user agent of AGENTS_JSON (a JSON list of strings), in order, and prints one JSON object:
 

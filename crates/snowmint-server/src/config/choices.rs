@@ -1,7 +1,10 @@
 //! The settings that are a choice among names: spelled the same as a flag, a variable and a
-//! TOML value, because clap and serde read the same enum.
+//! TOML value, because clap and serde read the same enum. The clock mode is the core's own
+//! [`ClockMode`], which [`clock_mode`] lets clap read.
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use serde::Deserialize;
+use snowmint::ClockMode;
 
 /// What the server does when it starts with its clock behind the high-water mark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Deserialize)]
@@ -13,27 +16,34 @@ pub enum RestartBehind {
     Fail,
 }
 
-/// Where the time field of the ids comes from: the name of a
-/// [`ClockMode`](snowmint::ClockMode).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ClockSetting {
-    /// The wall clock at start plus monotonic time since: no wall-clock step reaches ids
-    Monotonic,
-    /// The wall clock at every tick: steps forward are followed, steps back meet --rollback
-    Wall,
-    /// A counter that moves on a tick each time the sequence fills: ids no longer tell time
-    Counter,
-}
-
-impl From<ClockSetting> for snowmint::ClockMode {
-    fn from(setting: ClockSetting) -> snowmint::ClockMode {
-        match setting {
-            ClockSetting::Monotonic => snowmint::ClockMode::Monotonic,
-            ClockSetting::Wall => snowmint::ClockMode::Wall,
-            ClockSetting::Counter => snowmint::ClockMode::Counter,
-        }
-    }
+/// Reads `--clock` as the core's [`ClockMode`] by its name: clap lists the core's names, with
+/// [`ClockMode::about`], as the possible values, and the core's `FromStr` reads them (serde reads the TOML key with
+/// the core's `Deserialize`), so the modes are declared once, in the core.
+///
+/// # Examples
+///
+/// ```
+/// use clap::Parser;
+/// use snowmint::ClockMode;
+///
+/// #[derive(Parser)]
+/// struct Flags {
+///     #[arg(long, value_parser = snowmint_server::clock_mode())]
+///     clock: ClockMode,
+/// }
+///
+/// assert_eq!(Flags::try_parse_from(["x", "--clock", "wall"])?.clock, ClockMode::Wall);
+/// let err = Flags::try_parse_from(["x", "--clock", "ntp"]).err().unwrap().to_string();
+/// assert!(err.contains("[possible values: monotonic, wall, counter]"), "{err}");
+/// # Ok::<(), clap::Error>(())
+/// ```
+#[must_use]
+pub fn clock_mode() -> impl TypedValueParser<Value = ClockMode> {
+    let modes = ClockMode::ALL.map(|mode| PossibleValue::new(mode.name()).help(mode.about()));
+    PossibleValuesParser::new(modes).map(|name| {
+        name.parse::<ClockMode>()
+            .expect("a possible value is a mode's name")
+    })
 }
 
 /// What the generator does when the clock goes back: the name of a
@@ -89,13 +99,28 @@ mod tests {
     #[test]
     fn flags_and_files_spell_each_choice_alike() {
         spelled_alike::<RestartBehind>(&["wait", "fail"]);
-        let modes = snowmint::ClockMode::ALL.map(snowmint::ClockMode::name);
-        spelled_alike::<ClockSetting>(&modes);
-        for setting in ClockSetting::value_variants() {
-            let name = setting.to_possible_value().unwrap().get_name().to_string();
-            assert_eq!(snowmint::ClockMode::from(*setting).name(), name);
-        }
         spelled_alike::<RollbackSetting>(&["refuse", "wait", "logical", "spare"]);
         spelled_alike::<SequenceStartSetting>(&["zero", "random", "continue"]);
+    }
+
+    /// The clock's flag takes the core's names, and so does the file.
+    #[test]
+    fn the_clock_mode_is_spelled_as_the_core_names_it() {
+        let command = clap::Command::new("x").arg(
+            clap::Arg::new("clock")
+                .long("clock")
+                .value_parser(clock_mode()),
+        );
+        for mode in ClockMode::ALL {
+            let given = command
+                .clone()
+                .try_get_matches_from(["x", "--clock", mode.name()])
+                .unwrap();
+            assert_eq!(given.get_one::<ClockMode>("clock"), Some(&mode));
+            let from_toml: ClockMode = toml::Value::String(mode.name().to_string())
+                .try_into()
+                .unwrap();
+            assert_eq!(from_toml, mode);
+        }
     }
 }

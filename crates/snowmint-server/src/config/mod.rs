@@ -17,7 +17,7 @@ mod validate;
 
 use std::path::PathBuf;
 
-pub use choices::{ClockSetting, RestartBehind, RollbackSetting, SequenceStartSetting};
+pub use choices::{RestartBehind, RollbackSetting, SequenceStartSetting, clock_mode};
 pub use settings::Settings;
 pub use validate::{ClockPolicies, Config, DEFAULT_MAX_RESPONSE_BYTES};
 
@@ -51,22 +51,6 @@ pub enum ConfigError {
         /// The rule it breaks.
         rule: String,
     },
-}
-
-/// A year of 365.2425 days, in ms.
-const MS_PER_YEAR: u64 = 31_556_952_000;
-
-/// The warning for a layout whose time field runs out within a year of `now_ms`: it still
-/// starts, but its operators should move to another layout or a later epoch soon.
-pub(crate) fn runs_out_soon(layout: &snowmint::Layout, now_ms: u64) -> Option<String> {
-    let end = layout.capacity().runs_out_ms;
-    (end > now_ms && end - now_ms < MS_PER_YEAR).then(|| {
-        format!(
-            "layout {}'s time field runs out on {}, within a year: no id can be issued after that; move to another layout or a later epoch",
-            layout.name(),
-            snowmint::UnixMs(end)
-        )
-    })
 }
 
 pub(crate) fn invalid(key: &'static str, value: impl ToString, rule: impl ToString) -> ConfigError {

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::ConfigError;
-use super::choices::{ClockSetting, RestartBehind, RollbackSetting, SequenceStartSetting};
+use snowmint::ClockMode;
+
+use super::choices::{RestartBehind, RollbackSetting, SequenceStartSetting, clock_mode};
 use crate::TrustedProxies;
 
 /// Every setting of `snowmint serve`, as given: a key left out is `None`, and takes the
@@ -210,9 +212,10 @@ pub struct Settings {
         long,
         env = "SNOWMINT_CLOCK",
         value_name = "MODE",
+        value_parser = clock_mode(),
         help_heading = "Clock"
     )]
-    pub clock: Option<ClockSetting>,
+    pub clock: Option<ClockMode>,
 
     /// What to do when the clock goes back (default: wait)
     #[arg(

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use snowmint::error::LayoutChoiceError;
 use snowmint::{
     Builder, Clock, ClockMode, Layout, LayoutError, OverflowPolicy, RollbackPolicy, SequenceStart,
     UnixMs, WallClock,
@@ -12,8 +13,8 @@ use snowmint::{
 use snowmint_lease::{Fleet, IdentitySource, LeaseSettings};
 
 use super::{
-    ClockSetting, ConfigError, RestartBehind, RollbackSetting, SequenceStartSetting, Settings,
-    invalid, rule_after_value,
+    ConfigError, RestartBehind, RollbackSetting, SequenceStartSetting, Settings, invalid,
+    rule_after_value,
 };
 use crate::{Limits, TrustedProxies};
 
@@ -236,8 +237,12 @@ impl TryFrom<Settings> for Config {
 /// layout whose time field has not run out.
 fn layout(s: &Settings) -> Result<Layout, ConfigError> {
     let name = s.layout.as_deref().unwrap_or(DEFAULT_LAYOUT);
-    let mut layout = Layout::by_name(name).map_err(|e| match e {
-        LayoutError::UnknownPreset { .. } => {
+    let now = UnixMs(WallClock.now_ms());
+    let epoch_rule = |e: &dyn std::fmt::Display, epoch: &str| {
+        invalid("epoch", epoch, rule_after_value(&e.to_string(), epoch))
+    };
+    let layout = Layout::chosen(name, s.tick_ms, s.epoch.as_deref(), now).map_err(|e| match e {
+        LayoutChoiceError::Name(LayoutError::UnknownPreset { .. }) => {
             let presets = Layout::PRESETS.map(|l| l.name()).join(", ");
             invalid(
                 "layout",
@@ -245,21 +250,17 @@ fn layout(s: &Settings) -> Result<Layout, ConfigError> {
                 format!("is not a layout: expected one of {presets} or custom:T/D/W/S"),
             )
         }
-        other => invalid("layout", name, rule_after_value(&other.to_string(), name)),
+        LayoutChoiceError::Name(other) => {
+            invalid("layout", name, rule_after_value(&other.to_string(), name))
+        }
+        LayoutChoiceError::TickMs { tick_ms, source } => invalid("tick_ms", tick_ms, source),
+        LayoutChoiceError::EpochTime(source) => {
+            epoch_rule(&source, s.epoch.as_deref().unwrap_or_default())
+        }
+        LayoutChoiceError::Epoch { text, source } => epoch_rule(&source, &text),
+        // The core may name another part in time: its message, under the layout's key.
+        other => invalid("layout", name, other),
     })?;
-    if let Some(tick_ms) = s.tick_ms {
-        layout = layout
-            .with_tick_ms(tick_ms)
-            .map_err(|e| invalid("tick_ms", tick_ms, e))?;
-    }
-    let now = UnixMs(WallClock.now_ms());
-    if let Some(epoch) = &s.epoch {
-        let blame = |e: &dyn std::fmt::Display| {
-            invalid("epoch", epoch, rule_after_value(&e.to_string(), epoch))
-        };
-        let ms = UnixMs::parse_epoch(epoch, now).map_err(|e| blame(&e))?;
-        layout = layout.with_epoch_ms(ms.0).map_err(|e| blame(&e))?;
-    }
     let runs_out_ms = layout.capacity().runs_out_ms;
     if runs_out_ms <= now.0 {
         let end = UnixMs(runs_out_ms);
@@ -355,9 +356,9 @@ fn identity(s: &Settings) -> Result<String, ConfigError> {
 ///
 /// ```
 /// use snowmint::{ClockMode, Layout, RollbackPolicy};
-/// use snowmint_server::{ClockPolicies, ClockSetting, RollbackSetting};
+/// use snowmint_server::{ClockPolicies, RollbackSetting};
 ///
-/// let p = ClockPolicies::new(Some(ClockSetting::Wall), Some(RollbackSetting::Refuse), None, None, &Layout::TWITTER)?;
+/// let p = ClockPolicies::new(Some(ClockMode::Wall), Some(RollbackSetting::Refuse), None, None, &Layout::TWITTER)?;
 /// assert_eq!((p.clock, p.rollback), (ClockMode::Wall, RollbackPolicy::Refuse));
 /// # Ok::<(), snowmint_server::ConfigError>(())
 /// ```
@@ -380,13 +381,13 @@ impl ClockPolicies {
     /// `rollback_wait_ms` above a minute, or a sequence start other than `zero` with the
     /// `counter` clock, whose sequence runs on from one tick into the next.
     pub fn new(
-        clock: Option<ClockSetting>,
+        clock: Option<ClockMode>,
         rollback: Option<RollbackSetting>,
         rollback_wait_ms: Option<u64>,
         sequence_start: Option<SequenceStartSetting>,
         layout: &Layout,
     ) -> Result<ClockPolicies, ConfigError> {
-        let clock = ClockMode::from(clock.unwrap_or(ClockSetting::Monotonic));
+        let clock = clock.unwrap_or_default();
         let wait = Duration::from_millis(at_most(
             "rollback_wait_ms",
             rollback_wait_ms.unwrap_or(DEFAULT_ROLLBACK_WAIT_MS),

@@ -4,7 +4,7 @@ use axum::Json;
 use axum::extract::State;
 use serde::Serialize;
 use snowmint::error::Chain;
-use snowmint::{Decoded, UnixMs};
+use snowmint::{Bits, Decoded, UnixMs};
 
 use super::path::PathText;
 use super::query::Params;
@@ -138,19 +138,6 @@ impl From<&crate::ClockPolicies> for ClockInfo {
     }
 }
 
-/// Bit widths, as JSON.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct Bits {
-    /// Timestamp bits.
-    pub timestamp: u8,
-    /// Datacenter bits.
-    pub datacenter: u8,
-    /// Worker bits.
-    pub worker: u8,
-    /// Sequence bits.
-    pub sequence: u8,
-}
-
 /// `GET /v1/layout`: the server's layout, identity and capacity.
 #[utoipa::path(
     get,
@@ -170,16 +157,10 @@ pub async fn layout(
     let source = &state.source;
     let issuer = source.issuer();
     let layout = source.layout();
-    let bits = layout.bits();
     let capacity = layout.capacity();
     Ok(Json(LayoutInfo {
         layout: layout.name(),
-        bits: Bits {
-            timestamp: bits.timestamp,
-            datacenter: bits.datacenter,
-            worker: bits.worker,
-            sequence: bits.sequence,
-        },
+        bits: layout.bits(),
         tick_ms: layout.tick_ms(),
         epoch_ms: layout.epoch_ms(),
         epoch: UnixMs(layout.epoch_ms()).to_string(),
@@ -193,10 +174,7 @@ pub async fn layout(
         runs_out: UnixMs(capacity.runs_out_ms).to_string(),
         signed_overflow_ms: capacity.signed_overflow_ms,
         signed_overflow: capacity.signed_overflow_ms.map(|ms| UnixMs(ms).to_string()),
-        warning: crate::config::runs_out_soon(
-            layout,
-            snowmint::Clock::now_ms(&snowmint::WallClock),
-        ),
+        warning: layout.runs_out_warning(snowmint::Clock::now_ms(&snowmint::WallClock)),
     }))
 }
 

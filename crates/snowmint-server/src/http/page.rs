@@ -159,9 +159,7 @@ fn encoding(encoding: Encoding) -> Value {
 }
 
 fn layout(layout: &Layout) -> Value {
-    let (bits, names) = (layout.bits(), layout.names());
-    let mut widths = Map::from_iter([("timestamp".to_string(), bits.timestamp.into())]);
-    widths.extend(Field::ALL.map(|f| (f.key().to_string(), bits.of(f).into())));
+    let names = layout.names();
     let names: Map<String, Value> = Field::ALL
         .map(|f| (f.key().to_string(), names.of(f).into()))
         .into_iter()
@@ -169,7 +167,7 @@ fn layout(layout: &Layout) -> Value {
     json!({
         "name": layout.name(),
         "title": layout.title(),
-        "bits": widths,
+        "bits": layout.bits(),
         "order": layout.order().map(Field::key),
         "names": names,
         "tick_ms": layout.tick_ms().to_string(),

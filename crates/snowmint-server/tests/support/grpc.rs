@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use snowmint_server::grpc::proto::id_service_client::IdServiceClient;
+use snowmint_proto::v1::id_service_client::IdServiceClient;
 use snowmint_server::{AppState, Config, IdSource, Listeners, Settings, run};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;

@@ -2,6 +2,8 @@
 
 use core::fmt;
 
+use crate::TimeError;
+
 /// Why a layout cannot be built: what [`Layout::new`](crate::Layout::new), its `with_*`
 /// methods and [`Layout::by_name`](crate::Layout::by_name) return. Every variant is about
 /// the settings given.
@@ -89,4 +91,44 @@ impl fmt::Display for Room {
             limit => write!(f, "an id has {limit}"),
         }
     }
+}
+
+/// Why [`Layout::chosen`](crate::Layout::chosen) refused a layout, by the part at fault, so a
+/// caller can name the flag or key that gave it; the refusal itself is the source.
+///
+/// # Examples
+///
+/// ```
+/// use snowmint::error::LayoutChoiceError;
+/// use snowmint::{Layout, UnixMs};
+///
+/// let err = Layout::chosen("twitter", Some(0), None, UnixMs(0)).unwrap_err();
+/// assert!(matches!(err, LayoutChoiceError::TickMs { tick_ms: 0, .. }));
+/// assert_eq!(err.to_string(), "cannot use a tick of 0 ms");
+/// ```
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum LayoutChoiceError {
+    /// The name is no preset and no valid `custom:T/D/W/S`.
+    #[error(transparent)]
+    Name(LayoutError),
+    /// The tick length does not suit the layout.
+    #[error("cannot use a tick of {tick_ms} ms")]
+    TickMs {
+        /// The tick length given.
+        tick_ms: u64,
+        /// Why it does not suit.
+        source: LayoutError,
+    },
+    /// The epoch is no instant, or lies in the future.
+    #[error(transparent)]
+    EpochTime(TimeError),
+    /// The epoch does not suit the layout.
+    #[error("cannot use epoch {text}")]
+    Epoch {
+        /// The epoch as given.
+        text: String,
+        /// Why it does not suit.
+        source: LayoutError,
+    },
 }

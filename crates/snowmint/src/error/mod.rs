@@ -6,6 +6,7 @@
 //! | parse text as an id ([`Id::parse_as`], encodings)     | [`ParseError`] |
 //! | compose, decode, place an instant ([`Layout::decode`]) | [`RangeError`] |
 //! | build a layout, look a preset up by name              | [`LayoutError`]|
+//! | a layout chosen by name, tick and epoch ([`Layout::chosen`]) | [`LayoutChoiceError`] |
 //! | build a generator ([`Builder::build`])                | [`BuildError`] |
 //! | issue ids ([`Generator::next_id`], `next_batch`)      | [`IssueError`] |
 //! | serials ([`serial`](crate::serial))                   | [`SerialError`](crate::SerialError) |
@@ -17,6 +18,7 @@
 //!
 //! [`Id::parse_as`]: crate::Id::parse_as
 //! [`Layout::decode`]: crate::Layout::decode
+//! [`Layout::chosen`]: crate::Layout::chosen
 //! [`Builder::build`]: crate::Builder::build
 //! [`Generator::next_id`]: crate::Generator::next_id
 
@@ -30,7 +32,7 @@ mod range;
 
 pub use build::BuildError;
 pub use issue::IssueError;
-pub use layout::LayoutError;
+pub use layout::{LayoutChoiceError, LayoutError};
 pub use parse::ParseError;
 pub use range::RangeError;
 
