@@ -15,7 +15,7 @@ use tokio_stream::Stream;
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
-use crate::issue::{
+use crate::service::{
     self, Caller, Count, DecodeRequest as Decode, DecodeSerialRequest as DecodeSerial, Drain,
     Framing, IdsRequest, Room, SerialsRequest,
 };
@@ -86,8 +86,8 @@ fn given(text: &str) -> Option<&str> {
     (!text.is_empty()).then_some(text)
 }
 
-fn serial_format(format: Option<&SerialFormat>) -> issue::SerialFormat<'_> {
-    format.map_or_else(Default::default, |f| issue::SerialFormat {
+fn serial_format(format: Option<&SerialFormat>) -> service::SerialFormat<'_> {
+    format.map_or_else(Default::default, |f| service::SerialFormat {
         template: given(&f.template),
         tz: given(&f.tz),
     })
@@ -107,7 +107,7 @@ fn held_until_sent<T>(result: Result<Response<(T, Room)>, Status>) -> Result<Res
 impl IdService for Service {
     async fn next(&self, _request: Request<NextRequest>) -> Result<Response<NextResponse>, Status> {
         let start = Instant::now();
-        let result = issue::one(&self.state)
+        let result = service::one(&self.state)
             .await
             .map(|id| NextResponse { id: id.as_u64() });
         let code = result
@@ -128,7 +128,7 @@ impl IdService for Service {
             id_bytes: PROTO_ID_BYTES,
         };
         let result = match asked.check(&self.state, IDS) {
-            Ok(batch) => issue::ids(&self.state, batch, caller.as_ref(), None).await,
+            Ok(batch) => service::ids(&self.state, batch, caller.as_ref(), None).await,
             Err(e) => Err(e),
         };
         let result = result.map(|(ids, room)| (raw(ids), room));
@@ -185,7 +185,7 @@ impl IdService for Service {
                         batch.up_to(total - sent)
                     };
                     Some(
-                        match issue::ids(&state, part, caller.as_ref(), Some(&drain)).await {
+                        match service::ids(&state, part, caller.as_ref(), Some(&drain)).await {
                             Ok((ids, room)) => {
                                 (Ok(raw(ids)), (sent + part.count(), Some(room), false))
                             }
@@ -218,7 +218,7 @@ impl IdService for Service {
             layout: given(layout),
             tick_ms: (*tick_ms != 0).then_some(*tick_ms),
         };
-        let result = issue::decode(&self.state, asked).map(decode_response);
+        let result = service::decode(&self.state, asked).map(decode_response);
         self.finish("Decode", start, result)
     }
 
@@ -236,7 +236,7 @@ impl IdService for Service {
         };
         let result = async {
             let batch = asked.check(&self.state, SERIALS)?;
-            let (ids, room) = issue::serials(&self.state, &batch, caller.as_ref()).await?;
+            let (ids, room) = service::serials(&self.state, &batch, caller.as_ref()).await?;
             let serials = ids
                 .into_iter()
                 .map(|id| {
@@ -260,7 +260,7 @@ impl IdService for Service {
             serial,
             format: serial_format(format.as_ref()),
         };
-        let result = issue::decode_serial(&self.state, asked).map(|d| DecodeSerialResponse {
+        let result = service::decode_serial(&self.state, asked).map(|d| DecodeSerialResponse {
             biz: d.biz.unwrap_or_default(),
             parts: Some(decode_response(d.decoded)),
         });
@@ -286,7 +286,7 @@ fn authorize(state: AppState) -> impl FnMut(Request<()>) -> Result<Request<()>, 
             .metadata()
             .get("authorization")
             .map(|v| v.as_bytes());
-        issue::authorize(&state, given)?;
+        service::authorize(&state, given)?;
         Ok(request)
     }
 }

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use snowmint::Layout;
 
-use crate::issue::Budget;
 use crate::metrics::Metrics;
+use crate::service::Budget;
 use crate::{Config, IdSource, Limits, TrustedProxies};
 
 /// Shared by every handler; cheap to clone.

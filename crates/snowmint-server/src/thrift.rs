@@ -30,7 +30,7 @@ use thrift::protocol::{
 };
 use thrift::{ApplicationError, ApplicationErrorKind, TConfiguration};
 
-use crate::{ApiError, AppState, issue};
+use crate::{ApiError, AppState, service};
 
 /// The largest frame the server reads: the bound of HTTP bodies and gRPC messages. A call
 /// is its method's name, a sequence number and at most a user agent, some tens of bytes.
@@ -136,11 +136,11 @@ pub async fn call(state: &AppState, frame: &[u8]) -> Reply {
     // Thrift's i64 carries each value's bits: ids of layouts that use bit 63 (past 2^63)
     // arrive negative, and read back as unsigned; worker ids and times are far below it.
     let result = match method {
-        Method::WorkerId => issue::worker(state).map(|(_, worker)| worker as i64),
-        Method::DatacenterId => issue::worker(state).map(|(datacenter, _)| datacenter as i64),
+        Method::WorkerId => service::worker(state).map(|(_, worker)| worker as i64),
+        Method::DatacenterId => service::worker(state).map(|(datacenter, _)| datacenter as i64),
         Method::Timestamp => Ok(WallClock.now_ms() as i64),
-        Method::Id => match issue::user_agent(agent.as_deref().unwrap_or_default()) {
-            Ok(()) => issue::one(state).await.map(|id| id.as_u64() as i64),
+        Method::Id => match service::user_agent(agent.as_deref().unwrap_or_default()) {
+            Ok(()) => service::one(state).await.map(|id| id.as_u64() as i64),
             Err(e) => Err(e),
         },
     };

@@ -10,7 +10,7 @@ use super::ids::IdBody;
 use super::path::PathText;
 use super::query::{Format, Params};
 use super::schema::{ErrorBody, LayoutName};
-use crate::issue::{self, AtRequest, ComposeRequest};
+use crate::service::{self, AtRequest, ComposeRequest};
 use crate::{ApiError, AppState};
 
 /// `GET /v1/compose?time=..&datacenter=..&worker=..&sequence=..[&layout=..][&format=..]`:
@@ -42,7 +42,7 @@ pub async fn compose(State(state): State<AppState>, params: Params) -> Result<Id
         sequence: params.get("sequence"),
         layout: params.get("layout"),
     };
-    let id = issue::compose(&state, asked)?;
+    let id = service::compose(&state, asked)?;
     Ok(IdBody::new(id, format))
 }
 
@@ -82,6 +82,6 @@ pub async fn at(
         time: &time,
         layout: params.get("layout"),
     };
-    let (first, last) = issue::ids_at(&state, asked)?;
+    let (first, last) = service::ids_at(&state, asked)?;
     Ok(Json(Bounds { first, last }))
 }

@@ -20,7 +20,7 @@ use super::accept::Accept;
 use super::query::Params;
 use super::routes::{DECLARED, Route};
 use super::{Front, admit, ids};
-use crate::issue::Caller;
+use crate::service::Caller;
 
 /// The path the fast path answers.
 const ONE: &str = "/v1/id";

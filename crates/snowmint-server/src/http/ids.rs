@@ -14,7 +14,7 @@ use super::{answer, json};
 const TEXT: &str = "text/plain; charset=utf-8";
 use super::query::{Format, Params};
 use super::schema::{self, ErrorBody};
-use crate::issue::{self, Caller, Count, Framing, IdsRequest};
+use crate::service::{self, Caller, Count, Framing, IdsRequest};
 use crate::{ApiError, AppState};
 
 /// `{"id": ...}`: one id.
@@ -146,7 +146,7 @@ pub async fn answer_one(
     params: &Params,
 ) -> Result<Response, ApiError> {
     let format = Format::from_params(params)?;
-    let id = issue::one(state).await?;
+    let id = service::one(state).await?;
     Ok(if accept.plain_text() {
         IdLine { id, format }.into_response()
     } else {
@@ -191,7 +191,7 @@ pub async fn many(
         format.json_framing()
     };
     let batch = asked.check(&state, framing)?;
-    let (ids, room) = issue::ids(&state, batch, caller.as_deref(), None).await?;
+    let (ids, room) = service::ids(&state, batch, caller.as_deref(), None).await?;
     let mut response = if plain {
         IdLines { ids, format }.into_response()
     } else {

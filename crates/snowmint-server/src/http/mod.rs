@@ -7,6 +7,7 @@ mod decode;
 mod fast;
 mod health;
 mod ids;
+mod layout;
 mod page;
 mod path;
 mod query;
@@ -27,7 +28,7 @@ pub use fast::HttpApi;
 pub(crate) use schema::ErrorBody;
 
 use self::routes::{DECLARED, Document, Http, Route, Shared};
-use crate::issue;
+use crate::service;
 use crate::{ApiError, AppState, RouteMetrics};
 
 /// The longest request target (path and query) accepted, in bytes.
@@ -217,7 +218,7 @@ fn authorize<B>(
         return Ok(());
     }
     let given = request.headers().get(header::AUTHORIZATION);
-    issue::authorize(state, given.map(|v| v.as_bytes()))
+    service::authorize(state, given.map(|v| v.as_bytes()))
 }
 
 /// A JSON body with the right content type, built without a serializer on hot paths.

@@ -10,7 +10,7 @@ use snowmint::Encoding;
 
 use super::routes::Route;
 use crate::ApiError;
-use crate::issue::Framing;
+use crate::service::Framing;
 
 /// The parameters of one request, checked against what the route declares.
 pub struct Params(Vec<(String, String)>);

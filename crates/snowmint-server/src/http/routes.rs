@@ -17,7 +17,7 @@ use utoipa_axum::routes;
 
 use super::page::Page;
 use super::schema::{self, Frame};
-use super::{compose, decode, health, ids, page, serials};
+use super::{compose, decode, health, ids, layout, page, serials};
 use crate::AppState;
 
 /// What the HTTP handlers share: the server's state, and the page made for it. Cloned for
@@ -80,7 +80,7 @@ pub fn api() -> OpenApiRouter<Http> {
         .routes(routes!(ids::one))
         .routes(routes!(ids::many))
         .routes(routes!(decode::decode))
-        .routes(routes!(decode::layout))
+        .routes(routes!(layout::layout))
         .routes(routes!(compose::compose))
         .routes(routes!(compose::at))
         .routes(routes!(serials::issue_serials))

@@ -13,7 +13,7 @@ use super::json;
 use super::path::PathText;
 use super::query::Params;
 use super::schema::{BizName, ErrorBody, ZoneName};
-use crate::issue::{
+use crate::service::{
     self, Caller, DecodeSerialRequest, DecodedSerial, Framing, SerialBatch, SerialFormat,
     SerialsRequest,
 };
@@ -95,7 +95,7 @@ pub async fn issue_serials(
         count: count_param(&params),
     };
     let batch = asked.check(&state, JSON_SERIALS)?;
-    let (serials, room) = issue::serials(&state, &batch, caller.as_deref()).await?;
+    let (serials, room) = service::serials(&state, &batch, caller.as_deref()).await?;
     let mut response = SerialsBody { serials, batch }.render()?;
     // The ids' room in the budget lasts until the transport has taken the body, or until
     // its drain deadline.
@@ -129,5 +129,5 @@ pub async fn decode_serial(
         serial: &serial,
         format: format_params(&params),
     };
-    Ok(Json(issue::decode_serial(&state, asked)?))
+    Ok(Json(service::decode_serial(&state, asked)?))
 }

@@ -20,7 +20,7 @@ use tower::ServiceExt;
 
 use super::metered::Metered;
 use crate::Limits;
-use crate::issue::{Caller, Drain, Room};
+use crate::service::{Caller, Drain, Room};
 
 /// What a connection's watchdog should do now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

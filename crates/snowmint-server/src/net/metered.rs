@@ -10,7 +10,7 @@ use bytes::Bytes;
 use http_body::{Body as _, Frame, SizeHint};
 
 use super::conn::Sending;
-use crate::issue::{Drain, Room};
+use crate::service::{Drain, Room};
 
 /// A response body handed to the transport in pieces of at most `piece` bytes, so HTTP/2
 /// buffers no more than that beyond what the reader's window allows. It keeps the room its

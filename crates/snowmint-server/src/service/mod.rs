@@ -1,4 +1,4 @@
-//! Issuing and checking, once for every protocol.
+//! The protocol-neutral service layer: issuing and checking, once for every protocol.
 //!
 //! A protocol is an adapter over this module and nothing more. It reads its request into
 //! one of the requests here ([`IdsRequest`], [`SerialsRequest`], [`DecodeRequest`],
