@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use snowmint::error::Chain;
 use snowmint::{Clock, SystemClock};
 use snowmint_lease::{Claim, EtcdRegistry, Keeper, Lease, LeaseError, LeaseStatus, Registry};
-use snowmint_testkit::Etcd;
 use snowmint_testkit::Server;
+use snowmint_testkit::{Etcd, Frozen};
 use tokio::task::block_in_place;
 
 use conformance::SETTINGS;
@@ -57,12 +57,9 @@ async fn unreachable_etcd_is_unavailable_promptly_then_renewals_resume() {
         .unwrap();
 
     // Frozen: connections are accepted but never answered; the request timeout ends them.
-    let pid = etcd.pid().expect("etcd runs") as libc::pid_t;
-    // SAFETY: signals a process this test started and owns.
-    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let frozen = Frozen::stop(etcd.pid().expect("etcd runs")).unwrap();
     assert_all_unavailable(&*registry, &claim, &lease, "frozen").await;
-    // SAFETY: as above.
-    unsafe { libc::kill(pid, libc::SIGCONT) };
+    frozen.thaw();
     match registry.renew(&claim, &lease, now_ms() + 2_000).await {
         Ok(()) | Err(LeaseError::Lost { .. }) => {}
         Err(err) => panic!("renewal after etcd thawed: {err}"),

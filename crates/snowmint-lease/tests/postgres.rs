@@ -16,8 +16,8 @@ use conformance::{TTL, claim, held_when};
 use snowmint::error::Chain;
 use snowmint::{Clock, SystemClock, WallClock};
 use snowmint_lease::{Keeper, LeaseError, LeaseStatus, PostgresRegistry, Registry};
-use snowmint_testkit::Postgres;
 use snowmint_testkit::Server;
+use snowmint_testkit::{Frozen, Postgres};
 use tokio::task::block_in_place;
 
 use conformance::SETTINGS;
@@ -108,17 +108,6 @@ async fn wait_gone(pids: &[u32]) {
             "the server's processes outlived it: {pids:?}"
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-fn signal(pids: &[u32], signal: libc::c_int) {
-    for &pid in pids {
-        let pid = libc::pid_t::try_from(pid).expect("a pid fits in pid_t");
-        // SAFETY: kill(2) has no memory-safety preconditions; the pids are the test's
-        // own server and its children.
-        unsafe {
-            libc::kill(pid, signal);
-        }
     }
 }
 
@@ -224,12 +213,15 @@ async fn a_frozen_database_is_unavailable_within_the_timeout_then_used_again() {
         frozen.len() > 2,
         "the postmaster and its sessions: {frozen:?}"
     );
-    signal(&frozen, libc::SIGSTOP);
+    let stopped: Vec<Frozen> = frozen
+        .iter()
+        .map(|&pid| Frozen::stop(pid).unwrap())
+        .collect();
     let on_the_open_session = registry.renew(&claim, &lease, now_ms());
     unavailable_promptly("renew", &silent, on_the_open_session).await;
     let other = conformance::claim("frozen", "web-2", 8);
     unavailable_promptly("acquire", &silent, registry.acquire(&other)).await;
-    signal(&frozen, libc::SIGCONT);
+    drop(stopped);
 
     // Two timeouts outlast the TTL: the lease is gone, a new one comes at once.
     let err = registry.renew(&claim, &lease, now_ms()).await.unwrap_err();

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use snowmint::{Clock, SystemClock};
 use snowmint_lease::{Claim, Keeper, LeaseError, LeaseSettings, Registry, ZooKeeperRegistry};
-use snowmint_testkit::{Server, ZooKeeper};
+use snowmint_testkit::{Frozen, Server, ZooKeeper};
 use tokio::task::block_in_place;
 use zookeeper_client as zk;
 
@@ -216,9 +216,7 @@ async fn an_unreachable_server_is_unavailable_promptly_and_the_session_survives_
     );
 
     // Frozen: connections are accepted but never answered; the call timeout ends them.
-    let pid = zookeeper.pid().expect("the server runs") as libc::pid_t;
-    // SAFETY: signals a process this test started and owns.
-    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let stopped = Frozen::stop(zookeeper.pid().expect("the server runs")).unwrap();
     let frozen = |what| format!("{what} while frozen");
     conformance::unavailable_promptly(
         "zookeeper",
@@ -231,8 +229,7 @@ async fn an_unreachable_server_is_unavailable_promptly_and_the_session_survives_
     conformance::unavailable_promptly("zookeeper", &frozen("renew"), &prefix, renew).await;
     let release = registry.release(&holder, &lease, now_ms());
     conformance::unavailable_promptly("zookeeper", &frozen("release"), &prefix, release).await;
-    // SAFETY: as above.
-    unsafe { libc::kill(pid, libc::SIGCONT) };
+    stopped.thaw();
     // The release may have gone through once the server thawed, or the session expired.
     match renew_once_reconnected(&*registry, &holder, &lease).await {
         Ok(()) | Err(LeaseError::Lost { .. }) => {}

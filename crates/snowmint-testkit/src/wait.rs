@@ -1,0 +1,110 @@
+//! Waiting for what a test cannot make happen at once, and holding a process still.
+//!
+//! A test waits for another process (a server that becomes ready, a lease that moves) by
+//! asking again and again until a deadline: [`eventually`] is that loop, written once, and
+//! its failure names what never happened. [`Frozen`] stops a process with SIGSTOP, as a VM
+//! pause or a long garbage-collection pause would, and lets it go on (SIGCONT) when dropped,
+//! so a test that fails while a process is frozen does not leave it stopped.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// The pause between two questions of [`eventually`]: short next to what tests wait for,
+/// long enough not to keep a core busy.
+const POLL: Duration = Duration::from_millis(20);
+
+/// Asks `condition` until it holds, at most for `within`; returns what it gave.
+///
+/// # Panics
+///
+/// When `within` passes first: the message names `what`, and the last answer.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use snowmint_testkit::eventually;
+///
+/// let start = Instant::now();
+/// let waited = eventually(Duration::from_secs(5), "50 ms to pass", || {
+///     let elapsed = start.elapsed();
+///     (elapsed >= Duration::from_millis(50)).then_some(elapsed)
+/// });
+/// assert!(waited >= Duration::from_millis(50));
+/// ```
+#[track_caller]
+pub fn eventually<T>(within: Duration, what: &str, mut condition: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(found) = condition() {
+            return found;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not happen within {} ms",
+            within.as_millis()
+        );
+        thread::sleep(POLL);
+    }
+}
+
+/// A process stopped with SIGSTOP until this is dropped, when it gets SIGCONT.
+///
+/// # Examples
+///
+/// ```
+/// use std::process::Command;
+/// use snowmint_testkit::Frozen;
+///
+/// let mut child = Command::new("sleep").arg("5").spawn()?;
+/// let frozen = Frozen::stop(child.id())?;
+/// drop(frozen); // it goes on
+/// child.kill()?;
+/// child.wait()?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Frozen {
+    pid: u32,
+}
+
+impl Frozen {
+    /// Stops process `pid` with SIGSTOP.
+    ///
+    /// # Errors
+    ///
+    /// The signal could not be sent (no such process, or not ours to stop).
+    pub fn stop(pid: u32) -> std::io::Result<Frozen> {
+        signal(pid, libc::SIGSTOP)?;
+        Ok(Frozen { pid })
+    }
+
+    /// The process held still.
+    #[must_use]
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Lets the process go on now, rather than when this is dropped.
+    pub fn thaw(self) {}
+}
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        // A process that has gone meanwhile has nothing left to go on with.
+        let _ = signal(self.pid, libc::SIGCONT);
+    }
+}
+
+/// Sends `sig` to process `pid`.
+fn signal(pid: u32, sig: libc::c_int) -> std::io::Result<()> {
+    let pid = libc::pid_t::try_from(pid).map_err(|_| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("no pid {pid}"))
+    })?;
+    // SAFETY: kill takes plain integers and reports failure through errno.
+    if unsafe { libc::kill(pid, sig) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
