@@ -3,6 +3,7 @@
 
 mod support;
 
+use snowmint_testkit::eventually;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -33,19 +34,18 @@ fn sigterm_finishes_requests_in_flight_and_exits_zero() {
     // A million ids take about 250 ms at the default layout's cap of 4,096 per ms. The
     // response is read only once SIGTERM is sent, so the request is in flight until then.
     let request = send_get(serve.http, "/v1/ids?count=1000000");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
+    eventually(Duration::from_secs(10), "ids in flight", || {
         let (_, metrics) = serve.get("/metrics");
         let in_flight = metrics
             .lines()
             .find_map(|line| line.strip_prefix("snowmint_ids_in_flight "))
             .and_then(|value| value.parse::<u64>().ok());
         if in_flight.is_some_and(|n| n > 0) {
-            break;
+            Ok(())
+        } else {
+            Err(metrics)
         }
-        assert!(Instant::now() < deadline, "no ids in flight: {metrics}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    });
     let in_flight = std::thread::spawn(move || read_response(request));
     let status = serve.terminate();
     assert!(status.success(), "exit status {status}\n{}", serve.logged());
@@ -88,11 +88,12 @@ fn restart_with_the_clock_set_back_never_repeats_an_id() {
 
     // Set back 1.5 s: ready once the clock passes the mark, and every id is higher.
     let later = start(state.path(), "-1.5s", &[]);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while later.get("/readyz").0 != 200 {
-        assert!(Instant::now() < deadline, "never became ready");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    eventually(Duration::from_secs(10), "ready", || {
+        match later.get("/readyz") {
+            (200, _) => Ok(()),
+            (status, body) => Err(format!("{status} {body}")),
+        }
+    });
     let after = ids(&later.get("/v1/ids?count=5000").1);
     assert!(after[0] > highest, "{} <= {highest}", after[0]);
 }

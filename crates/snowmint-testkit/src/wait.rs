@@ -13,11 +13,12 @@ use std::time::{Duration, Instant};
 /// long enough not to keep a core busy.
 const POLL: Duration = Duration::from_millis(20);
 
-/// Asks `condition` until it holds, at most for `within`; returns what it gave.
+/// Asks `condition` until it answers `Ok`, at most for `within`; returns what it gave.
+/// Its `Err` says what it found instead, for the failure's message.
 ///
 /// # Panics
 ///
-/// When `within` passes first: the message names `what`, and the last answer.
+/// When `within` passes first: the message names `what`, and what the last answer found.
 ///
 /// # Examples
 ///
@@ -28,22 +29,26 @@ const POLL: Duration = Duration::from_millis(20);
 /// let start = Instant::now();
 /// let waited = eventually(Duration::from_secs(5), "50 ms to pass", || {
 ///     let elapsed = start.elapsed();
-///     (elapsed >= Duration::from_millis(50)).then_some(elapsed)
+///     if elapsed >= Duration::from_millis(50) { Ok(elapsed) } else { Err(format!("{elapsed:?}")) }
 /// });
 /// assert!(waited >= Duration::from_millis(50));
 /// ```
 #[track_caller]
-pub fn eventually<T>(within: Duration, what: &str, mut condition: impl FnMut() -> Option<T>) -> T {
+pub fn eventually<T, E: std::fmt::Display>(
+    within: Duration,
+    what: &str,
+    mut condition: impl FnMut() -> Result<T, E>,
+) -> T {
     let deadline = Instant::now() + within;
     loop {
-        if let Some(found) = condition() {
-            return found;
+        match condition() {
+            Ok(found) => return found,
+            Err(last) => assert!(
+                Instant::now() < deadline,
+                "{what} did not happen within {} ms; the last answer: {last}",
+                within.as_millis()
+            ),
         }
-        assert!(
-            Instant::now() < deadline,
-            "{what} did not happen within {} ms",
-            within.as_millis()
-        );
         thread::sleep(POLL);
     }
 }
