@@ -3,7 +3,6 @@
 
 mod conformance;
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -160,58 +159,11 @@ async fn keeper_fence_freezes_while_etcd_is_down_and_moves_once_it_is_back() {
     .await;
 }
 
-/// Free workers are found past the first listing page, exhaustion is seen across pages,
-/// and a huge worker field costs no more than a small one.
+/// The conformance suite's many workers, more worker keys than one listing page holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_workers_are_found_across_listing_pages() {
     let etcd = Etcd::start();
-    let registry = registry(&etcd);
-    let workers = 300; // more worker keys than one listing page holds
-    let claim = |i: u64| {
-        Claim::new(
-            "many",
-            1,
-            workers,
-            &format!("pod-{i}"),
-            Duration::from_secs(60),
-        )
-    };
-    let mut held = Vec::new();
-    let start = Instant::now();
-    for i in 0..workers {
-        let c = claim(i);
-        let lease = registry.acquire(&c).await.unwrap();
-        held.push((c, lease));
-    }
-    eprintln!("{workers} acquisitions took {:?}", start.elapsed());
-    let distinct: HashSet<u64> = held.iter().map(|(_, l)| l.worker).collect();
-    assert_eq!(distinct, (0..workers).collect());
-    let err = registry.acquire(&claim(workers)).await.unwrap_err();
-    assert!(
-        matches!(err, LeaseError::Exhausted { datacenter: 1, workers: w } if w == workers),
-        "{err:?}"
-    );
-
-    // "w99" comes last in key order: on the second page.
-    let (c, l) = held.iter().find(|(_, l)| l.worker == 99).unwrap();
-    // An hour ahead: past the floor of a registry that started with the test.
-    let mark = snowmint::Clock::now_ms(&snowmint::WallClock) + 3_600_000;
-    registry.release(c, l, mark).await.unwrap();
-    let again = registry.acquire(&claim(workers + 1)).await.unwrap();
-    assert_eq!((again.worker, again.high_water_ms), (99, Some(mark)));
-
-    let huge = 1 << 22; // Baidu's uid-generator: 22 worker bits
-    let mut seen = HashSet::new();
-    for i in 0..3 {
-        let c = Claim::new("huge", 0, huge, &format!("pod-{i}"), conformance::TTL);
-        let started = Instant::now();
-        let lease = registry.acquire(&c).await.unwrap();
-        assert!(started.elapsed() < Duration::from_secs(1));
-        assert!(
-            lease.worker < huge && seen.insert(lease.worker),
-            "{lease:?}"
-        );
-    }
+    conformance::many_workers_then_a_huge_field(registry(&etcd), 300).await;
 }
 
 /// A mark in the registry is input too: one that is not a plain count of milliseconds is

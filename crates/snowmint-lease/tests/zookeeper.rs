@@ -7,7 +7,6 @@
 
 mod conformance;
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -302,56 +301,11 @@ async fn a_stale_holder_is_fenced_out_by_the_marks_version() {
     registry.release(&fresh, &taken, second).await.unwrap();
 }
 
-/// Free workers are found among many, exhaustion is exact, and a huge worker field costs
-/// no more than a small one.
+/// The conformance suite's many workers, past w99, the last in key order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_workers_are_found_and_a_huge_field_is_as_quick() {
     let zookeeper = ZooKeeper::start();
-    let registry = registry(&zookeeper);
-    let workers = 100;
-    let claim = |i: u64| {
-        Claim::new(
-            "many",
-            1,
-            workers,
-            &format!("pod-{i}"),
-            Duration::from_secs(60),
-        )
-    };
-    let mut held = Vec::new();
-    let start = Instant::now();
-    for i in 0..workers {
-        let c = claim(i);
-        let lease = registry.acquire(&c).await.unwrap();
-        held.push((c, lease));
-    }
-    eprintln!("{workers} acquisitions took {:?}", start.elapsed());
-    let distinct: HashSet<u64> = held.iter().map(|(_, l)| l.worker).collect();
-    assert_eq!(distinct, (0..workers).collect());
-    let err = registry.acquire(&claim(workers)).await.unwrap_err();
-    assert!(
-        matches!(err, LeaseError::Exhausted { datacenter: 1, workers: w } if w == workers),
-        "{err:?}"
-    );
-    let (c, l) = held.iter().find(|(_, l)| l.worker == 99).unwrap();
-    // An hour ahead: past the floor of a registry that started with the test.
-    let mark = snowmint::Clock::now_ms(&snowmint::WallClock) + 3_600_000;
-    registry.release(c, l, mark).await.unwrap();
-    let again = registry.acquire(&claim(workers + 1)).await.unwrap();
-    assert_eq!((again.worker, again.high_water_ms), (99, Some(mark)));
-
-    let huge = 1 << 22; // Baidu's uid-generator: 22 worker bits
-    let mut seen = HashSet::new();
-    for i in 0..3 {
-        let c = Claim::new("huge", 0, huge, &format!("pod-{i}"), TTL);
-        let started = Instant::now();
-        let lease = registry.acquire(&c).await.unwrap();
-        assert!(started.elapsed() < Duration::from_secs(1));
-        assert!(
-            lease.worker < huge && seen.insert(lease.worker),
-            "{lease:?}"
-        );
-    }
+    conformance::many_workers_then_a_huge_field(registry(&zookeeper), 100).await;
 }
 
 /// The keeper's fence freezes while the server is down; once it is back the keeper holds

@@ -685,3 +685,54 @@ pub async fn a_restore_floors_a_new_lease(server: &mut dyn snowmint_testkit::Ser
         "{err}"
     );
 }
+
+/// Free workers are found among `workers` of them (past the first listing page, where the
+/// backend lists in pages), exhaustion is exact, a worker given back is found again with
+/// its mark, and a huge worker field costs no more than a small one.
+pub async fn many_workers_then_a_huge_field(registry: Arc<dyn Registry>, workers: u64) {
+    let claim = |i: u64| {
+        Claim::new(
+            "many",
+            1,
+            workers,
+            &format!("pod-{i}"),
+            Duration::from_secs(60),
+        )
+    };
+    let mut held = Vec::new();
+    let start = Instant::now();
+    for i in 0..workers {
+        let c = claim(i);
+        let lease = registry.acquire(&c).await.unwrap();
+        held.push((c, lease));
+    }
+    eprintln!("{workers} acquisitions took {:?}", start.elapsed());
+    let distinct: HashSet<u64> = held.iter().map(|(_, l)| l.worker).collect();
+    assert_eq!(distinct, (0..workers).collect());
+    let err = registry.acquire(&claim(workers)).await.unwrap_err();
+    assert!(
+        matches!(err, LeaseError::Exhausted { datacenter: 1, workers: w } if w == workers),
+        "{err:?}"
+    );
+
+    // "w99" comes last in key order: on the second page of a listing by key.
+    let (c, l) = held.iter().find(|(_, l)| l.worker == 99).unwrap();
+    // An hour ahead: past the floor of a registry that started with the test.
+    let mark = now_ms() + 3_600_000;
+    registry.release(c, l, mark).await.unwrap();
+    let again = registry.acquire(&claim(workers + 1)).await.unwrap();
+    assert_eq!((again.worker, again.high_water_ms), (99, Some(mark)));
+
+    let huge = 1 << 22; // Baidu's uid-generator: 22 worker bits
+    let mut seen = HashSet::new();
+    for i in 0..3 {
+        let c = Claim::new("huge", 0, huge, &format!("pod-{i}"), TTL);
+        let started = Instant::now();
+        let lease = registry.acquire(&c).await.unwrap();
+        assert!(started.elapsed() < Duration::from_secs(1));
+        assert!(
+            lease.worker < huge && seen.insert(lease.worker),
+            "{lease:?}"
+        );
+    }
+}
