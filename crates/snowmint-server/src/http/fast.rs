@@ -1,6 +1,6 @@
 //! `GET /v1/id` in front of the router: the call made once per id, answered with the
-//! same checks ([`admit`]), the same handler body ([`ids::answer_one`]) and the same
-//! metrics as through the router, without what routing costs per request (matching the
+//! same checks and metrics as through the router ([`Front::admit_then`]) and the same
+//! handler body ([`ids::answer_one`]), without what routing costs per request (matching the
 //! path, request extensions, the middleware's boxed futures, the extractors, the state's
 //! clones). Every other request, `HEAD /v1/id` and `POST /v1/id` included, goes to the
 //! router.
@@ -8,7 +8,6 @@
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use axum::Router;
 use axum::body::Body;
@@ -19,7 +18,7 @@ use tower::{Service, ServiceExt};
 use super::accept::Accept;
 use super::query::Params;
 use super::routes::{DECLARED, Route};
-use super::{Front, admit, ids};
+use super::{Front, ids};
 use crate::service::Caller;
 
 /// The path the fast path answers.
@@ -74,7 +73,7 @@ impl HttpApi {
         if request.method() == Method::GET && request.uri().path() == ONE {
             // No route reads a body; without it the head can be shared across an await.
             let (head, _) = request.into_parts();
-            return self.one(&Request::from_parts(head, ())).await;
+            return self.one(Request::from_parts(head, ())).await;
         }
         if let Some(caller) = caller {
             request.extensions_mut().insert(caller);
@@ -83,22 +82,19 @@ impl HttpApi {
         response
     }
 
-    async fn one(&self, request: &Request<()>) -> Response {
-        let start = Instant::now();
-        let front = &self.front.0;
-        let state = &front.app;
+    async fn one(&self, request: Request<()>) -> Response {
+        let state = &self.front.0.app;
         let route = self.one;
-        let response = match admit(state, route.open, request) {
-            Err(refused) => refused.into_response(),
-            Ok(()) => match Params::parse(request.uri().query(), &route.query) {
-                Err(e) => e.into_response(),
-                Ok(params) => ids::answer_one(state, Accept::of(request.headers()), &params)
-                    .await
-                    .into_response(),
-            },
-        };
-        front.routes[route.index].record(response.status().as_u16(), start.elapsed());
-        response
+        self.front
+            .admit_then(Some(route), request, |request| async move {
+                match Params::parse(request.uri().query(), &route.query) {
+                    Err(e) => e.into_response(),
+                    Ok(params) => ids::answer_one(state, Accept::of(request.headers()), &params)
+                        .await
+                        .into_response(),
+                }
+            })
+            .await
     }
 }
 

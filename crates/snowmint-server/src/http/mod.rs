@@ -124,11 +124,34 @@ struct FrontShared {
     unmatched: RouteMetrics,
 }
 
-/// Every request passes here once: the size bounds, the bearer token, and the count and
-/// time by route and status (through metrics looked up once per route, not per request).
+impl Front {
+    /// What every HTTP request goes through once, in the router's middleware ([`front`])
+    /// and on the fast path alike: its bounds and token ([`admit`], unless the route is
+    /// `open`), then `handle`, then its count and time by route and status (through
+    /// metrics looked up once per route, not per request).
+    async fn admit_then<B, Answered>(
+        &self,
+        route: Option<&'static Route>,
+        request: axum::http::Request<B>,
+        handle: impl FnOnce(axum::http::Request<B>) -> Answered,
+    ) -> Response
+    where
+        Answered: Future<Output = Response>,
+    {
+        let start = Instant::now();
+        let shared = &self.0;
+        let response = match admit(&shared.app, route.is_some_and(|r| r.open), &request) {
+            Err(refused) => refused.into_response(),
+            Ok(()) => handle(request).await,
+        };
+        let metrics = route.map_or(&shared.unmatched, |r| &shared.routes[r.index]);
+        metrics.record(response.status().as_u16(), start.elapsed());
+        response
+    }
+}
+
+/// Every request the router serves passes here once ([`Front::admit_then`]).
 async fn front(State(front): State<Front>, mut request: Request, next: Next) -> Response {
-    let state = &front.0.app;
-    let start = Instant::now();
     let route: Option<&'static Route> = request
         .extensions()
         .get::<MatchedPath>()
@@ -137,13 +160,9 @@ async fn front(State(front): State<Front>, mut request: Request, next: Next) -> 
         // For the handler's extractors (the query parameters it declares).
         request.extensions_mut().insert(route);
     }
-    let response = match admit(state, route.is_some_and(|r| r.open), &request) {
-        Err(refused) => refused.into_response(),
-        Ok(()) => next.run(request).await,
-    };
-    let metrics = route.map_or(&front.0.unmatched, |r| &front.0.routes[r.index]);
-    metrics.record(response.status().as_u16(), start.elapsed());
-    response
+    front
+        .admit_then(route, request, |request| next.run(request))
+        .await
 }
 
 /// The bounds every request is held to before its route sees it: the target's length, the
