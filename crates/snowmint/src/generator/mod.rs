@@ -99,6 +99,15 @@ struct Counters {
     spare_ids: AtomicU64,
 }
 
+/// What [`Generator::take`] did.
+enum Take {
+    /// Took `len` slots from `slot` on.
+    Taken { slot: u64, len: u64 },
+    /// Nothing to take before tick `until`; `behind`: the clock is behind it, within the
+    /// policy's bound (else the sequence of the tick before is spent).
+    Wait { until: u64, behind: bool },
+}
+
 /// What to do with a slot whose tick is ahead of the clock.
 enum SlotAction {
     Issue,
@@ -299,32 +308,9 @@ impl<C: Clock> Generator<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn try_next_id(&self) -> Result<Poll, IssueError> {
-        loop {
-            let now = self.now_tick();
-            let current = self.hot.state.load(SeqCst);
-            let (slot, fresh) = self.candidate(current, now)?;
-            let tick = slot >> self.hot.seq_bits;
-            let spare = match self.judge(tick, now) {
-                SlotAction::Issue | SlotAction::Logical => false,
-                SlotAction::Spare => true,
-                SlotAction::WaitUntil(until) => return Ok(self.pending(until, false)),
-                SlotAction::WaitBehind(until) => return Ok(self.pending(until, true)),
-                SlotAction::Fail(err) => return Err(err),
-            };
-            if self
-                .hot
-                .state
-                .compare_exchange(current, slot + 1, SeqCst, SeqCst)
-                .is_ok()
-            {
-                if fresh {
-                    self.moved(now);
-                }
-                if spare {
-                    self.counters.spare_ids.fetch_add(1, SeqCst);
-                }
-                return self.issue(slot).map(Poll::Ready);
-            }
+        match self.take(1)? {
+            Take::Taken { slot, .. } => self.issue(slot).map(Poll::Ready),
+            Take::Wait { until, behind } => Ok(self.pending(until, behind)),
         }
     }
 
@@ -353,6 +339,38 @@ impl<C: Clock> Generator<C> {
             return Err(IssueError::ZeroBatch);
         }
         loop {
+            match self.take(n)? {
+                Take::Taken { slot, len } => {
+                    let first = self.issue(slot)?;
+                    return Ok(IdRange {
+                        first,
+                        len,
+                        step: 1 << self.hot.sequence_shift,
+                    });
+                }
+                Take::Wait {
+                    until,
+                    behind: false,
+                } => {
+                    self.wait_for(until);
+                }
+                Take::Wait {
+                    until,
+                    behind: true,
+                } => {
+                    self.wait_behind(until);
+                }
+            }
+        }
+    }
+
+    /// Takes up to `want` consecutive slots of one tick with one compare-and-swap (at least
+    /// one, at most what is left of the tick), or says which tick to wait for: the step
+    /// [`Generator::try_next_id`] and [`Generator::next_batch`] share. Counts a tick's start
+    /// and the spare ids taken.
+    #[inline]
+    fn take(&self, want: u64) -> Result<Take, IssueError> {
+        loop {
             let now = self.now_tick();
             let current = self.hot.state.load(SeqCst);
             let (slot, fresh) = self.candidate(current, now)?;
@@ -361,17 +379,21 @@ impl<C: Clock> Generator<C> {
                 SlotAction::Issue | SlotAction::Logical => false,
                 SlotAction::Spare => true,
                 SlotAction::WaitUntil(until) => {
-                    self.wait_for(until);
-                    continue;
+                    return Ok(Take::Wait {
+                        until,
+                        behind: false,
+                    });
                 }
                 SlotAction::WaitBehind(until) => {
-                    self.wait_behind(until);
-                    continue;
+                    return Ok(Take::Wait {
+                        until,
+                        behind: true,
+                    });
                 }
                 SlotAction::Fail(err) => return Err(err),
             };
             let room = self.hot.seq_mask - (slot & self.hot.seq_mask) + 1;
-            let len = n.min(room);
+            let len = want.min(room);
             if self
                 .hot
                 .state
@@ -384,12 +406,7 @@ impl<C: Clock> Generator<C> {
                 if spare {
                     self.counters.spare_ids.fetch_add(len, SeqCst);
                 }
-                let first = self.issue(slot)?;
-                return Ok(IdRange {
-                    first,
-                    len,
-                    step: 1 << self.hot.sequence_shift,
-                });
+                return Ok(Take::Taken { slot, len });
             }
         }
     }
