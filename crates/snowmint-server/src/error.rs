@@ -152,11 +152,33 @@ impl From<ApiError> for tonic::Status {
     }
 }
 
+impl ApiError {
+    /// The JSON body every refusal is answered with: `{"error": "..."}`.
+    fn body(&self) -> crate::http::ErrorBody {
+        crate::http::ErrorBody {
+            error: self.message(),
+        }
+    }
+
+    /// The whole HTTP/1.1 answer, for where no HTTP library answers and the bytes go
+    /// straight to the socket (a connection past `max_connections`, a head hyper could not
+    /// read): the status, the same JSON body as every other refusal, and
+    /// `connection: close`.
+    pub(crate) fn http1_answer(&self) -> Vec<u8> {
+        let status = self.status();
+        let body = serde_json::to_string(&self.body()).unwrap_or_default();
+        format!(
+            "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            status.as_u16(),
+            status.canonical_reason().unwrap_or_default(),
+            body.len()
+        )
+        .into_bytes()
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = crate::http::ErrorBody {
-            error: self.message(),
-        };
-        (self.status(), Json(body)).into_response()
+        (self.status(), Json(self.body())).into_response()
     }
 }

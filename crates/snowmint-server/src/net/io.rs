@@ -14,7 +14,7 @@ use tokio::net::TcpStream;
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::conn::Conn;
-use crate::MAX_URI_BYTES;
+use crate::{ApiError, MAX_URI_BYTES};
 
 /// What every HTTP/2 connection sends first.
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -113,27 +113,17 @@ impl Tracked {
         if self.version == HttpVersion::Http2 || !self.conn.between_requests() {
             return None;
         }
-        let (status, reason, message) = match head.get(..13)? {
-            b"HTTP/1.1 400 " => (
-                400,
-                "Bad Request",
+        let refusal = match head.get(..13)? {
+            b"HTTP/1.1 400 " => ApiError::BadRequest(
                 "malformed request: the request line or a header is not valid HTTP/1.1".to_string(),
             ),
-            b"HTTP/1.1 414 " => (
-                414,
-                "URI Too Long",
-                format!(
-                    "request target is longer than the {MAX_URI_BYTES} bytes this server accepts"
-                ),
-            ),
-            b"HTTP/1.1 431 " => (
-                431,
-                "Request Header Fields Too Large",
-                format!(
-                    "request head is larger than the {} bytes this server accepts (max_header_bytes), or has more than {MAX_HEADERS} headers",
-                    self.max_header_bytes
-                ),
-            ),
+            b"HTTP/1.1 414 " => ApiError::UriTooLong(format!(
+                "request target is longer than the {MAX_URI_BYTES} bytes this server accepts"
+            )),
+            b"HTTP/1.1 431 " => ApiError::HeadTooLarge(format!(
+                "request head is larger than the {} bytes this server accepts (max_header_bytes), or has more than {MAX_HEADERS} headers",
+                self.max_header_bytes
+            )),
             _ => return None,
         };
         let empty = head
@@ -142,14 +132,7 @@ impl Tracked {
         if !head.ends_with(b"\r\n\r\n") || !empty {
             return None;
         }
-        let body = serde_json::json!({ "error": message }).to_string();
-        Some(
-            format!(
-                "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            )
-            .into_bytes(),
-        )
+        Some(refusal.http1_answer())
     }
 
     /// Writes what is left of an error answer.

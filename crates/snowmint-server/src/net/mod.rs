@@ -28,7 +28,7 @@ use tokio::time::Instant;
 use self::conn::{Conn, HyperService, PerConnection, WatchdogCall};
 use self::io::{MAX_HEADERS, Place, Tracked};
 use crate::metrics::{ConnectionLabels, TimeoutLabels};
-use crate::{AppState, Limits};
+use crate::{ApiError, AppState, Limits};
 
 /// HTTP/2 flow-control windows for what clients send: no route reads more than a 16 KiB
 /// body, and gRPC requests are a few bytes, so the protocol's initial 64 KiB per stream is
@@ -183,18 +183,12 @@ impl Net {
     /// close.
     fn refuse(&self, stream: &TcpStream, protocol: &Protocol) {
         if let Protocol::Http(_) = protocol {
-            let body = serde_json::json!({
-                "error": format!(
-                    "too many connections: all {} that max_connections allows are open; try again later",
-                    self.limits.max_connections
-                )
-            })
-            .to_string();
-            let answer = format!(
-                "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.try_write(answer.as_bytes());
+            let answer = ApiError::Unavailable(format!(
+                "too many connections: all {} that max_connections allows are open; try again later",
+                self.limits.max_connections
+            ))
+            .http1_answer();
+            let _ = stream.try_write(&answer);
         }
     }
 
