@@ -32,20 +32,6 @@ pub struct Inner {
 }
 
 impl AppState {
-    /// State for a server issuing from `source`, with the default limits and response
-    /// budget ([`DEFAULT_MAX_RESPONSE_BYTES`](crate::DEFAULT_MAX_RESPONSE_BYTES)).
-    #[must_use]
-    pub fn new(source: Arc<IdSource>, max_batch: u64, auth_token: Option<String>) -> AppState {
-        AppState::build(
-            source,
-            max_batch,
-            crate::DEFAULT_MAX_RESPONSE_BYTES,
-            auth_token,
-            Limits::defaults(max_batch),
-            TrustedProxies::default(),
-        )
-    }
-
     /// State for a server issuing from `source` with the limits and token of `config`.
     #[must_use]
     pub fn for_config(source: Arc<IdSource>, config: &Config) -> AppState {

@@ -141,7 +141,7 @@ impl<C: Clock + ?Sized> Clock for &C {
 pub struct SystemClock {
     ticker: &'static Ticker,
     /// The wall clock when the ticker started, with the offset of
-    /// [`with_offset_ms`](SystemClock::with_offset_ms) added once: a reading adds the
+    /// `with_offset_ms` (tests only) added once: a reading adds the
     /// milliseconds elapsed since, and nothing else.
     origin_ms: u64,
 }
@@ -159,16 +159,20 @@ impl SystemClock {
     }
 
     /// The same clock shifted by `offset_ms` (negative: behind real time). For tests that
-    /// must start a process with its clock set back; nothing else should need it.
+    /// must start a process with its clock set back; nothing else should need it, and only
+    /// the `test-util` feature offers it.
     ///
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "test-util")] {
     /// use snowmint::{Clock, SystemClock};
     ///
     /// let behind = SystemClock::new().with_offset_ms(-10_000);
     /// assert!(behind.now_ms() + 9_000 < SystemClock::new().now_ms());
+    /// # }
     /// ```
+    #[cfg(any(test, feature = "test-util"))]
     #[must_use]
     pub fn with_offset_ms(self, offset_ms: i64) -> SystemClock {
         SystemClock {

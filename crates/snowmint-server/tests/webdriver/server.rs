@@ -24,11 +24,7 @@ impl Server {
         );
         let config =
             Config::try_from(Settings::from_toml(&toml, "browser.toml".as_ref()).unwrap()).unwrap();
-        let state = AppState::new(
-            IdSource::start(&config).await.unwrap(),
-            config.max_batch,
-            config.auth_token.clone(),
-        );
+        let state = AppState::for_config(IdSource::start(&config).await.unwrap(), &config);
         let http = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/", http.local_addr().unwrap());
         let (tx, rx) = oneshot::channel();
