@@ -99,7 +99,7 @@ public class Client {
     /**
      * One id, from the local buffer.
      *
-     * @throws SnowmintHttpException the server answered with an error status
+     * @throws ServerException the server answered with an error status
      * @throws ConnectionException the server cannot be reached or did not answer in time
      * @throws IOException the server answered
      *     with something that is not ids
@@ -132,7 +132,7 @@ public class Client {
      * fresh ones, in requests of at most {@link #MAX_COUNT}.
      *
      * @throws IllegalArgumentException count is negative
-     * @throws SnowmintHttpException the server answered with an error status
+     * @throws ServerException the server answered with an error status
      * @throws ConnectionException the server cannot be reached or did not answer in time
      * @throws IOException the server answered
      *     with something that is not ids
@@ -224,6 +224,8 @@ public class Client {
         return err instanceof ConnectException ? "connection refused" : err.getClass().getName();
     }
 
+    // A SnowmintHttpException is a ServerException that old catches of that name see too.
+    @SuppressWarnings("deprecation")
     private static long[] ids(URI uri, HttpResponse<String> resp, int count) throws IOException {
         String body = resp.body();
         if (resp.statusCode() != 200) {

@@ -1,38 +1,23 @@
 package snowmint;
 
-import java.io.IOException;
 import java.net.URI;
 
 /**
- * The server answered with an error status: its message says the request, the status and
- * the server's own error text.
+ * The old name of {@link ServerException}, kept so that existing code compiles and runs.
+ *
+ * <p>It extends the new name, and the client throws it, so that a {@code catch} of either
+ * name catches a server's error status. The other way round (the new name a subclass of the
+ * old) would catch as well, but would leave the name that stays deriving from one that goes;
+ * this way, when this class goes, the client throws {@link ServerException} itself and
+ * nothing that names {@link ServerException} changes.
+ *
+ * @deprecated use {@link ServerException}, the name every snowmint client uses.
  */
-public final class SnowmintHttpException extends IOException {
+@Deprecated
+public final class SnowmintHttpException extends ServerException {
     private static final long serialVersionUID = 1L;
 
-    private final URI uri;
-    private final int status;
-    private final String serverError;
-
     SnowmintHttpException(URI uri, int status, String serverError) {
-        super("GET " + uri + " answered " + status + ": " + serverError);
-        this.uri = uri;
-        this.status = status;
-        this.serverError = serverError;
-    }
-
-    /** The request's address. */
-    public URI uri() {
-        return uri;
-    }
-
-    /** The HTTP status, such as 401. */
-    public int status() {
-        return status;
-    }
-
-    /** The server's {@code error} text, or the start of its body when it sent no JSON error. */
-    public String serverError() {
-        return serverError;
+        super(uri, status, serverError);
     }
 }

@@ -35,6 +35,8 @@ final class ClientTest {
         r.test("a silent server times out", ClientTest::silent);
         r.test("bad settings are refused", () -> badSettings(url));
         r.test("the old name of the client still builds one", () -> oldName(url));
+        r.test("the old name of the server error still catches one",
+                () -> oldServerErrorName(url));
     }
 
     /** Ids strictly increase, and each decodes to the server's datacenter and worker. */
@@ -173,7 +175,7 @@ final class ClientTest {
 
     private static void serverError(String url) throws Exception {
         String base = url.replaceAll("/+$", "") + "/nope";
-        SnowmintHttpException e = failsWith(SnowmintHttpException.class,
+        ServerException e = failsWith(ServerException.class,
                 "GET " + base + "/v1/ids?count=100 answered 404: no route for GET /nope/v1/ids",
                 () -> new Client(base).nextId());
         equal(404, e.status(), "status");
@@ -242,5 +244,25 @@ final class ClientTest {
         fromTheServer(new long[] {built.nextId()});
         Client plain = new SnowmintClient(url);
         fromTheServer(plain.nextIds(2));
+    }
+
+    /**
+     * SnowmintHttpException, the old name of ServerException, catches what the client
+     * throws, with the same accessors.
+     */
+    @SuppressWarnings("deprecation")
+    private static void oldServerErrorName(String url) throws Exception {
+        String base = url.replaceAll("/+$", "") + "/nope";
+        try {
+            new Client(base).nextIds(3);
+            throw new AssertionError("no error from " + base);
+        } catch (SnowmintHttpException e) {
+            check(e instanceof ServerException, "a SnowmintHttpException is a ServerException");
+            equal("GET " + base + "/v1/ids?count=3 answered 404: no route for GET /nope/v1/ids",
+                    e.getMessage(), "message");
+            equal(base + "/v1/ids?count=3", e.uri().toString(), "uri");
+            equal(404, e.status(), "status");
+            equal("no route for GET /nope/v1/ids", e.serverError(), "server's text");
+        }
     }
 }
