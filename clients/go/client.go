@@ -71,8 +71,8 @@ type batch struct {
 	err error
 }
 
-// HTTPError is a server's answer with an error status.
-type HTTPError struct {
+// ServerError is a server's answer with an error status.
+type ServerError struct {
 	// URL is the request's address.
 	URL string
 	// Status is the HTTP status, such as 401.
@@ -82,9 +82,15 @@ type HTTPError struct {
 	Message string
 }
 
-func (e *HTTPError) Error() string {
+func (e *ServerError) Error() string {
 	return fmt.Sprintf("GET %s answered %d: %s", e.URL, e.Status, e.Message)
 }
+
+// HTTPError is the old name of ServerError: the same type, so errors.As with an *HTTPError
+// target still finds a server's error status.
+//
+// Deprecated: use ServerError, the name every snowmint client uses.
+type HTTPError = ServerError
 
 // ConnectionError is a request that got no answer: the server cannot be reached, did not
 // answer within the timeout, or the context was done first. Err is the cause, which
@@ -102,7 +108,7 @@ func (e *ConnectionError) Error() string { return e.msg }
 // Unwrap is the cause, for errors.Is and errors.As.
 func (e *ConnectionError) Unwrap() error { return e.Err }
 
-// NextID returns one id, from the local buffer. It fails with an *HTTPError when the server
+// NextID returns one id, from the local buffer. It fails with a *ServerError when the server
 // answers with an error status, with a *ConnectionError when the server cannot be reached
 // or does not answer within the timeout, and with an error naming the request when it
 // answers something that is not ids.
@@ -297,7 +303,7 @@ func (c *Client) fetch(ctx context.Context, s *settings, count int) ([]uint64, e
 
 func parseIDs(u string, status int, body []byte, count int) ([]uint64, error) {
 	if status != http.StatusOK {
-		return nil, &HTTPError{URL: u, Status: status, Message: errorText(body)}
+		return nil, &ServerError{URL: u, Status: status, Message: errorText(body)}
 	}
 	var got struct {
 		ID  string   `json:"id"`

@@ -286,9 +286,22 @@ func TestAServerErrorNamesTheRequestTheStatusAndTheServersText(t *testing.T) {
 	base := strings.TrimSuffix(serverURL(t), "/") + "/nope"
 	_, err := (&Client{BaseURL: base}).NextID(context.Background())
 	errorIs(t, err, "GET "+base+"/v1/ids?count=100 answered 404: no route for GET /nope/v1/ids")
+	var serr *ServerError
+	if !errors.As(err, &serr) || serr.Status != 404 || serr.Message != "no route for GET /nope/v1/ids" {
+		t.Errorf("a *ServerError with the status and the server's text: %#v", err)
+	}
+}
+
+func TestTheOldNameOfTheServerErrorStillFindsOne(t *testing.T) {
+	base := strings.TrimSuffix(serverURL(t), "/") + "/nope"
+	_, err := (&Client{BaseURL: base}).NextIDs(context.Background(), 3)
+	// HTTPError is a deprecated alias of ServerError: code written against it still works.
 	var herr *HTTPError
-	if !errors.As(err, &herr) || herr.Status != 404 || herr.Message != "no route for GET /nope/v1/ids" {
-		t.Errorf("an *HTTPError with the status and the server's text: %#v", err)
+	if !errors.As(err, &herr) || herr.URL != base+"/v1/ids?count=3" || herr.Status != 404 || herr.Message != "no route for GET /nope/v1/ids" {
+		t.Errorf("an *HTTPError with the request, the status and the server's text: %#v", err)
+	}
+	if _, ok := err.(*ServerError); !ok {
+		t.Errorf("the error is a *ServerError: %T", err)
 	}
 }
 
