@@ -16,6 +16,19 @@ func ExampleDecode() {
 	// Output: 2016-04-30 11:18:25.796 +0000 UTC 1 7
 }
 
+func ExampleLayoutNamed() {
+	l, err := snowmint.LayoutNamed("custom:39/0/10/14", snowmint.TickMs(10), snowmint.EpochMs(1577836800000))
+	if err != nil {
+		panic(err)
+	}
+	d, err := l.DecodeString("123456789012345")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(d.UnixMs, d.Worker, d.Sequence)
+	// Output: 1577910385980 55 8057
+}
+
 func ExampleLayout_WithTickMs() {
 	l, err := snowmint.LayoutNamed("custom:39/0/10/14")
 	if err == nil {

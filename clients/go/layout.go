@@ -65,13 +65,49 @@ type Layout struct {
 
 var highToLow = [3]Field{Datacenter, Worker, Sequence}
 
+// LayoutOption replaces a part of the layout LayoutNamed returns: TickMs and EpochMs.
+type LayoutOption func(*Layout)
+
+// TickMs is a LayoutNamed option: the layout's ticks are this long, in milliseconds.
+func TickMs(tickMs uint64) LayoutOption {
+	return func(l *Layout) { l.tickMs = tickMs }
+}
+
+// EpochMs is a LayoutNamed option: the layout's epoch is this, in milliseconds since the
+// Unix epoch.
+func EpochMs(epochMs uint64) LayoutOption {
+	return func(l *Layout) { l.epochMs = epochMs }
+}
+
+// zeroTick is the core's refusal of a tick of 0 ms.
+const zeroTick = "tick length must be at least 1 ms, got 0"
+
 // LayoutNamed returns the preset with this name (case-insensitive), or a custom layout
 // written custom:T/D/W/S: the timestamp, datacenter, worker and sequence widths from high to
-// low, adding up to 63 or 64, with 1 ms ticks and Twitter's epoch.
+// low, adding up to 63 or 64, with 1 ms ticks and Twitter's epoch. The options TickMs and
+// EpochMs replace the tick and the epoch, as the other clients' named(spec, tick, epoch)
+// do.
 //
 // It fails when no preset has the name, or when the custom widths are malformed, add up to
-// neither 63 nor 64, or give the timestamp or the sequence no bit.
-func LayoutNamed(spec string) (Layout, error) {
+// neither 63 nor 64, or give the timestamp or the sequence no bit; and when the tick is 0 or
+// the layout's last tick would end past 2^64 - 1 ms, checked once all options are applied.
+func LayoutNamed(spec string, opts ...LayoutOption) (Layout, error) {
+	l, err := layoutNamed(spec)
+	if err != nil || len(opts) == 0 {
+		return l, err
+	}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&l)
+		}
+	}
+	if l.tickMs == 0 {
+		return Layout{}, layoutErrorf(zeroTick)
+	}
+	return l.checkedLastMs()
+}
+
+func layoutNamed(spec string) (Layout, error) {
 	const custom = "custom:"
 	if len(spec) >= len(custom) && strings.EqualFold(spec[:len(custom)], custom) {
 		return customLayout(spec, spec[len(custom):])
@@ -117,17 +153,19 @@ func customLayout(spec, widths string) (Layout, error) {
 }
 
 // WithTickMs returns the layout with another tick length, in milliseconds. It fails when
-// the tick is 0, or the layout's last tick would end past 2^64 - 1 ms.
+// the tick is 0, or the layout's last tick would end past 2^64 - 1 ms. LayoutNamed with the
+// TickMs option does the same for a layout looked up by name.
 func (l Layout) WithTickMs(tickMs uint64) (Layout, error) {
 	if tickMs == 0 {
-		return Layout{}, layoutErrorf("tick length must be at least 1 ms, got 0")
+		return Layout{}, layoutErrorf(zeroTick)
 	}
 	l.tickMs = tickMs
 	return l.checkedLastMs()
 }
 
 // WithEpochMs returns the layout with another epoch, in milliseconds since the Unix
-// epoch. It fails when the layout's last tick would then end past 2^64 - 1 ms.
+// epoch. It fails when the layout's last tick would then end past 2^64 - 1 ms. LayoutNamed
+// with the EpochMs option does the same for a layout looked up by name.
 func (l Layout) WithEpochMs(epochMs uint64) (Layout, error) {
 	l.epochMs = epochMs
 	return l.checkedLastMs()

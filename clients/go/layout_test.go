@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,13 +56,7 @@ func TestEveryVectorDecodesToItsFields(t *testing.T) {
 	f := vectors(t)
 	layouts := map[string]Layout{}
 	for _, l := range f.Layouts {
-		layout, err := LayoutNamed(l.Layout)
-		if err == nil {
-			layout, err = layout.WithTickMs(u64(t, l.TickMs))
-		}
-		if err == nil {
-			layout, err = layout.WithEpochMs(u64(t, l.EpochMs))
-		}
+		layout, err := LayoutNamed(l.Layout, TickMs(u64(t, l.TickMs)), EpochMs(u64(t, l.EpochMs)))
 		if err != nil {
 			t.Fatalf("%s: %v", l.Layout, err)
 		}
@@ -182,6 +177,56 @@ func TestTickAndEpochReplaceTheLayoutsOwn(t *testing.T) {
 	}
 }
 
+func TestLayoutNamedTakesTheTickAndTheEpochAsOptions(t *testing.T) {
+	l, err := LayoutNamed("Twitter", TickMs(10), EpochMs(0))
+	if err != nil || l.TickMs() != 10 || l.EpochMs() != 0 || l.Bits() != Twitter.Bits() {
+		t.Errorf("twitter with a tick of 10 ms from 0: %v, %v", l, err)
+	}
+	byMethods, err := Twitter.WithTickMs(10)
+	if err == nil {
+		byMethods, err = byMethods.WithEpochMs(0)
+	}
+	if err != nil || l != byMethods {
+		t.Errorf("the options give %v, WithTickMs and WithEpochMs %v, %v", l, byMethods, err)
+	}
+	// Either alone leaves the other as the layout has it; a later option wins.
+	if l, err := LayoutNamed("sonyflake", EpochMs(0)); err != nil || l.TickMs() != 10 || l.EpochMs() != 0 {
+		t.Errorf("sonyflake from 0: %v, %v", l, err)
+	}
+	if l, err := LayoutNamed("custom:41/5/5/12", TickMs(2), TickMs(3)); err != nil || l.TickMs() != 3 || l.EpochMs() != TwitterEpochMs {
+		t.Errorf("a custom layout with a tick of 3 ms: %v, %v", l, err)
+	}
+	if l, err := LayoutNamed("discord", nil); err != nil || l != Discord {
+		t.Errorf("a nil option changes nothing: %v, %v", l, err)
+	}
+}
+
+func TestTheTickAndEpochOptionsAreCheckedTogether(t *testing.T) {
+	_, err := LayoutNamed("twitter", TickMs(0))
+	errorIs(t, err, "tick length must be at least 1 ms, got 0")
+	var layoutErr *LayoutError
+	if !errors.As(err, &layoutErr) {
+		t.Errorf("a tick of 0: an error of type %T", err)
+	}
+	// 2^40 ticks of 2^24 - 1 ms end at 2^64 - 2^40 ms: past 2^64 - 1 ms from Twitter's epoch
+	// (more than 2^40 ms), within it from 0. WithTickMs sees Twitter's epoch; the options are
+	// checked once both are in.
+	const tick = 1<<24 - 1
+	_, err = LayoutNamed("custom:40/0/0/23", TickMs(tick))
+	errorIs(t, err, "epoch 1288834974657 ms puts the layout's last tick past the largest millisecond count")
+	l, err := LayoutNamed("custom:40/0/0/23", TickMs(tick), EpochMs(0))
+	if err != nil || l.TickMs() != tick || l.EpochMs() != 0 {
+		t.Errorf("a tick of 2^24 - 1 ms from 0: %v, %v", l, err)
+	}
+	_, err = LayoutNamed("custom:40/0/0/23", TickMs(tick), EpochMs(1<<40))
+	errorIs(t, err, "epoch 1099511627776 ms puts the layout's last tick past the largest millisecond count")
+	// A bad name is refused before any option is looked at.
+	_, err = LayoutNamed("nope", TickMs(0))
+	if !errors.As(err, &layoutErr) || !strings.HasPrefix(err.Error(), `unknown layout "nope"`) {
+		t.Errorf("a bad name with a tick of 0: %v", err)
+	}
+}
+
 func TestExampleOfTheCLIsHelpDecodes(t *testing.T) {
 	// `snowmint parse --help` shows this (Discord) id with these fields.
 	d, err := Decode(175928847299117063, "discord")
@@ -223,8 +268,21 @@ func TestTicksAndEpochsPastTheLastMillisecondAreRefused(t *testing.T) {
 }
 
 // withTickAndEpoch is the layout of a vector or an error case: its tick_ms and epoch_ms,
-// when it has them, replace the layout's own, in that order.
+// when it has them, replace the layout's own, as LayoutNamed's options.
 func withTickAndEpoch(t *testing.T, v map[string]string) (Layout, error) {
+	var opts []LayoutOption
+	if tick, ok := v["tick_ms"]; ok {
+		opts = append(opts, TickMs(u64(t, tick)))
+	}
+	if epoch, ok := v["epoch_ms"]; ok {
+		opts = append(opts, EpochMs(u64(t, epoch)))
+	}
+	return LayoutNamed(v["layout"], opts...)
+}
+
+// withTickAndEpochMethods is withTickAndEpoch by the Layout's WithTickMs and WithEpochMs,
+// in that order.
+func withTickAndEpochMethods(t *testing.T, v map[string]string) (Layout, error) {
 	l, err := LayoutNamed(v["layout"])
 	if tick, ok := v["tick_ms"]; ok && err == nil {
 		l, err = l.WithTickMs(u64(t, tick))
@@ -271,6 +329,8 @@ func TestEveryBadInputIsRefusedInTheCoresWords(t *testing.T) {
 			_, err = DecodeString(e["id"], e["layout"])
 		case "layout":
 			_, err = withTickAndEpoch(t, e)
+			_, byMethods := withTickAndEpochMethods(t, e)
+			errorIs(t, byMethods, e["message"])
 		default:
 			t.Fatalf("a case of an unknown kind: %v", e)
 		}

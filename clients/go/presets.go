@@ -3,7 +3,7 @@
 package snowmint
 
 // TwitterEpochMs is Twitter's epoch, 2010-11-04T01:42:54.657Z: a custom layout's epoch
-// unless WithEpochMs gives another.
+// unless the EpochMs option or WithEpochMs gives another.
 const TwitterEpochMs uint64 = 1288834974657
 
 // The presets, as data from the core: bit widths, field order, tick and epoch.
