@@ -3,6 +3,7 @@
 //! A [`Clock`] reads milliseconds since the Unix epoch and knows how to wait until a given
 //! millisecond. The generator itself never sleeps: it asks its clock.
 
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -356,11 +357,56 @@ impl Clock for ModeClock {
     }
 }
 
+/// What a [`ManualClock`] plays, fixed by its type so that a generator over it compiles
+/// to the code it has over the clock it stands for: a test or a benchmark then measures
+/// the paths production takes, and nothing more.
+pub mod manual {
+    /// A kind of [`ManualClock`](super::ManualClock): what its [`Clock::steps`] and
+    /// [`Clock::never_goes_back`] answer, known at compile time.
+    ///
+    /// [`Clock::steps`]: super::Clock::steps
+    /// [`Clock::never_goes_back`]: super::Clock::never_goes_back
+    pub trait Kind: Default + std::fmt::Debug + Send + Sync + 'static {
+        /// Whether the clock plays a wall clock, which steps.
+        const STEPS: bool;
+        /// Whether the clock says it never goes back.
+        const NEVER_GOES_BACK: bool;
+    }
+
+    /// A clock that never steps and does not say it never goes back: the default.
+    #[derive(Debug, Default, Clone, Copy)]
+    pub struct Plain;
+
+    /// A wall clock, which NTP or an operator can step.
+    #[derive(Debug, Default, Clone, Copy)]
+    pub struct Stepping;
+
+    /// A clock that says it never goes back, as the [`SystemClock`](super::SystemClock) does.
+    #[derive(Debug, Default, Clone, Copy)]
+    pub struct NeverGoingBack;
+
+    impl Kind for Plain {
+        const STEPS: bool = false;
+        const NEVER_GOES_BACK: bool = false;
+    }
+
+    impl Kind for Stepping {
+        const STEPS: bool = true;
+        const NEVER_GOES_BACK: bool = false;
+    }
+
+    impl Kind for NeverGoingBack {
+        const STEPS: bool = false;
+        const NEVER_GOES_BACK: bool = true;
+    }
+}
+
 /// A clock that moves only when told: for tests. Waiting on it moves it forward to the
 /// instant waited for and counts the wait, so no test sleeps.
 ///
 /// By default it plays a clock that never steps, whose reading is also its real time. Two
-/// options make it play another:
+/// options make it play another, each a type of its own ([`manual::Kind`]), so that what
+/// it plays costs no reading at run time:
 ///
 /// - [`stepping`](ManualClock::stepping): a wall clock, which NTP or an operator can step.
 ///   Its steps ([`step_back`](ManualClock::step_back), [`step_forward`](ManualClock::step_forward),
@@ -388,16 +434,15 @@ impl Clock for ModeClock {
 /// assert_eq!((wall.now_ms(), wall.steady_ms()), (7_000, 11_000));
 /// ```
 #[derive(Debug, Default)]
-pub struct ManualClock {
+pub struct ManualClock<K: manual::Kind = manual::Plain> {
     now_ms: AtomicU64,
-    /// Real time: moved by `advance` and waits, not by steps. Kept and read only when
-    /// `steps`; otherwise the reading is the real time.
+    /// Real time: moved by `advance` and waits, not by steps. Kept and read only when the
+    /// kind steps; otherwise the reading is the real time.
     steady_ms: AtomicU64,
-    steps: bool,
-    never_goes_back: bool,
     /// A step back that the next bounded wait meets once it has waited its whole bound.
     step_back_in_wait: AtomicU64,
     sleeps: Mutex<Vec<u64>>,
+    kind: PhantomData<K>,
 }
 
 impl ManualClock {
@@ -414,18 +459,28 @@ impl ManualClock {
     /// The same clock, playing a wall clock: it says it steps ([`Clock::steps`]), and keeps
     /// its real time apart from its reading.
     #[must_use]
-    pub fn stepping(mut self) -> ManualClock {
-        self.steps = true;
-        self
+    pub fn stepping(self) -> ManualClock<manual::Stepping> {
+        self.playing()
     }
 
     /// The same clock, saying that it never goes back ([`Clock::never_goes_back`]).
     #[must_use]
-    pub fn never_going_back(mut self) -> ManualClock {
-        self.never_goes_back = true;
-        self
+    pub fn never_going_back(self) -> ManualClock<manual::NeverGoingBack> {
+        self.playing()
     }
 
+    fn playing<K: manual::Kind>(self) -> ManualClock<K> {
+        ManualClock {
+            now_ms: self.now_ms,
+            steady_ms: self.steady_ms,
+            step_back_in_wait: self.step_back_in_wait,
+            sleeps: self.sleeps,
+            kind: PhantomData,
+        }
+    }
+}
+
+impl<K: manual::Kind> ManualClock<K> {
     /// Sets the reading: for a [`stepping`](ManualClock::stepping) clock, a step.
     pub fn set(&self, unix_ms: u64) {
         self.now_ms.store(unix_ms, Ordering::SeqCst);
@@ -435,7 +490,7 @@ impl ManualClock {
     pub fn advance(&self, ms: u64) {
         self.now_ms.fetch_add(ms, Ordering::SeqCst);
         // Only a stepping clock reads its real time apart.
-        if self.steps {
+        if K::STEPS {
             self.steady_ms.fetch_add(ms, Ordering::SeqCst);
         }
     }
@@ -468,7 +523,7 @@ impl ManualClock {
     }
 }
 
-impl Clock for ManualClock {
+impl<K: manual::Kind> Clock for ManualClock<K> {
     fn now_ms(&self) -> u64 {
         self.now_ms.load(Ordering::SeqCst)
     }
@@ -479,7 +534,7 @@ impl Clock for ManualClock {
             .expect("sleep log poisoned")
             .push(unix_ms);
         let before = self.now_ms.fetch_max(unix_ms, Ordering::SeqCst);
-        if self.steps {
+        if K::STEPS {
             self.steady_ms
                 .fetch_add(unix_ms.saturating_sub(before), Ordering::SeqCst);
         }
@@ -487,7 +542,7 @@ impl Clock for ManualClock {
 
     fn sleep_until_ms_within(&self, unix_ms: u64, within: Duration) -> bool {
         let step = self.step_back_in_wait.swap(0, Ordering::SeqCst);
-        if !self.steps || step == 0 {
+        if !K::STEPS || step == 0 {
             self.sleep_until_ms(unix_ms);
             return true;
         }
@@ -497,11 +552,11 @@ impl Clock for ManualClock {
     }
 
     fn steps(&self) -> bool {
-        self.steps
+        K::STEPS
     }
 
     fn steady_ms(&self) -> u64 {
-        if self.steps {
+        if K::STEPS {
             self.steady_ms.load(Ordering::SeqCst)
         } else {
             self.now_ms()
@@ -509,7 +564,7 @@ impl Clock for ManualClock {
     }
 
     fn never_goes_back(&self) -> bool {
-        self.never_goes_back
+        K::NEVER_GOES_BACK
     }
 }
 

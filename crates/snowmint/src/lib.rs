@@ -54,7 +54,7 @@ mod store;
 mod time;
 
 pub use canonical::Canonical;
-pub use clock::{Clock, ManualClock, ModeClock, SystemClock, WallClock};
+pub use clock::{Clock, ManualClock, ModeClock, SystemClock, WallClock, manual};
 pub use decoded::Decoded;
 pub use diagram::Diagram;
 pub use encoding::Encoding;

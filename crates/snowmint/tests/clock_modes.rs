@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use snowmint::{
     Clock, ClockMode, Generator, Id, IssueError, Layout, ManualClock, MemoryStore, RollbackPolicy,
-    Stats, Store,
+    Stats, Store, manual,
 };
 
 /// 2026-11-22T00:00:00Z.
@@ -18,7 +18,7 @@ fn tick_of(id: Id) -> u64 {
 
 /// A wall clock that steps when told, beside a steady clock that only moves forward: what
 /// [`snowmint::WallClock`] is to the [`snowmint::SystemClock`].
-fn stepping_clock(unix_ms: u64) -> Arc<ManualClock> {
+fn stepping_clock(unix_ms: u64) -> Arc<ManualClock<manual::Stepping>> {
     Arc::new(ManualClock::new(unix_ms).stepping())
 }
 

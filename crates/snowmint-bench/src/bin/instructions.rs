@@ -27,7 +27,7 @@
 
 use std::hint::black_box;
 
-use snowmint::{Bits, Clock, ClockMode, Generator, Layout, ManualClock, SystemClock};
+use snowmint::{Bits, Clock, ClockMode, Generator, Layout, ManualClock, SystemClock, manual};
 
 #[path = "compare/idworker.rs"]
 mod idworker;
@@ -172,7 +172,11 @@ fn issue<C: Clock>(generator: &Generator<C>, what: &str, n: u64) -> u64 {
 /// Issues `n` ids, each the first of its tick; counted like [`issue`], with the moves of
 /// the clock, which [`advance`] counts alone.
 #[inline(never)]
-fn first_of_tick<C: Clock>(generator: &Generator<C>, clock: &ManualClock, n: u64) -> u64 {
+fn first_of_tick<C: Clock, K: manual::Kind>(
+    generator: &Generator<C>,
+    clock: &ManualClock<K>,
+    n: u64,
+) -> u64 {
     let mut last = 0;
     for _ in 0..n {
         clock.advance(1);
