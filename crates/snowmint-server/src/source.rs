@@ -371,10 +371,7 @@ impl IdSource {
             // would issue (at once, ahead of the clock, or after a wait within its bound).
             return match issuer.generator.refusal() {
                 Some(err) if asking == Asking::Probe => Err(Chain(&err).to_string()),
-                _ => Ok(Ready {
-                    behind: issuer.generator.clock_lag_ms() > self.config.layout.tick_ms(),
-                    issuer,
-                }),
+                _ => Ok(Ready { issuer, wall: true }),
             };
         }
         let lag = issuer.generator.clock_lag_ms();
@@ -386,7 +383,7 @@ impl IdSource {
         }
         Ok(Ready {
             issuer,
-            behind: false,
+            wall: false,
         })
     }
 
@@ -526,17 +523,26 @@ fn build_issuer(
 }
 
 /// An [`IdSource`] found ready to issue, as one request sees it: its issuer, and whether
-/// its clock is behind the next id by more than a tick, so that issuing may wait for it (a
-/// wall clock set back, or a restart behind the mark).
+/// issuing may wait for its clock ([`Ready::behind`]).
 #[derive(Debug)]
 pub struct Ready {
     /// The issuer the request takes its ids from.
     pub issuer: Arc<Issuer>,
-    /// Whether issuing may wait for the clock.
-    pub behind: bool,
+    /// Whether the clock is a wall clock, the only one that can be behind the next id once
+    /// the source is ready: readiness refuses any other clock behind its mark.
+    wall: bool,
 }
 
 impl Ready {
+    /// Whether issuing may wait for the clock: a wall clock set back behind the next id by
+    /// more than a tick. Measured when asked, so a request that never asks (a single id,
+    /// which waits on the runtime's timer either way) does not pay for the reading.
+    #[must_use]
+    pub fn behind(&self) -> bool {
+        let generator = &self.issuer.generator;
+        self.wall && generator.clock_lag_ms() > generator.layout().tick_ms()
+    }
+
     /// Fills `out` with exactly `n` ids, batch by batch. Readiness was checked once, when
     /// the request began: a request that began before shutdown is finished, not cut off.
     ///

@@ -157,7 +157,7 @@ pub(super) async fn fill(
     let permits = state.budget.hold(count, caller).await?;
     let ready = state.source.ready_to_issue()?;
     // While the clock is behind, a batch may wait seconds for it: never on an async worker.
-    let ids = if count <= INLINE_BATCH && !ready.behind {
+    let ids = if count <= INLINE_BATCH && !ready.behind() {
         let mut ids = Vec::with_capacity(count as usize);
         ready.fill(count, &mut ids)?;
         ids
