@@ -113,6 +113,7 @@ impl Bits {
 /// What a scheme calls its fields, for people: Discord's "process", Instagram's "shard".
 /// Machine-readable output always uses the keys `datacenter`, `worker` and `sequence`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Names {
     /// The scheme's name for the datacenter field.
     pub datacenter: &'static str,
@@ -147,6 +148,29 @@ impl Names {
             Field::Sequence => self.sequence,
         }
     }
+}
+
+/// A layout written out as data, in the one form every program that reads layouts from
+/// snowmint gets: the web page's layouts, and the shared test vectors every client checks
+/// itself against. The tick and the epoch are decimal strings, as ids are, so a JavaScript
+/// reader takes them exactly.
+#[cfg(feature = "serde")]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LayoutForm {
+    /// The preset's name, or `custom`.
+    pub name: &'static str,
+    /// The name of the system the layout comes from, for people.
+    pub title: &'static str,
+    /// What the scheme calls its fields.
+    pub names: Names,
+    /// The bit widths.
+    pub bits: Bits,
+    /// The keys of the low fields, most significant first.
+    pub order: [&'static str; 3],
+    /// Milliseconds per tick, in decimal.
+    pub tick_ms: String,
+    /// The epoch, ms since the Unix epoch, in decimal.
+    pub epoch_ms: String,
 }
 
 /// An id taken apart.
@@ -522,6 +546,32 @@ impl Layout {
     #[must_use]
     pub const fn names(&self) -> Names {
         self.names
+    }
+
+    /// The layout written out as data ([`LayoutForm`]): the one form of every place that
+    /// writes a layout for another program to read.
+    ///
+    /// ```
+    /// # #[cfg(feature = "serde")] {
+    /// let json = serde_json::to_value(snowmint::Layout::DISCORD.form())?;
+    /// assert_eq!(json["names"]["datacenter"], "process");
+    /// assert_eq!(json["order"], serde_json::json!(["worker", "datacenter", "sequence"]));
+    /// assert_eq!(json["epoch_ms"], "1420070400000");
+    /// # }
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    #[cfg(feature = "serde")]
+    #[must_use]
+    pub fn form(&self) -> LayoutForm {
+        LayoutForm {
+            name: self.name(),
+            title: self.title,
+            names: self.names,
+            bits: self.bits,
+            order: self.order.map(Field::key),
+            tick_ms: self.tick_ms.to_string(),
+            epoch_ms: self.epoch_ms.to_string(),
+        }
     }
 
     /// Milliseconds per tick.

@@ -63,6 +63,8 @@ pub use generator::{Builder, Generator, Stats, TickWait};
 pub use id::Id;
 #[cfg(feature = "serde")]
 pub use id::serde_int;
+#[cfg(feature = "serde")]
+pub use layout::LayoutForm;
 pub use layout::{Bits, Capacity, Field, Fields, Layout, Names, Parts};
 pub use policy::{
     ClockMode, IdRange, OverflowPolicy, Poll, RollbackPolicy, SequenceStart, UnknownClockMode,

@@ -17,7 +17,7 @@
 //! Every integer is a decimal string, so no language reads one through a float.
 
 use serde_json::{Value, json};
-use snowmint::{Bits, Encoding, Field, Id, Layout, UnixMs};
+use snowmint::{Bits, Encoding, Id, Layout, UnixMs};
 
 /// The file, from the repository's root.
 const FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/vectors.json");
@@ -65,23 +65,13 @@ fn stream(seed: u64) -> impl Iterator<Item = u64> {
     })
 }
 
+/// The layout's one form ([`Layout::form`]), with the spec it was made from and its
+/// largest id.
 fn layout_json(spec: &str, layout: &Layout) -> Value {
-    let names = layout.names();
-    json!({
-        "layout": spec,
-        "title": layout.title(),
-        // What the system calls each field: Discord's process is the datacenter key.
-        "names": {
-            "datacenter": names.of(Field::Datacenter),
-            "worker": names.of(Field::Worker),
-            "sequence": names.of(Field::Sequence),
-        },
-        "bits": layout.bits(),
-        "order": layout.order().map(Field::key),
-        "tick_ms": layout.tick_ms().to_string(),
-        "epoch_ms": layout.epoch_ms().to_string(),
-        "max_id": layout.max_id().as_u64().to_string(),
-    })
+    let mut json = serde_json::to_value(layout.form()).expect("a layout is JSON");
+    json["layout"] = spec.into();
+    json["max_id"] = layout.max_id().as_u64().to_string().into();
+    json
 }
 
 /// The ids of one layout: the edges (zero, the largest id, each field at its largest alone)

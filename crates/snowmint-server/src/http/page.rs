@@ -14,7 +14,7 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
-use snowmint::{Encoding, Field, Layout, UnixMs};
+use snowmint::{Encoding, Layout, UnixMs};
 
 /// The markup, with a marker where the style goes, one where the data goes and one where
 /// the script goes.
@@ -127,8 +127,8 @@ fn data(max_batch: u64) -> Value {
         .expect("every preset is a valid layout");
     json!({
         "encodings": Encoding::ALL.map(encoding),
-        "presets": Layout::PRESETS.map(|l| layout(&l)),
-        "custom": layout(&custom),
+        "presets": Layout::PRESETS.map(|l| l.form()),
+        "custom": custom.form(),
         "last_date_ms": UnixMs::LAST_DATE.0.to_string(),
         "max_batch": max_batch.to_string(),
         "snippets": SNIPPETS.map(|(language, dir, file, code)| json!({
@@ -158,23 +158,6 @@ fn encoding(encoding: Encoding) -> Value {
     })
 }
 
-fn layout(layout: &Layout) -> Value {
-    let names = layout.names();
-    let names: Map<String, Value> = Field::ALL
-        .map(|f| (f.key().to_string(), names.of(f).into()))
-        .into_iter()
-        .collect();
-    json!({
-        "name": layout.name(),
-        "title": layout.title(),
-        "bits": layout.bits(),
-        "order": layout.order().map(Field::key),
-        "names": names,
-        "tick_ms": layout.tick_ms().to_string(),
-        "epoch_ms": layout.epoch_ms().to_string(),
-    })
-}
-
 /// JSON that may sit inside a `<script>` element: no `<` can start `</script>` or `<!--`.
 /// A `<` only occurs inside JSON strings, where `\u003c` means the same.
 fn script_safe(json: &str) -> String {
@@ -184,6 +167,7 @@ fn script_safe(json: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use snowmint::Field;
 
     fn embedded(page: &str) -> Value {
         let start = "<script type=\"application/json\" id=\"snowmint-data\">";
