@@ -4,10 +4,11 @@
 use std::io::{self, Write};
 
 use anyhow::Context;
-use snowmint::{Clock, Encoding, Fields, Id, Layout, UnixMs, WallClock};
+use snowmint::{Clock, Encoding, Fields, Id, UnixMs, WallClock};
 
 use crate::failure::{BadInput, Failure};
-use crate::layout_args::LayoutArgs;
+use crate::layout_args::chosen_layout;
+use snowmint_server::LayoutSettings;
 
 /// Compose an id from a time, a datacenter, a worker and a sequence
 #[derive(Debug, clap::Args)]
@@ -40,7 +41,7 @@ pub struct ComposeArgs {
     format: Encoding,
 
     #[command(flatten)]
-    layout: LayoutArgs,
+    layout: LayoutSettings,
 }
 
 /// Print the smallest and the largest id of an instant's tick, for `WHERE id BETWEEN`
@@ -52,7 +53,7 @@ pub struct AtArgs {
     time: String,
 
     #[command(flatten)]
-    layout: LayoutArgs,
+    layout: LayoutSettings,
 }
 
 fn parse_encoding(text: &str) -> Result<Encoding, String> {
@@ -61,7 +62,7 @@ fn parse_encoding(text: &str) -> Result<Encoding, String> {
 
 /// Runs `snowmint compose`.
 pub fn run_compose(args: ComposeArgs) -> Result<(), Failure> {
-    let layout = Layout::try_from(&args.layout).bad_input()?;
+    let layout = chosen_layout(&args.layout).bad_input()?;
     let unix_ms = match &args.time {
         Some(text) => parse_time(text).bad_input()?,
         None => WallClock.now_ms(),
@@ -81,7 +82,7 @@ pub fn run_compose(args: ComposeArgs) -> Result<(), Failure> {
 
 /// Runs `snowmint at`.
 pub fn run_at(args: AtArgs) -> Result<(), Failure> {
-    let layout = Layout::try_from(&args.layout).bad_input()?;
+    let layout = chosen_layout(&args.layout).bad_input()?;
     let unix_ms = parse_time(&args.time).bad_input()?;
     let (first, last): (Id, Id) = layout
         .ids_at(unix_ms)

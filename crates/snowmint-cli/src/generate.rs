@@ -8,12 +8,12 @@ use std::time::Duration;
 use anyhow::Context;
 use snowmint::error::Chain;
 use snowmint::serial::{Template, Zone};
-use snowmint::{BizCode, Clock, ClockMode, Decoded, Encoding, Generator, Layout, ModeClock};
+use snowmint::{BizCode, Clock, Decoded, Encoding, Generator, Layout, ModeClock};
 use snowmint_lease::FileStore;
-use snowmint_server::{ClockPolicies, RollbackSetting, SequenceStartSetting, clock_mode};
+use snowmint_server::{ClockPolicies, ClockSettings, LayoutSettings, PlaceSettings};
 
 use crate::failure::{BadInput, Failure};
-use crate::layout_args::LayoutArgs;
+use crate::layout_args::chosen_layout;
 
 /// The longest reservation a run makes: the core's default, so a crashed run makes the next
 /// one wait at most 1 s.
@@ -34,10 +34,10 @@ const OUTPUT_BUFFER: usize = 64 * 1024;
 #[derive(Debug, clap::Args)]
 pub struct GenArgs {
     #[command(flatten)]
-    issue: IssueArgs,
+    layout: LayoutSettings,
 
     #[command(flatten)]
-    layout: LayoutArgs,
+    issue: IssueArgs,
 
     /// Encoding of the ids: dec, hex, base32, base62 or binary (`0b` and 64 digits)
     /// (default: dec)
@@ -57,15 +57,9 @@ pub struct GenArgs {
     json: bool,
 }
 
-/// What every command that issues ids takes: how many, for which datacenter and worker, and
-/// where the high-water marks live.
-///
-/// The flags and variables have the names of `serve`'s settings, so one environment
-/// configures both, but not their declaration: `serve`'s are keys of a file that flags
-/// override, and speak of leases; these are plain flags with their defaults, and the
-/// layout options beside them also serve `parse` and `layout`, which take every preset.
-/// What both need lies below them: the epoch's parser in the core, the state directory's
-/// default in the lease crate, the id ranges in the generator's builder.
+/// What every command that issues ids takes: how many, and the groups of settings `serve`
+/// takes too, declared once in the server crate (where each is also a key of serve's file):
+/// where in its fleet the run issues, and its clock policies.
 #[derive(Debug, clap::Args)]
 pub struct IssueArgs {
     /// How many to print (default: 1)
@@ -79,72 +73,31 @@ pub struct IssueArgs {
     )]
     count: u64,
 
-    /// Datacenter id (default: 0)
-    #[arg(
-        long,
-        env = "SNOWMINT_DATACENTER",
-        value_name = "D",
-        default_value_t = 0,
-        hide_default_value = true
-    )]
-    datacenter: u64,
+    #[command(flatten)]
+    place: PlaceSettings,
 
-    /// Worker id (default: 0)
-    #[arg(
-        long,
-        env = "SNOWMINT_WORKER",
-        value_name = "W",
-        default_value_t = 0,
-        hide_default_value = true
-    )]
-    worker: u64,
-
-    /// Directory of the high-water marks (default: $SNOWMINT_STATE_DIR, else
-    /// $XDG_STATE_HOME/snowmint, else ~/.local/state/snowmint, else <temp dir>/snowmint-<uid>;
-    /// created with mode 0700)
-    #[arg(long, env = "SNOWMINT_STATE_DIR", value_name = "DIR")]
-    state_dir: Option<PathBuf>,
-
-    /// The fleet whose marks in the state directory this run shares: runs of layouts
-    /// that could issue the same ids take turns with a worker id (default: default)
-    #[arg(long, env = "SNOWMINT_FLEET", value_name = "NAME")]
-    fleet: Option<String>,
-
-    /// Where the ids' time comes from: monotonic, wall or counter; counter ids count spent
-    /// sequences and no longer tell time (default: monotonic)
-    #[arg(long, env = "SNOWMINT_CLOCK", value_name = "MODE", value_parser = clock_mode())]
-    clock: Option<ClockMode>,
-
-    /// What to do when the clock goes back (default: wait)
-    #[arg(long, env = "SNOWMINT_ROLLBACK", value_name = "POLICY")]
-    rollback: Option<RollbackSetting>,
-
-    /// Longest wait of the wait and spare rollback policies, in ms (default: 5000)
-    #[arg(long, env = "SNOWMINT_ROLLBACK_WAIT_MS", value_name = "MS")]
-    rollback_wait_ms: Option<u64>,
-
-    /// Where each tick's sequence starts (default: zero)
-    #[arg(long, env = "SNOWMINT_SEQUENCE_START", value_name = "START")]
-    sequence_start: Option<SequenceStartSetting>,
+    #[command(flatten)]
+    clock: ClockSettings,
 }
 
 impl IssueArgs {
     /// Checks the layout, datacenter and worker (the builder holds every such check and the
     /// core's messages for them; nothing is touched yet) and returns the config.
     pub fn config(self, layout: Layout, output: Output) -> anyhow::Result<GenConfig> {
-        let policies = ClockPolicies::new(
-            self.clock,
-            self.rollback,
-            self.rollback_wait_ms,
-            self.sequence_start,
-            &layout,
-        )?;
+        let policies = ClockPolicies::new(&self.clock, &layout)?;
+        let PlaceSettings {
+            datacenter,
+            worker,
+            state_dir,
+            fleet,
+        } = self.place;
+        let (datacenter, worker) = (datacenter.unwrap_or(0), worker.unwrap_or(0));
         policies
             .apply(Generator::builder(layout))
-            .datacenter(self.datacenter)
-            .worker(self.worker)
+            .datacenter(datacenter)
+            .worker(worker)
             .check()?;
-        let fleet = match self.fleet.as_deref() {
+        let fleet = match fleet.as_deref() {
             Some(name) => snowmint_lease::Fleet::new(name)?,
             None => snowmint_lease::Fleet::default(),
         };
@@ -153,12 +106,10 @@ impl IssueArgs {
             policies,
             count: self.count,
             layout,
-            datacenter: self.datacenter,
-            worker: self.worker,
+            datacenter,
+            worker,
             output,
-            state_dir: self
-                .state_dir
-                .unwrap_or_else(snowmint_lease::default_state_dir),
+            state_dir: state_dir.unwrap_or_else(snowmint_lease::default_state_dir),
         })
     }
 }
@@ -201,7 +152,7 @@ impl TryFrom<GenArgs> for GenConfig {
     type Error = anyhow::Error;
 
     fn try_from(args: GenArgs) -> anyhow::Result<GenConfig> {
-        let layout = Layout::try_from(&args.layout)?;
+        let layout = chosen_layout(&args.layout)?;
         let output = if args.json {
             Output::Json
         } else {

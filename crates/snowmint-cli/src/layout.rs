@@ -5,18 +5,19 @@ use std::io::{self, Write};
 use snowmint::{Clock, Layout, MS_PER_YEAR, UnixMs, WallClock};
 
 use crate::failure::{BadInput, Failure};
-use crate::layout_args::LayoutArgs;
+use crate::layout_args::chosen_layout;
+use snowmint_server::LayoutSettings;
 
 /// Show a layout: bit diagram, epoch, tick, capacity and when its time field runs out
 #[derive(Debug, clap::Args)]
 pub struct LayoutCmdArgs {
     #[command(flatten)]
-    layout: LayoutArgs,
+    layout: LayoutSettings,
 }
 
 /// Runs `snowmint layout`.
 pub fn run(args: LayoutCmdArgs) -> Result<(), Failure> {
-    let layout = Layout::try_from(&args.layout).bad_input()?;
+    let layout = chosen_layout(&args.layout).bad_input()?;
     let mut text = Vec::new();
     describe(&layout, WallClock.now_ms(), &mut text).map_err(anyhow::Error::from)?;
     match io::stdout().lock().write_all(&text) {

@@ -56,3 +56,48 @@ fn main() -> ExitCode {
         Err(failure) => failure.report(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The settings `gen` shares with `serve` are one declaration each: the same flag,
+    /// variable and help in both, and serve's file takes the same key.
+    #[test]
+    fn gen_shares_serves_declarations() {
+        let cli = Cli::command();
+        let sub = |name: &str| cli.find_subcommand(name).expect(name).clone();
+        let (generate, serve) = (sub("gen"), sub("serve"));
+        let mut shared = Vec::new();
+        for arg in generate.get_arguments() {
+            let Some(same) = serve.get_arguments().find(|a| a.get_id() == arg.get_id()) else {
+                continue;
+            };
+            assert_eq!(arg.get_long(), same.get_long());
+            assert_eq!(arg.get_env(), same.get_env());
+            assert_eq!(
+                arg.get_help().map(ToString::to_string),
+                same.get_help().map(ToString::to_string),
+                "{}",
+                arg.get_id()
+            );
+            shared.push(arg.get_id().to_string());
+        }
+        shared.sort();
+        let mut expected = [
+            "layout",
+            "epoch",
+            "tick_ms",
+            "datacenter",
+            "worker",
+            "state_dir",
+            "fleet",
+            "clock",
+            "rollback",
+            "rollback_wait_ms",
+            "sequence_start",
+        ];
+        expected.sort_unstable();
+        assert_eq!(shared, expected);
+    }
+}

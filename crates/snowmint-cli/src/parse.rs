@@ -6,7 +6,8 @@ use anyhow::Context;
 use snowmint::{Decoded, Encoding, Id, Layout};
 
 use crate::failure::{BadInput, Failure};
-use crate::layout_args::LayoutArgs;
+use crate::layout_args::chosen_layout;
+use snowmint_server::LayoutSettings;
 
 /// Take ids apart: time, datacenter, worker, sequence
 ///
@@ -38,7 +39,7 @@ pub struct ParseArgs {
     ids: Vec<String>,
 
     #[command(flatten)]
-    layout: LayoutArgs,
+    layout: LayoutSettings,
 
     /// One JSON object per line (default: off)
     #[arg(long, env = "SNOWMINT_JSON")]
@@ -64,7 +65,7 @@ impl TryFrom<ParseArgs> for ParseConfig {
     type Error = anyhow::Error;
 
     fn try_from(args: ParseArgs) -> anyhow::Result<ParseConfig> {
-        let layout = Layout::try_from(&args.layout)?;
+        let layout = chosen_layout(&args.layout)?;
         let rows = args
             .ids
             .into_iter()

@@ -6,11 +6,12 @@ use std::io::Write;
 use anyhow::Context;
 use clap::Subcommand;
 use snowmint::serial::{Template, Zone};
-use snowmint::{BizCode, Decoded, Layout};
+use snowmint::{BizCode, Decoded};
 
 use crate::failure::{BadInput, Failure};
 use crate::generate::{GenConfig, IssueArgs, Output, SerialOutput, generate};
-use crate::layout_args::LayoutArgs;
+use crate::layout_args::chosen_layout;
+use snowmint_server::LayoutSettings;
 
 /// Print business serial numbers, or take them apart (`serial parse`)
 ///
@@ -75,12 +76,12 @@ struct FormatArgs {
     tz: String,
 
     #[command(flatten)]
-    layout: LayoutArgs,
+    layout: LayoutSettings,
 }
 
 impl FormatArgs {
     fn resolve(&self) -> anyhow::Result<(Template, Zone)> {
-        let layout = Layout::try_from(&self.layout)?;
+        let layout = chosen_layout(&self.layout)?;
         let template = Template::parse(&self.template, &layout)?;
         let zone = Zone::parse(&self.tz)?;
         Ok((template, zone))

@@ -160,3 +160,36 @@ fn usage_errors_from_clap_exit_2_too() {
         assert!(out.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// `gen` and `serve` read the settings they share from one declaration: the same variable
+/// sets both, and a bad value gets the same words from each.
+#[test]
+fn a_shared_setting_is_one_variable_for_gen_and_serve() {
+    let sm = Snowmint::new();
+    let mut words = Vec::new();
+    for command in ["gen", "serve"] {
+        let out = sm
+            .command(&[command])
+            .env("SNOWMINT_SEQUENCE_START", "sometimes")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+        assert!(
+            stderr.contains("invalid value 'sometimes' for '--sequence-start <START>'"),
+            "{command}: {stderr}"
+        );
+        words.push(stderr.replace(command, "COMMAND"));
+    }
+    assert_eq!(words[0], words[1]);
+    // And a good value takes effect: worker 600 is in range for this layout only.
+    let json = sm
+        .command(&["gen", "--json"])
+        .env("SNOWMINT_LAYOUT", "custom:41/0/10/12")
+        .env("SNOWMINT_WORKER", "600")
+        .output()
+        .unwrap();
+    let line = String::from_utf8_lossy(&json.stdout);
+    let id: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    assert_eq!(id["worker"].as_u64(), Some(600), "{line}");
+}

@@ -22,8 +22,9 @@ mod state;
 pub mod thrift;
 
 pub use config::{
-    ClockPolicies, Config, ConfigError, DEFAULT_MAX_RESPONSE_BYTES, RestartBehind, RollbackSetting,
-    SequenceStartSetting, Settings, clock_mode,
+    ClockPolicies, ClockSettings, Config, ConfigError, DEFAULT_MAX_RESPONSE_BYTES, LayoutSettings,
+    PlaceSettings, RestartBehind, RollbackSetting, SequenceStartSetting, ServeSettings, Settings,
+    clock_mode,
 };
 pub use error::ApiError;
 pub use http::{HttpApi, MAX_BODY_BYTES, MAX_URI_BYTES, http_api, openapi_document, router};

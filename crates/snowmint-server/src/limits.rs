@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::config::{ConfigError, Settings, invalid};
+use crate::config::{ConfigError, ServeSettings, invalid};
 
 /// Open connections over both ports. A connection that waits for its request head costs
 /// at most `max_header_bytes` of buffer plus a few KiB of state, so 10,000 stay well under
@@ -110,7 +110,7 @@ impl Limits {
     /// # Errors
     ///
     /// A key is out of its range; the error names the key, the value and the range.
-    pub(crate) fn from_settings(s: &Settings, max_batch: u64) -> Result<Limits, ConfigError> {
+    pub(crate) fn from_settings(s: &ServeSettings, max_batch: u64) -> Result<Limits, ConfigError> {
         let d = Limits::defaults(max_batch);
         let max_connections = ranged(
             "max_connections",
@@ -227,7 +227,10 @@ mod tests {
     use super::*;
 
     fn limits(toml: &str, max_batch: u64) -> Result<Limits, ConfigError> {
-        Limits::from_settings(&Settings::from_toml(toml, "t.toml".as_ref())?, max_batch)
+        Limits::from_settings(
+            &crate::Settings::from_toml(toml, "t.toml".as_ref())?.serve,
+            max_batch,
+        )
     }
 
     #[test]

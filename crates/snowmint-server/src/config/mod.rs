@@ -18,7 +18,7 @@ mod validate;
 use std::path::PathBuf;
 
 pub use choices::{RestartBehind, RollbackSetting, SequenceStartSetting, clock_mode};
-pub use settings::Settings;
+pub use settings::{ClockSettings, LayoutSettings, PlaceSettings, ServeSettings, Settings};
 pub use validate::{ClockPolicies, Config, DEFAULT_MAX_RESPONSE_BYTES};
 
 /// A configuration key that could not be used, or a file that could not be read.

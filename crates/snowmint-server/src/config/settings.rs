@@ -1,7 +1,10 @@
 //! The server's settings, declared once: each field is a flag, a `SNOWMINT_*` variable and
 //! a key of the TOML file, with its default named in its doc.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+
+use clap::Args;
 
 use serde::Deserialize;
 
@@ -11,6 +14,9 @@ use snowmint::ClockMode;
 use super::choices::{RestartBehind, RollbackSetting, SequenceStartSetting, clock_mode};
 use crate::TrustedProxies;
 
+/// The layout when none is given.
+const DEFAULT_LAYOUT: &str = "twitter";
+
 /// Every setting of `snowmint serve`, as given: a key left out is `None`, and takes the
 /// default its doc names when [`Config::try_from`](crate::Config) validates the whole.
 ///
@@ -19,6 +25,12 @@ use crate::TrustedProxies;
 /// variable is that name in capitals after `SNOWMINT_` (`SNOWMINT_LEASE_TTL_MS`). Flags
 /// override variables (clap reads both), which override the file: read the file, then let
 /// clap update it with what the command line gave.
+///
+/// The settings come in groups, and the groups other commands take too ([`LayoutSettings`],
+/// [`PlaceSettings`], [`ClockSettings`]) are flattened into theirs: `snowmint gen
+/// --rollback spare` and `rollback = "spare"` in serve's file set one field, declared
+/// once. The file is flat, as the command line is: each group reads its own keys from it,
+/// and [`Settings::from_toml`] refuses a key no group has.
 ///
 /// # Examples
 ///
@@ -31,12 +43,32 @@ use crate::TrustedProxies;
 /// let given = command.try_get_matches_from(["serve", "--worker", "7"])?;
 /// // Only the keys the command line gave replace the file's.
 /// settings.update_from_arg_matches(&given)?;
-/// assert_eq!((settings.worker, settings.datacenter), (Some(7), Some(2)));
+/// assert_eq!((settings.place.worker, settings.place.datacenter), (Some(7), Some(2)));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
 pub struct Settings {
+    /// Which layout the ids have.
+    #[command(flatten)]
+    pub layout: LayoutSettings,
+
+    /// Where in its fleet the server issues.
+    #[command(flatten)]
+    pub place: PlaceSettings,
+
+    /// The settings only `serve` has.
+    #[command(flatten)]
+    pub serve: ServeSettings,
+
+    /// How the clock is read, and what is done when it goes back.
+    #[command(flatten)]
+    pub clock: ClockSettings,
+}
+
+/// The settings only `snowmint serve` has: its ports, lease, limits and the clock policies
+/// no other command needs. The rest are the groups other commands share.
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args, Deserialize)]
+pub struct ServeSettings {
     /// HTTP listen address; port 0 picks a free port (default: 127.0.0.1:8080)
     #[arg(long, env = "SNOWMINT_HTTP_ADDR", value_name = "ADDR")]
     pub http_addr: Option<String>,
@@ -70,62 +102,6 @@ pub struct Settings {
     #[arg(long, env = "SNOWMINT_WORKER_THREADS", value_name = "N")]
     pub worker_threads: Option<u64>,
 
-    /// Layout: a preset (twitter, discord, instagram, sonyflake, tsid, mastodon; baidu ran
-    /// out in 2024) or custom:T/D/W/S, the timestamp, datacenter, worker and sequence bits
-    /// from high to low, adding up to 63 or 64 (default: twitter)
-    #[arg(
-        long,
-        env = "SNOWMINT_LAYOUT",
-        value_name = "LAYOUT",
-        help_heading = "Ids"
-    )]
-    pub layout: Option<String>,
-
-    /// Epoch, as ms since the Unix epoch or RFC 3339; never in the future (default: the
-    /// layout's)
-    #[arg(
-        long,
-        env = "SNOWMINT_EPOCH",
-        value_name = "MS|RFC3339",
-        help_heading = "Ids"
-    )]
-    pub epoch: Option<String>,
-
-    /// Milliseconds per tick of the timestamp field (default: the preset's own; 1 for a
-    /// custom layout)
-    #[arg(
-        long,
-        env = "SNOWMINT_TICK_MS",
-        value_name = "MS",
-        help_heading = "Ids"
-    )]
-    pub tick_ms: Option<u64>,
-
-    /// Datacenter id (default: 0)
-    #[arg(
-        long,
-        env = "SNOWMINT_DATACENTER",
-        value_name = "D",
-        help_heading = "Ids"
-    )]
-    pub datacenter: Option<u64>,
-
-    /// Worker id (default: 0). Two processes with the same worker id and different state
-    /// directories, or on different hosts, issue the same ids: give each its own, or use
-    /// --lease
-    #[arg(long, env = "SNOWMINT_WORKER", value_name = "W", help_heading = "Ids")]
-    pub worker: Option<u64>,
-
-    /// Directory of the high-water-mark files (default: $XDG_STATE_HOME/snowmint or
-    /// ~/.local/state/snowmint)
-    #[arg(
-        long,
-        env = "SNOWMINT_STATE_DIR",
-        value_name = "DIR",
-        help_heading = "Ids"
-    )]
-    pub state_dir: Option<PathBuf>,
-
     /// Where the worker id comes from: static:W, hostname, file:DIR, redis://HOST:PORT,
     /// redis+sentinel://HOST:PORT[,HOST:PORT...]/MASTER,
     /// etcd://HOST:PORT[,HOST:PORT...], postgres://USER@HOST:PORT/DB or
@@ -137,17 +113,6 @@ pub struct Settings {
         help_heading = "Worker id lease"
     )]
     pub lease: Option<String>,
-
-    /// The pool of worker ids this server shares with the rest of its fleet, and the one
-    /// layout the fleet issues: a server of another layout on the same registry needs a
-    /// fleet name of its own (default: default)
-    #[arg(
-        long,
-        env = "SNOWMINT_FLEET",
-        value_name = "NAME",
-        help_heading = "Worker id lease"
-    )]
-    pub fleet: Option<String>,
 
     /// This instance's name in the registry; it gets its old worker id back when free
     /// (default: from --identity-from)
@@ -207,34 +172,6 @@ pub struct Settings {
     )]
     pub restart_behind: Option<RestartBehind>,
 
-    /// Where the ids' time comes from: monotonic, wall or counter (default: monotonic)
-    #[arg(
-        long,
-        env = "SNOWMINT_CLOCK",
-        value_name = "MODE",
-        value_parser = clock_mode(),
-        help_heading = "Clock"
-    )]
-    pub clock: Option<ClockMode>,
-
-    /// What to do when the clock goes back (default: wait)
-    #[arg(
-        long,
-        env = "SNOWMINT_ROLLBACK",
-        value_name = "POLICY",
-        help_heading = "Clock"
-    )]
-    pub rollback: Option<RollbackSetting>,
-
-    /// Longest wait of the wait and spare rollback policies, in ms (default: 5000)
-    #[arg(
-        long,
-        env = "SNOWMINT_ROLLBACK_WAIT_MS",
-        value_name = "MS",
-        help_heading = "Clock"
-    )]
-    pub rollback_wait_ms: Option<u64>,
-
     /// Future time a spent tick may borrow, in ms; 0 waits for the next tick (default: 0)
     #[arg(
         long,
@@ -243,15 +180,6 @@ pub struct Settings {
         help_heading = "Clock"
     )]
     pub overflow_lead_ms: Option<u64>,
-
-    /// Where each tick's sequence starts (default: zero)
-    #[arg(
-        long,
-        env = "SNOWMINT_SEQUENCE_START",
-        value_name = "START",
-        help_heading = "Clock"
-    )]
-    pub sequence_start: Option<SequenceStartSetting>,
 
     /// How far ahead the high-water mark is reserved, in ms (default: 1000)
     #[arg(
@@ -388,6 +316,135 @@ pub struct Settings {
     pub trusted_proxies: Option<TrustedProxies>,
 }
 
+/// Which layout ids have: a preset or custom widths, with another tick or epoch if given.
+/// Every command that reads or issues ids takes this group.
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args, Deserialize)]
+pub struct LayoutSettings {
+    /// Layout: a preset (twitter, discord, instagram, sonyflake, tsid, mastodon; baidu ran
+    /// out in 2024) or custom:T/D/W/S, the timestamp, datacenter, worker and sequence bits
+    /// from high to low, adding up to 63 or 64 (default: twitter)
+    #[arg(
+        long,
+        env = "SNOWMINT_LAYOUT",
+        value_name = "LAYOUT",
+        help_heading = "Ids"
+    )]
+    pub layout: Option<String>,
+
+    /// Epoch: ms since the Unix epoch, or an RFC 3339 time such as 2020-01-01T00:00:00Z;
+    /// never in the future (default: the layout's)
+    #[arg(
+        long,
+        env = "SNOWMINT_EPOCH",
+        value_name = "MS|RFC3339",
+        help_heading = "Ids"
+    )]
+    pub epoch: Option<String>,
+
+    /// Milliseconds per tick of the timestamp field (default: the preset's own; 1 for a
+    /// custom layout)
+    #[arg(
+        long,
+        env = "SNOWMINT_TICK_MS",
+        value_name = "MS",
+        help_heading = "Ids"
+    )]
+    pub tick_ms: Option<u64>,
+}
+
+impl LayoutSettings {
+    /// The layout's name as given, or the default's.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        self.layout.as_deref().unwrap_or(DEFAULT_LAYOUT)
+    }
+}
+
+/// Where in its fleet a process issues ids: its datacenter and worker id, the fleet whose
+/// worker ids it shares, and the directory of its high-water marks. Every command that
+/// issues ids takes this group.
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args, Deserialize)]
+pub struct PlaceSettings {
+    /// Datacenter id (default: 0)
+    #[arg(
+        long,
+        env = "SNOWMINT_DATACENTER",
+        value_name = "D",
+        help_heading = "Ids"
+    )]
+    pub datacenter: Option<u64>,
+
+    /// Worker id (default: 0). Two processes with the same worker id and different state
+    /// directories, or on different hosts, issue the same ids: give each its own, or let
+    /// `serve --lease` hand them out
+    #[arg(long, env = "SNOWMINT_WORKER", value_name = "W", help_heading = "Ids")]
+    pub worker: Option<u64>,
+
+    /// Directory of the high-water-mark files (default: $XDG_STATE_HOME/snowmint, else
+    /// ~/.local/state/snowmint, else <temp dir>/snowmint-<uid>; created with mode 0700)
+    #[arg(
+        long,
+        env = "SNOWMINT_STATE_DIR",
+        value_name = "DIR",
+        help_heading = "Ids"
+    )]
+    pub state_dir: Option<PathBuf>,
+
+    /// The fleet: the pool of worker ids shared with the rest of it, and the one layout it
+    /// issues. A process of another layout on the same registry or state directory needs a
+    /// fleet name of its own (default: default)
+    #[arg(
+        long,
+        env = "SNOWMINT_FLEET",
+        value_name = "NAME",
+        help_heading = "Ids"
+    )]
+    pub fleet: Option<String>,
+}
+
+/// Where the ids' time comes from, and what is done when the clock goes back: the
+/// policies every command that issues ids takes, checked into
+/// [`ClockPolicies`](crate::ClockPolicies).
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args, Deserialize)]
+pub struct ClockSettings {
+    /// Where the ids' time comes from: monotonic, wall or counter (default: monotonic)
+    #[arg(
+        long,
+        env = "SNOWMINT_CLOCK",
+        value_name = "MODE",
+        value_parser = clock_mode(),
+        help_heading = "Clock"
+    )]
+    pub clock: Option<ClockMode>,
+
+    /// What to do when the clock goes back (default: wait)
+    #[arg(
+        long,
+        env = "SNOWMINT_ROLLBACK",
+        value_name = "POLICY",
+        help_heading = "Clock"
+    )]
+    pub rollback: Option<RollbackSetting>,
+
+    /// Longest wait of the wait and spare rollback policies, in ms (default: 5000)
+    #[arg(
+        long,
+        env = "SNOWMINT_ROLLBACK_WAIT_MS",
+        value_name = "MS",
+        help_heading = "Clock"
+    )]
+    pub rollback_wait_ms: Option<u64>,
+
+    /// Where each tick's sequence starts (default: zero)
+    #[arg(
+        long,
+        env = "SNOWMINT_SEQUENCE_START",
+        value_name = "START",
+        help_heading = "Clock"
+    )]
+    pub sequence_start: Option<SequenceStartSetting>,
+}
+
 impl Settings {
     /// Reads a TOML file.
     ///
@@ -429,18 +486,54 @@ impl Settings {
     /// ), "{err}");
     /// ```
     pub fn from_toml(text: &str, path: &Path) -> Result<Settings, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError::Parse {
+        Settings::read_toml(text).map_err(|(message, span)| ConfigError::Parse {
             path: path.to_path_buf(),
-            message: parse_message(text, &e),
+            message: at_line(text, message.trim_end(), span),
         })
+    }
+
+    /// Each group's keys, read from the one flat file; a key no group has is refused at its
+    /// line, as a parser that knew the whole would refuse it. The error: the parser's
+    /// message and the span it points at.
+    fn read_toml(text: &str) -> Result<Settings, (String, Option<Range<usize>>)> {
+        let fault = |e: toml::de::Error| (e.message().to_string(), e.span());
+        let table = toml::de::DeTable::parse(text).map_err(fault)?;
+        let known = Settings::keys();
+        if let Some(key) = table
+            .get_ref()
+            .keys()
+            .find(|key| !known.iter().any(|k| k == key.get_ref()))
+        {
+            let expected = known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>();
+            let message = format!(
+                "unknown field `{}`, expected one of {}",
+                key.get_ref(),
+                expected.join(", ")
+            );
+            return Err((message, Some(key.span())));
+        }
+        Ok(Settings {
+            layout: toml::from_str(text).map_err(fault)?,
+            place: toml::from_str(text).map_err(fault)?,
+            serve: toml::from_str(text).map_err(fault)?,
+            clock: toml::from_str(text).map_err(fault)?,
+        })
+    }
+
+    /// Every key, in the order `--help` gives them: the flags' names with underscores.
+    fn keys() -> Vec<String> {
+        Settings::augment_args(clap::Command::new("serve"))
+            .get_arguments()
+            .map(|arg| arg.get_id().to_string())
+            .collect()
     }
 }
 
 /// The parser's message after the line it points at, so the key at fault is in view: the
 /// parser's own rendering spans several lines, and an error is one line.
-fn parse_message(text: &str, err: &toml::de::Error) -> String {
-    let message = err.message().trim_end().replace('\n', " ");
-    let Some(start) = err.span().map(|span| span.start) else {
+fn at_line(text: &str, message: &str, span: Option<Range<usize>>) -> String {
+    let message = message.replace('\n', " ");
+    let Some(start) = span.map(|span| span.start) else {
         return message;
     };
     if !text.is_char_boundary(start) {

@@ -536,11 +536,20 @@ fn flags_replace_only_the_keys_they_give() {
         .unwrap();
     settings.update_from_arg_matches(&given).unwrap();
     let expected = Settings {
-        worker: Some(5),
-        datacenter: Some(1),
-        rollback: Some(RollbackSetting::Logical),
-        lease_ttl_ms: Some(20_000),
-        max_batch: Some(7),
+        place: PlaceSettings {
+            worker: Some(5),
+            datacenter: Some(1),
+            ..PlaceSettings::default()
+        },
+        clock: ClockSettings {
+            rollback: Some(RollbackSetting::Logical),
+            ..ClockSettings::default()
+        },
+        serve: ServeSettings {
+            lease_ttl_ms: Some(20_000),
+            max_batch: Some(7),
+            ..ServeSettings::default()
+        },
         ..Settings::default()
     };
     assert_eq!(settings, expected);
@@ -702,5 +711,41 @@ fn worker_threads_default_to_the_cores_and_are_bounded() {
         );
     }
     let flags = from_flags(&["--worker-threads", "3"]).unwrap();
-    assert_eq!(flags.worker_threads, Some(3));
+    assert_eq!(flags.serve.worker_threads, Some(3));
+}
+
+/// The groups other commands share are keys of the one flat file like the rest: a key and
+/// its flag set the same field, and a table is no key.
+#[test]
+fn a_shared_key_and_its_flag_set_one_field() {
+    let cases = [
+        ("layout", "\"discord\"", "discord"),
+        ("epoch", "\"2020-01-01T00:00:00Z\"", "2020-01-01T00:00:00Z"),
+        ("tick_ms", "10", "10"),
+        ("datacenter", "3", "3"),
+        ("worker", "4", "4"),
+        ("state_dir", "\"/var/lib/snowmint\"", "/var/lib/snowmint"),
+        ("fleet", "\"blue\"", "blue"),
+        ("clock", "\"wall\"", "wall"),
+        ("rollback", "\"spare\"", "spare"),
+        ("rollback_wait_ms", "100", "100"),
+        ("sequence_start", "\"random\"", "random"),
+    ];
+    for (key, toml, flag) in cases {
+        let from_file = from_toml(&format!("{key} = {toml}")).unwrap();
+        let from_flag = from_flags(&[&format!("--{}", key.replace('_', "-")), flag]).unwrap();
+        assert_eq!(from_file, from_flag, "{key}");
+        assert_ne!(from_file, Settings::default(), "{key}");
+    }
+    let err = from_toml("worker = 1\n\n[place]\ndatacenter = 2\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("config file test.toml: line 3, `[place]`: unknown field `place`, expected one of `layout`, "),
+        "{err}"
+    );
+    let err = from_toml("worker = 1\nworker = 2\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("config file test.toml: line 2, "), "{err}");
 }

@@ -13,8 +13,8 @@ use snowmint::{
 use snowmint_lease::{Fleet, IdentitySource, LeaseSettings};
 
 use super::{
-    ConfigError, RestartBehind, RollbackSetting, SequenceStartSetting, Settings, invalid,
-    rule_after_value,
+    ClockSettings, ConfigError, LayoutSettings, RestartBehind, RollbackSetting,
+    SequenceStartSetting, ServeSettings, Settings, invalid, rule_after_value,
 };
 use crate::{Limits, TrustedProxies};
 
@@ -77,7 +77,6 @@ const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8080";
 const DEFAULT_GRPC_ADDR: &str = "127.0.0.1:50051";
 /// The setting of `grpc_addr` and `thrift_addr` that serves no gRPC, no Thrift.
 const OFF: &str = "off";
-const DEFAULT_LAYOUT: &str = "twitter";
 
 /// The default largest batch: 100,000 ids are about 2 MB of JSON.
 const DEFAULT_MAX_BATCH: u64 = 100_000;
@@ -125,7 +124,13 @@ const RANDOM_START_BELOW: u64 = 16;
 impl TryFrom<Settings> for Config {
     type Error = ConfigError;
 
-    fn try_from(s: Settings) -> Result<Config, ConfigError> {
+    fn try_from(settings: Settings) -> Result<Config, ConfigError> {
+        let Settings {
+            layout,
+            place,
+            serve: s,
+            clock,
+        } = settings;
         let http_addr = addr("http_addr", s.http_addr.as_deref(), DEFAULT_HTTP_ADDR)?;
         let grpc_addr = match s.grpc_addr.as_deref() {
             Some(OFF) => None,
@@ -135,10 +140,10 @@ impl TryFrom<Settings> for Config {
             None | Some(OFF) => None,
             given => Some(addr("thrift_addr", given, OFF)?),
         };
-        let layout = layout(&s)?;
-        let datacenter = s.datacenter.unwrap_or(0);
+        let layout = chosen_layout(&layout)?;
+        let datacenter = place.datacenter.unwrap_or(0);
         in_layout("datacenter", datacenter, layout.max_datacenter(), &layout)?;
-        let (lease, worker) = lease_and_worker(&s)?;
+        let (lease, worker) = lease_and_worker(&s, place.worker)?;
         in_layout("worker", worker, layout.max_worker(), &layout)?;
         let max_batch = s.max_batch.unwrap_or(DEFAULT_MAX_BATCH);
         if !(1..=BATCH_LIMIT).contains(&max_batch) {
@@ -160,16 +165,10 @@ impl TryFrom<Settings> for Config {
                 ),
             ));
         }
-        let clock = ClockPolicies::new(
-            s.clock,
-            s.rollback,
-            s.rollback_wait_ms,
-            s.sequence_start,
-            &layout,
-        )?;
+        let clock = ClockPolicies::new(&clock, &layout)?;
         let (reserve_ahead, overflow) = reservation(&s, &layout)?;
         let lease_settings = lease_settings(&s)?;
-        let fleet = match s.fleet.as_deref() {
+        let fleet = match place.fleet.as_deref() {
             None => Fleet::default(),
             Some(name) => Fleet::new(name)
                 .map_err(|err| invalid("fleet", name, rule_after_value(&err.to_string(), name)))?,
@@ -208,7 +207,7 @@ impl TryFrom<Settings> for Config {
             http_addr,
             grpc_addr,
             thrift_addr,
-            state_dir: s
+            state_dir: place
                 .state_dir
                 .unwrap_or_else(snowmint_lease::default_state_dir),
             datacenter,
@@ -235,8 +234,8 @@ impl TryFrom<Settings> for Config {
 
 /// `layout`, with `tick_ms` and moved to `epoch` if they are given: a preset or custom
 /// layout whose time field has not run out.
-fn layout(s: &Settings) -> Result<Layout, ConfigError> {
-    let name = s.layout.as_deref().unwrap_or(DEFAULT_LAYOUT);
+fn chosen_layout(s: &LayoutSettings) -> Result<Layout, ConfigError> {
+    let name = s.name();
     let now = UnixMs(WallClock.now_ms());
     let epoch_rule = |e: &dyn std::fmt::Display, epoch: &str| {
         invalid("epoch", epoch, rule_after_value(&e.to_string(), epoch))
@@ -296,8 +295,8 @@ fn in_layout(key: &'static str, id: u64, max: u64, layout: &Layout) -> Result<()
 
 /// The lease URL, and the worker id it fixes (a registry's lease picks one later: 0 here).
 /// `worker` and `lease` both choose the worker id, so a conflict names both.
-fn lease_and_worker(s: &Settings) -> Result<(String, u64), ConfigError> {
-    let lease = match (&s.lease, s.worker) {
+fn lease_and_worker(s: &ServeSettings, given: Option<u64>) -> Result<(String, u64), ConfigError> {
+    let lease = match (&s.lease, given) {
         (None, worker) => format!("static:{}", worker.unwrap_or(0)),
         (Some(url), Some(worker)) if !url.starts_with("static:") => {
             return Err(invalid(
@@ -315,10 +314,10 @@ fn lease_and_worker(s: &Settings) -> Result<(String, u64), ConfigError> {
         }
     };
     let worker = match lease.strip_prefix("static:").map(str::parse::<u64>) {
-        Some(Ok(w)) if s.worker.is_some_and(|given| given != w) => {
+        Some(Ok(w)) if given.is_some_and(|given| given != w) => {
             return Err(invalid(
                 "worker",
-                s.worker.unwrap_or(0),
+                given.unwrap_or(0),
                 format!("conflicts with lease {lease:?}"),
             ));
         }
@@ -329,7 +328,7 @@ fn lease_and_worker(s: &Settings) -> Result<(String, u64), ConfigError> {
 }
 
 /// `identity`, or the identity `identity_from` names (the host name by default).
-fn identity(s: &Settings) -> Result<String, ConfigError> {
+fn identity(s: &ServeSettings) -> Result<String, ConfigError> {
     let Some(from) = s.identity_from.as_deref() else {
         return Ok(s.identity.clone().unwrap_or_else(snowmint_lease::hostname));
     };
@@ -380,13 +379,13 @@ impl ClockPolicies {
     ///
     /// `rollback_wait_ms` above a minute, or a sequence start other than `zero` with the
     /// `counter` clock, whose sequence runs on from one tick into the next.
-    pub fn new(
-        clock: Option<ClockMode>,
-        rollback: Option<RollbackSetting>,
-        rollback_wait_ms: Option<u64>,
-        sequence_start: Option<SequenceStartSetting>,
-        layout: &Layout,
-    ) -> Result<ClockPolicies, ConfigError> {
+    pub fn new(settings: &ClockSettings, layout: &Layout) -> Result<ClockPolicies, ConfigError> {
+        let ClockSettings {
+            clock,
+            rollback,
+            rollback_wait_ms,
+            sequence_start,
+        } = *settings;
         let clock = clock.unwrap_or_default();
         let wait = Duration::from_millis(at_most(
             "rollback_wait_ms",
@@ -484,7 +483,10 @@ impl ClockPolicies {
 }
 
 /// How far ahead the high-water mark is reserved, and how far a burst may borrow.
-fn reservation(s: &Settings, layout: &Layout) -> Result<(Duration, OverflowPolicy), ConfigError> {
+fn reservation(
+    s: &ServeSettings,
+    layout: &Layout,
+) -> Result<(Duration, OverflowPolicy), ConfigError> {
     let reserve_ahead_ms = s.reserve_ahead_ms.unwrap_or(DEFAULT_RESERVE_AHEAD_MS);
     if reserve_ahead_ms < layout.tick_ms() {
         return Err(invalid(
@@ -522,7 +524,7 @@ fn reservation(s: &Settings, layout: &Layout) -> Result<(Duration, OverflowPolic
 
 /// The lease's TTL, renewal interval and safety margin, each checked under its own key:
 /// the rules of [`LeaseSettings::validate`], with the keys named.
-fn lease_settings(s: &Settings) -> Result<LeaseSettings, ConfigError> {
+fn lease_settings(s: &ServeSettings) -> Result<LeaseSettings, ConfigError> {
     let ttl_ms = s.lease_ttl_ms.unwrap_or(DEFAULT_LEASE_TTL_MS);
     if ttl_ms < LEASE_TTL_MIN_MS {
         return Err(invalid(
