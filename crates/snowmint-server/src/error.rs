@@ -33,18 +33,67 @@ pub enum ApiError {
         /// The request's path.
         path: String,
     },
-    /// The request is larger than the server accepts.
-    #[error("{0}")]
-    TooLarge(String),
-    /// The request target (path and query) is longer than the server accepts.
-    #[error("{0}")]
-    UriTooLong(String),
-    /// The request's headers are larger than the server accepts.
-    #[error("{0}")]
-    HeadTooLarge(String),
+    /// A part of the request is larger than the server accepts: 414 for the target, 431 for
+    /// the head, 413 for a body or a gRPC message.
+    #[error("{}", oversized(*part, *size, *limit))]
+    TooLarge {
+        /// Which part.
+        part: RequestPart,
+        /// Its size in bytes, where it was measured (hyper refuses some heads unmeasured).
+        size: Option<u64>,
+        /// The most this server accepts, in bytes.
+        limit: u64,
+    },
     /// The server may not issue ids right now (clock behind, lease lost, shutting down).
     #[error("{0}")]
     Unavailable(String),
+}
+
+/// A part of a request that can be larger than the server accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestPart {
+    /// The request target: path and query.
+    Target,
+    /// The request head: the request line and headers, or HTTP/2's header list.
+    Head,
+    /// An HTTP request's body.
+    Body,
+    /// A gRPC request's message.
+    Message,
+}
+
+/// The words of [`ApiError::TooLarge`], written once for every place that refuses a size.
+fn oversized(part: RequestPart, size: Option<u64>, limit: u64) -> String {
+    match (part, size) {
+        (RequestPart::Target, Some(size)) => {
+            format!("request target is {size} bytes, more than the {limit} this server accepts")
+        }
+        (RequestPart::Target, None) => {
+            format!("request target is longer than the {limit} bytes this server accepts")
+        }
+        (RequestPart::Head, Some(size)) => format!(
+            "request headers take {size} bytes, more than the {limit} this server accepts (max_header_bytes)"
+        ),
+        (RequestPart::Head, None) => format!(
+            "request head is larger than the {limit} bytes this server accepts (max_header_bytes), or has more than {} headers",
+            crate::net::MAX_HEADERS
+        ),
+        (RequestPart::Body | RequestPart::Message, size) => {
+            let what = if part == RequestPart::Body {
+                "body"
+            } else {
+                "message"
+            };
+            match size {
+                Some(size) => format!(
+                    "request {what} is {size} bytes, more than the {limit} this server accepts"
+                ),
+                None => {
+                    format!("request {what} is larger than the {limit} bytes this server accepts")
+                }
+            }
+        }
+    }
 }
 
 impl ApiError {
@@ -90,9 +139,11 @@ impl ApiError {
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::UriTooLong(_) => StatusCode::URI_TOO_LONG,
-            ApiError::HeadTooLarge(_) => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            ApiError::TooLarge { part, .. } => match part {
+                RequestPart::Target => StatusCode::URI_TOO_LONG,
+                RequestPart::Head => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                RequestPart::Body | RequestPart::Message => StatusCode::PAYLOAD_TOO_LARGE,
+            },
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
@@ -105,9 +156,7 @@ impl ApiError {
             ApiError::Unauthorized => tonic::Code::Unauthenticated,
             ApiError::NotFound { .. } => tonic::Code::NotFound,
             ApiError::MethodNotAllowed { .. } => tonic::Code::Unimplemented,
-            ApiError::TooLarge(_) | ApiError::UriTooLong(_) | ApiError::HeadTooLarge(_) => {
-                tonic::Code::ResourceExhausted
-            }
+            ApiError::TooLarge { .. } => tonic::Code::ResourceExhausted,
             ApiError::Unavailable(_) => tonic::Code::Unavailable,
         }
     }

@@ -26,7 +26,7 @@ pub use config::{
     PlaceSettings, RestartBehind, RollbackSetting, SequenceStartSetting, ServeSettings, Settings,
     clock_mode,
 };
-pub use error::ApiError;
+pub use error::{ApiError, RequestPart};
 pub use http::{HttpApi, MAX_BODY_BYTES, MAX_URI_BYTES, http_api, openapi_document, router};
 pub use limits::Limits;
 pub use metrics::{Metrics, RouteMetrics};

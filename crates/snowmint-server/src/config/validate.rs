@@ -355,9 +355,14 @@ fn identity(s: &ServeSettings) -> Result<String, ConfigError> {
 ///
 /// ```
 /// use snowmint::{ClockMode, Layout, RollbackPolicy};
-/// use snowmint_server::{ClockPolicies, RollbackSetting};
+/// use snowmint_server::{ClockPolicies, ClockSettings, RollbackSetting};
 ///
-/// let p = ClockPolicies::new(Some(ClockMode::Wall), Some(RollbackSetting::Refuse), None, None, &Layout::TWITTER)?;
+/// let settings = ClockSettings {
+///     clock: Some(ClockMode::Wall),
+///     rollback: Some(RollbackSetting::Refuse),
+///     ..ClockSettings::default()
+/// };
+/// let p = ClockPolicies::new(&settings, &Layout::TWITTER)?;
 /// assert_eq!((p.clock, p.rollback), (ClockMode::Wall, RollbackPolicy::Refuse));
 /// # Ok::<(), snowmint_server::ConfigError>(())
 /// ```

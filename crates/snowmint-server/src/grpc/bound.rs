@@ -12,7 +12,7 @@ use futures_util::StreamExt;
 use futures_util::stream;
 use tonic::Status;
 
-use crate::{ApiError, MAX_BODY_BYTES};
+use crate::{ApiError, MAX_BODY_BYTES, RequestPart};
 
 /// The header of a gRPC message: a compression flag and the length, 4 bytes big-endian.
 const PREFIX: usize = 5;
@@ -37,9 +37,11 @@ pub async fn messages(request: Request, next: Next) -> Response {
     if head.len() >= PREFIX {
         let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]);
         if len as usize > MAX_BODY_BYTES {
-            let refusal = ApiError::TooLarge(format!(
-                "request message is {len} bytes, more than the {MAX_BODY_BYTES} this server accepts"
-            ));
+            let refusal = ApiError::TooLarge {
+                part: RequestPart::Message,
+                size: Some(u64::from(len)),
+                limit: MAX_BODY_BYTES as u64,
+            };
             return Status::from(refusal).into_http::<Body>();
         }
     }

@@ -29,7 +29,7 @@ pub(crate) use schema::ErrorBody;
 
 use self::routes::{DECLARED, Document, Http, Route, Shared};
 use crate::service;
-use crate::{ApiError, AppState, RouteMetrics};
+use crate::{ApiError, AppState, RequestPart, RouteMetrics};
 
 /// The longest request target (path and query) accepted, in bytes.
 pub const MAX_URI_BYTES: usize = 8 * 1024;
@@ -186,17 +186,23 @@ fn admit<B>(
     let head = http2_header_list_size(request);
     let max_head = state.limits.max_header_bytes as usize;
     if len > MAX_URI_BYTES {
-        Err(ApiError::UriTooLong(format!(
-            "request target is {len} bytes, more than the {MAX_URI_BYTES} this server accepts"
-        )))
+        Err(ApiError::TooLarge {
+            part: RequestPart::Target,
+            size: Some(len as u64),
+            limit: MAX_URI_BYTES as u64,
+        })
     } else if head > max_head {
-        Err(ApiError::HeadTooLarge(format!(
-            "request headers take {head} bytes, more than the {max_head} this server accepts (max_header_bytes)"
-        )))
+        Err(ApiError::TooLarge {
+            part: RequestPart::Head,
+            size: Some(head as u64),
+            limit: max_head as u64,
+        })
     } else if body > MAX_BODY_BYTES as u64 {
-        Err(ApiError::TooLarge(format!(
-            "request body is {body} bytes, more than the {MAX_BODY_BYTES} this server accepts"
-        )))
+        Err(ApiError::TooLarge {
+            part: RequestPart::Body,
+            size: Some(body),
+            limit: MAX_BODY_BYTES as u64,
+        })
     } else {
         authorize(state, open, request)
     }

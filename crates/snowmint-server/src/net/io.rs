@@ -14,7 +14,7 @@ use tokio::net::TcpStream;
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::conn::Conn;
-use crate::{ApiError, MAX_URI_BYTES};
+use crate::{ApiError, MAX_URI_BYTES, RequestPart};
 
 /// What every HTTP/2 connection sends first.
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -117,13 +117,16 @@ impl Tracked {
             b"HTTP/1.1 400 " => ApiError::BadRequest(
                 "malformed request: the request line or a header is not valid HTTP/1.1".to_string(),
             ),
-            b"HTTP/1.1 414 " => ApiError::UriTooLong(format!(
-                "request target is longer than the {MAX_URI_BYTES} bytes this server accepts"
-            )),
-            b"HTTP/1.1 431 " => ApiError::HeadTooLarge(format!(
-                "request head is larger than the {} bytes this server accepts (max_header_bytes), or has more than {MAX_HEADERS} headers",
-                self.max_header_bytes
-            )),
+            b"HTTP/1.1 414 " => ApiError::TooLarge {
+                part: RequestPart::Target,
+                size: None,
+                limit: MAX_URI_BYTES as u64,
+            },
+            b"HTTP/1.1 431 " => ApiError::TooLarge {
+                part: RequestPart::Head,
+                size: None,
+                limit: self.max_header_bytes as u64,
+            },
             _ => return None,
         };
         let empty = head

@@ -26,7 +26,8 @@ use tokio::sync::{Semaphore, mpsc, watch};
 use tokio::time::Instant;
 
 use self::conn::{Conn, HyperService, PerConnection, WatchdogCall};
-use self::io::{MAX_HEADERS, Place, Tracked};
+pub(crate) use self::io::MAX_HEADERS;
+use self::io::{Place, Tracked};
 use crate::metrics::{ConnectionLabels, TimeoutLabels};
 use crate::{ApiError, AppState, Limits};
 
