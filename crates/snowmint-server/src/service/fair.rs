@@ -7,10 +7,16 @@
 //!    room without waiting for anyone to give some back. A client holding nothing may
 //!    always take one request, so that the largest batch fits.
 //! 2. **Small first.** A small request (at most [`SMALL`] ids) takes room as soon as there
-//!    is room for it, ahead of large requests queued before it.
-//! 3. **Large in turn.** Large requests take room in arrival order. Once the oldest has
-//!    waited [`HEAD_START`], small requests take only the room it does not need, so its
-//!    wait is bounded by what the holders give back (each within its drain deadline).
+//!    is room for it, ahead of large requests queued before it. Large requests leave a
+//!    [`SMALL_RESERVE`] of the budget to small ones: however many clients each hold one
+//!    large request (as many addresses, each within rule 1), a small request finds room.
+//! 3. **Large in turn.** Large requests take room client by client: first the client that
+//!    holds least, then the one that left fewest responses unread past their drain
+//!    deadline, then the one served longest ago, then in arrival order. A client that
+//!    queued many requests early, or never reads, does not keep one that reads waiting
+//!    behind it. Once the first in turn has waited [`HEAD_START`], small requests take only the
+//!    room it does not need, so its wait is bounded by what the holders give back (each
+//!    within its drain deadline).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -24,6 +30,8 @@ use super::origin::Origin;
 /// The most ids a small request asks for: one tick of the default layout, a batch that is
 /// filled on the request's own thread, quickly, and takes little room.
 pub const SMALL: u64 = super::budget::INLINE_BATCH;
+/// The part of the budget only small requests take: a sixteenth.
+pub const SMALL_RESERVE: u64 = 16;
 /// How long the oldest large request waits before small ones stop taking the room it
 /// needs: long enough that small requests arriving together pass it, short against the
 /// queue's 5 s.
@@ -50,6 +58,11 @@ struct State {
 #[derive(Debug, Default)]
 struct Queues {
     held: u64,
+    /// When the client's last large request was granted; `None` if none was while it held
+    /// or waited.
+    served: Option<Instant>,
+    /// Responses of the client's that were not read by their drain deadline.
+    abandoned: u64,
     small: VecDeque<Waiter>,
     large: VecDeque<Waiter>,
 }
@@ -79,6 +92,16 @@ pub struct Grant {
     fair: Arc<Fair>,
     origin: Origin,
     n: u64,
+}
+
+impl Grant {
+    /// Marks the client as one whose response went unread past its drain deadline.
+    pub fn abandoned(&self) {
+        let mut state = self.fair.lock();
+        if let Some(queues) = state.origins.get_mut(&self.origin) {
+            queues.abandoned += 1;
+        }
+    }
 }
 
 impl Drop for Grant {
@@ -133,6 +156,9 @@ impl Fair {
             // Nobody waits: the rules come down to room and share, without a queue.
             if state.waiting == 0 && self.fits_now(&state, origin, n) {
                 let queues = state.origins.entry(origin).or_default();
+                if n > SMALL {
+                    queues.served = Some(Instant::now());
+                }
                 queues.held += n;
                 state.used += n;
                 return Some(self.grant(origin, n));
@@ -227,7 +253,19 @@ impl Fair {
         // Counting the client itself, and the one more that keeps room for a newcomer.
         let share = self.capacity / (others as u64 + 2);
         let held = holding.map_or(0, |q| q.held);
-        state.used + n <= self.capacity && (held == 0 || held + n <= share)
+        n <= self.room(state, n) && (held == 0 || held + n <= share)
+    }
+
+    /// The room a request of `n` ids may take: all of it for a small request; for a large
+    /// one, all but the small requests' reserve, unless nothing is held (so the largest
+    /// batch always fits an idle budget).
+    fn room(&self, state: &State, n: u64) -> u64 {
+        let free = self.capacity - state.used;
+        if n <= SMALL || state.used == 0 {
+            free
+        } else {
+            free.saturating_sub(self.capacity / SMALL_RESERVE)
+        }
     }
 
     /// Grants what the rules allow now.
@@ -236,17 +274,22 @@ impl Fair {
         loop {
             let share = self.capacity / (state.origins.len() as u64 + 1);
             let room = self.capacity - state.used;
-            // The oldest large request of a client within its share.
+            // The first large request in turn, of a client within its share: the client
+            // holding least, then served longest ago (never, first), then the oldest.
             let head = state
                 .origins
                 .iter()
                 .filter_map(|(origin, q)| {
                     let w = q.large.front()?;
-                    q.within(w.n, share)
-                        .then_some((w.seq, *origin, w.n, w.since))
+                    q.within(w.n, share).then_some((
+                        (q.held, q.abandoned, q.served, w.seq),
+                        *origin,
+                        w.n,
+                        w.since,
+                    ))
                 })
                 .min_by_key(|head| head.0);
-            let reserve = match head {
+            let held_back = match head {
                 Some((_, _, n, since)) if now.duration_since(since) >= HEAD_START => n,
                 _ => 0,
             };
@@ -255,12 +298,12 @@ impl Fair {
                 .iter()
                 .filter_map(|(origin, q)| {
                     let w = q.small.front()?;
-                    (q.within(w.n, share) && w.n + reserve <= room).then_some((w.seq, *origin))
+                    (q.within(w.n, share) && w.n + held_back <= room).then_some((w.seq, *origin))
                 })
                 .min_by_key(|small| small.0);
             let chosen = match (small, head) {
                 (Some((_, origin)), _) => (origin, true),
-                (None, Some((_, origin, n, _))) if n <= room => (origin, false),
+                (None, Some((_, origin, n, _))) if n <= self.room(state, n) => (origin, false),
                 _ => return,
             };
             self.hand_over(state, chosen.0, chosen.1);
@@ -279,6 +322,9 @@ impl Fair {
         state.waiting -= 1;
         // A waiter whose request is gone is not counted.
         if waiter.granted.send(()).is_ok() {
+            if !small {
+                queues.served = Some(Instant::now());
+            }
             queues.held += waiter.n;
             state.used += waiter.n;
         } else if queues.idle() {
@@ -345,5 +391,49 @@ mod tests {
         drop(b);
         assert!(fair.take(origin(1), 300, Duration::ZERO).await.is_some());
         drop(a1);
+    }
+
+    /// As many clients as there is room for each hold one large request (each within the
+    /// rule that lets a client holding nothing take one): a small request still finds room
+    /// at once, and a newcomer's large request goes before the next of a client served
+    /// already, though that one queued first.
+    #[tokio::test(start_paused = true)]
+    async fn a_crowd_of_large_holders_leaves_room_for_small_requests_and_newcomers() {
+        const LARGE: u64 = 65_536;
+        let fair = Fair::new(16 * LARGE);
+        let wait = Duration::from_secs(5);
+        let mut held = Vec::new();
+        for client in 1..=15 {
+            held.push(fair.take(origin(client), LARGE, wait).await.unwrap());
+        }
+        // The sixteenth sixteenth is the small requests' own.
+        assert!(fair.take(origin(16), LARGE, Duration::ZERO).await.is_none());
+        let small = fair.take(origin(100), 100, Duration::ZERO).await;
+        assert!(small.is_some(), "a small request found no room");
+        drop(small);
+        // Client 1 asks again, then a newcomer does; client 1's first gives its room back.
+        let again = tokio::spawn({
+            let fair = Arc::clone(&fair);
+            async move { fair.take(origin(1), LARGE, wait).await }
+        });
+        tokio::task::yield_now().await;
+        let newcomer = tokio::spawn({
+            let fair = Arc::clone(&fair);
+            async move { fair.take(origin(101), LARGE, wait).await }
+        });
+        tokio::task::yield_now().await;
+        held.remove(0);
+        tokio::task::yield_now().await;
+        let newcomer = newcomer.await.unwrap();
+        assert!(
+            newcomer.is_some(),
+            "the newcomer waited behind a client served already"
+        );
+        assert!(
+            !again.is_finished(),
+            "client 1 was served before the newcomer"
+        );
+        drop(newcomer);
+        assert!(again.await.unwrap().is_some());
     }
 }

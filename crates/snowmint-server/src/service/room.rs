@@ -121,7 +121,15 @@ impl Taken {
 
     /// The drain deadline passed with the response still out.
     fn expire(&self) {
-        if self.release() {
+        let permits = self
+            .permits
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(permits) = permits {
+            // Its client goes after those that read what they asked for.
+            permits._server.abandoned();
+            drop(permits);
             self.abandoned.inc_by(u64::from(self.count));
             self.drain.abandon();
         }
