@@ -162,10 +162,16 @@ async fn a_thousand_connections_from(addresses: u8) {
     let from: Vec<IpAddr> = (0..addresses).map(|i| ip([127, 0, 0, 3 + i])).collect();
     let attack = attack(server.http, ATTACK_BATCH, &from, 1000, 4, None).await;
     attack_holds(&server).await;
+    // A small request at once, beside the large one.
+    let http = server.http;
+    let small = tokio::spawn(async move { get_from(ip(GOOD), http, "/v1/ids?count=100").await });
     let (status, body, took) = get_from(ip(GOOD), server.http, "/v1/ids?count=65536").await;
     assert_eq!(status, 200, "{body}");
     assert!(took < Duration::from_secs(5), "65,536 ids took {took:?}");
     assert_eq!(body.matches(',').count(), 65_535);
+    let (status, body, took) = small.await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(took < SMALL_WITHIN, "100 ids took {took:?}");
     small_requests_are_served(&server, Duration::from_secs(10), Duration::from_secs(8)).await;
     drop(attack);
     server.stop().await;
@@ -181,6 +187,15 @@ async fn a_thousand_connections_from_one_address_leave_room_for_others() {
 async fn a_thousand_connections_from_eight_addresses_leave_room_for_others() {
     let _one = ONE_AT_A_TIME.lock().await;
     a_thousand_connections_from(8).await;
+}
+
+/// As many addresses as the budget holds attacking streams: each may take one request
+/// while it holds nothing, and together they would hold it all but for the small requests'
+/// reserve and the turn a client that reads takes before those that do not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_connections_from_sixty_four_addresses_leave_room_for_others() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    a_thousand_connections_from(64).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -223,8 +238,9 @@ async fn grpc_batches_nobody_reads_leave_room_and_lose_their_hold() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn behind_a_trusted_proxy_the_client_is_the_address_it_names() {
     let _one = ONE_AT_A_TIME.lock().await;
-    // Room for three batches; a drain grace past the test, so nothing is given back.
-    let settings = "max_ids_in_flight = 300000\nmax_ids_in_flight_per_connection = 100000\ndrain_grace_ms = 60000\ntrusted_proxies = \"127.0.0.3\"";
+    // Room for three batches beside the small requests' sixteenth; a drain grace past the
+    // test, so nothing is given back.
+    let settings = "max_ids_in_flight = 320000\nmax_ids_in_flight_per_connection = 100000\ndrain_grace_ms = 60000\ntrusted_proxies = \"127.0.0.3\"";
     let server = start_with_batch(100_000, settings).await;
     let (proxy, other) = (ip([127, 0, 0, 3]), ip([127, 0, 0, 4]));
     let path = "/v1/ids?count=100000";
