@@ -825,9 +825,11 @@ fn a_leased_wall_server_set_right_after_starting_behind_issues_at_the_real_time(
     let clock = SteppedClock::new();
     clock.step("-10s");
     let url = redis.url();
-    let mut args = vec!["--grpc-addr", "off", "--clock", "wall", "--lease", &url];
-    args.extend(support::LEASE_FLAGS);
-    let mut cmd = serve_command(state.path(), &args);
+    let mut cmd = support::serve_builder(state.path())
+        .grpc_addr("off")
+        .args(["--clock", "wall", "--lease", &url])
+        .lease_times(support::LeaseTimes::SHORT)
+        .command();
     clock.apply(&mut cmd);
     let serve = spawn_logged(cmd);
     serve.wait_ready(Duration::from_secs(20));

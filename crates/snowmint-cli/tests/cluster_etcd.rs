@@ -18,13 +18,12 @@ use std::time::{Duration, Instant};
 use snowmint_testkit::{Cluster, EtcdCluster};
 
 use crate::support::{
-    FAILOVER_LEASE, LeaseTimes, Serve, http_get, ids, layout_lease, now_ms, serve_leased,
-    twitter_ms,
+    LeaseTimes, Serve, http_get, ids, layout_lease, now_ms, serve_leased, twitter_ms,
 };
 
 /// A TTL that outlasts a failover (about a second) and a renewal stuck on a member that
 /// lost its quorum (the 2 s request timeout, then the next member), renewed every second.
-const TIMES: LeaseTimes = FAILOVER_LEASE;
+const TIMES: LeaseTimes = LeaseTimes::FAILOVER;
 const TTL_MS: u64 = TIMES.ttl_ms;
 const MARGIN_MS: u64 = TIMES.margin_ms;
 /// How far past its last renewal a holder may have issued: the fleet's reach.
@@ -35,7 +34,7 @@ const BATCH: u32 = 5_000;
 /// `snowmint serve` on `url` as `identity`, in datacenter `datacenter`.
 fn serve(state: &std::path::Path, url: &str, identity: &str, datacenter: u64) -> Serve {
     let dc = datacenter.to_string();
-    serve_leased(state, url, identity, &TIMES, &["--datacenter", &dc])
+    serve_leased(state, url, identity, TIMES, &["--datacenter", &dc])
 }
 
 /// The cluster's URL with its members in `order`: a server asks the first one first.

@@ -18,27 +18,29 @@ use std::time::{Duration, Instant};
 use snowmint_testkit::{Cluster, PostgresReplicated};
 
 use crate::support::{
-    FAILOVER_LEASE, LEASE_FLAGS, LeaseTimes, Serve, ids, layout_lease, now_ms, serve_command,
-    serve_leased, spawn_logged,
+    LeaseTimes, Serve, ids, layout_lease, now_ms, serve_builder, serve_leased, spawn_logged,
 };
 
 /// A TTL that outlasts a failover with its lag (about three seconds), renewed every
 /// second: the holders the failover did not forget keep their worker ids.
-const TIMES: LeaseTimes = FAILOVER_LEASE;
+const TIMES: LeaseTimes = LeaseTimes::FAILOVER;
 const TTL_MS: u64 = TIMES.ttl_ms;
 const MARGIN_MS: u64 = TIMES.margin_ms;
 /// How long the cut-off primary goes on acknowledging writes before it dies.
 const LAG: Duration = Duration::from_millis(2_500);
 
 fn serve_long(state: &std::path::Path, url: &str, identity: &str) -> Serve {
-    serve_leased(state, url, identity, &TIMES, &[])
+    serve_leased(state, url, identity, TIMES, &[])
 }
 
 /// A server with the suite's short lease (3 s TTL, 300 ms margin).
 fn serve_short(state: &std::path::Path, url: &str, identity: &str) -> Serve {
-    let mut args = vec!["--grpc-addr", "off", "--lease", url, "--identity", identity];
-    args.extend(LEASE_FLAGS);
-    spawn_logged(serve_command(state, &args))
+    spawn_logged(
+        serve_builder(state)
+            .grpc_addr("off")
+            .lease(url, identity, LeaseTimes::SHORT)
+            .command(),
+    )
 }
 
 /// The worker id a server holds now, if any.

@@ -33,7 +33,7 @@ const REACH_MS: u64 = TTL_MS + MARGIN_MS;
 const BATCH: u32 = 5_000;
 
 fn serve(state: &std::path::Path, url: &str, identity: &str) -> Serve {
-    serve_leased(state, url, identity, &TIMES, &[])
+    serve_leased(state, url, identity, TIMES, &[])
 }
 
 /// What `/v1/layout` says of the server's lease, and its worker id.

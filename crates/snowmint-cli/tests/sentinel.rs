@@ -11,17 +11,15 @@ use std::time::{Duration, Instant};
 
 use snowmint_testkit::{Redis, Sentinels, Server};
 
-use crate::support::{
-    FAILOVER_LEASE, LeaseTimes, Serve, layout_lease, now_ms, serve_leased, twitter_ms,
-};
+use crate::support::{LeaseTimes, Serve, layout_lease, now_ms, serve_leased, twitter_ms};
 
 /// A TTL that outlasts a failover (about two seconds), renewed every second.
-const TIMES: LeaseTimes = FAILOVER_LEASE;
+const TIMES: LeaseTimes = LeaseTimes::FAILOVER;
 const TTL_MS: u64 = TIMES.ttl_ms;
 const MARGIN_MS: u64 = TIMES.margin_ms;
 
 fn serve(state: &std::path::Path, url: &str, identity: &str) -> Serve {
-    serve_leased(state, url, identity, &TIMES, &[])
+    serve_leased(state, url, identity, TIMES, &[])
 }
 
 /// What `/v1/layout` says of the server's lease, and its worker id.

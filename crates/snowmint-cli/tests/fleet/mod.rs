@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use snowmint_testkit::Server;
 
 use crate::support::{
-    LEASE_FLAGS, Serve, ids, now_ms, serve_command, spawn_logged, twitter_ms, wall_clock_offset,
+    LeaseTimes, Serve, ids, now_ms, serve_builder, spawn_logged, twitter_ms, wall_clock_offset,
 };
 
 /// Starts `snowmint serve` with the lease `url` and `identity`, and waits until it has
@@ -21,10 +21,11 @@ pub fn serve(state: &Path, url: &str, identity: &str) -> Serve {
 }
 
 fn serve_leased(state: &Path, url: &str, identity: &str) -> std::process::Command {
-    let mut args = vec!["--grpc-addr", "off", "--lease", url, "--identity", identity];
-    args.extend(["--max-batch", "100000"]);
-    args.extend(LEASE_FLAGS);
-    serve_command(state, &args)
+    serve_builder(state)
+        .grpc_addr("off")
+        .lease(url, identity, LeaseTimes::SHORT)
+        .args(["--max-batch", "100000"])
+        .command()
 }
 
 /// The registry's other 31 worker ids, held by long leases from this test process, so that
