@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use snowmint_testkit::{Cluster, EtcdCluster};
+use snowmint_testkit::{Cluster, EtcdCluster, eventually};
 
 use crate::support::{
     LeaseTimes, Serve, http_get, ids, layout_lease, now_ms, serve_leased, twitter_ms,
@@ -266,14 +266,20 @@ fn a_leader_cut_from_its_peers_does_not_keep_a_holder_issuing_beside_a_newcomer(
 
     cluster.partition(leader, false);
     drop(blockers);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !(0..cluster.members()).all(|i| cluster.healthy(i)) {
-        assert!(
-            Instant::now() < deadline,
-            "the mended member never rejoined"
-        );
-        thread::sleep(Duration::from_millis(50));
-    }
+    eventually(
+        Duration::from_secs(20),
+        "the mended member rejoining",
+        || {
+            let unhealthy: Vec<_> = (0..cluster.members())
+                .filter(|&i| !cluster.healthy(i))
+                .collect();
+            if unhealthy.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("members {unhealthy:?} unhealthy"))
+            }
+        },
+    );
     for server in [&holder, &bystander, &newcomer] {
         server.wait_ready(Duration::from_secs(20));
     }

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use snowmint_testkit::{Cluster, PostgresReplicated};
+use snowmint_testkit::{Cluster, PostgresReplicated, eventually};
 
 use crate::support::{
     LeaseTimes, Serve, ids, layout_lease, now_ms, serve_builder, serve_leased, spawn_logged,
@@ -58,25 +58,23 @@ fn lease(server: &Serve) -> serde_json::Value {
 /// Waits until `server` has heard from the promoted primary: a renewal confirmed past
 /// `renewals` (it kept its worker id: true), or its lease lost (false).
 fn kept_after_failover(server: &mut Serve, renewals: &serde_json::Value) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        if server.logged().contains("lease lost; acquiring again") {
-            return false;
-        }
-        let now = lease(server);
-        if now["state"] == "held"
-            && now["error"].is_null()
-            && now["renewals"].as_u64() > renewals.as_u64()
-        {
-            return true;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no word from the promoted primary: {now}\n{}",
-            server.logged()
-        );
-        thread::sleep(Duration::from_millis(50));
-    }
+    eventually(
+        Duration::from_secs(15),
+        "word from the promoted primary",
+        || {
+            if server.logged().contains("lease lost; acquiring again") {
+                return Ok(false);
+            }
+            let now = lease(server);
+            if now["state"] == "held"
+                && now["error"].is_null()
+                && now["renewals"].as_u64() > renewals.as_u64()
+            {
+                return Ok(true);
+            }
+            Err(format!("{now}\n{}", server.logged()))
+        },
+    )
 }
 
 /// Pulls ids from one server in the background, a batch every few ms, keeping every id it
@@ -153,20 +151,15 @@ fn try_get(address: SocketAddr, path: &str) -> Option<(u16, String)> {
 /// Polls `/readyz` until it answers 200, for at most `limit`; answers whether it ever
 /// answered otherwise, and the last reason it gave.
 fn until_ready(server: &Serve, limit: Duration) -> Option<String> {
-    let deadline = Instant::now() + limit;
     let mut refused = None;
-    loop {
-        let (status, body) = server.get("/readyz");
-        if status == 200 {
-            return refused;
+    eventually(limit, "ready", || match server.get("/readyz") {
+        (200, _) => Ok(()),
+        (_, body) => {
+            refused = Some(body.clone());
+            Err(body)
         }
-        assert!(
-            Instant::now() < deadline,
-            "not ready after {limit:?}: {body}"
-        );
-        refused = Some(body);
-        thread::sleep(Duration::from_millis(50));
-    }
+    });
+    refused
 }
 
 #[test]
@@ -368,16 +361,10 @@ fn members_killed_and_restarted_issue_no_id_twice() {
 /// Polls `/readyz` until it answers something else than 200, for at most `limit`;
 /// answers what it said.
 fn until_unready(server: &Serve, limit: Duration) -> String {
-    let deadline = Instant::now() + limit;
-    loop {
-        let (status, body) = server.get("/readyz");
-        if status != 200 {
-            return body;
+    eventually(limit, "unready after its registry died", || {
+        match server.get("/readyz") {
+            (200, _) => Err("still ready"),
+            (_, body) => Ok(body),
         }
-        assert!(
-            Instant::now() < deadline,
-            "still ready {limit:?} after its registry died"
-        );
-        thread::sleep(Duration::from_millis(50));
-    }
+    })
 }

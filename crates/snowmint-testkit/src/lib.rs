@@ -70,7 +70,7 @@ pub use redis::Redis;
 pub use redis_replicated::RedisReplicated;
 pub use sentinel::{PRIMARY_NAME, Sentinels};
 pub use serve::{Addresses, LeaseTimes, ServeCommand, Serving};
-pub use wait::{Frozen, eventually};
+pub use wait::{Frozen, eventually, eventually_async};
 pub use zookeeper::ZooKeeper;
 pub use zookeeper_ensemble::ZooKeeperEnsemble;
 

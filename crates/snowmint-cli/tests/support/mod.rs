@@ -14,11 +14,11 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use snowmint::{Id, Layout};
 pub use snowmint_testkit::LeaseTimes;
-use snowmint_testkit::{ServeCommand, Serving};
+use snowmint_testkit::{ServeCommand, Serving, eventually};
 
 /// `snowmint serve` of this crate's binary on free loopback ports, with `state` as its
 /// state directory: the kit's builder, for the flags a test adds.
@@ -181,17 +181,9 @@ impl Serve {
         let pid = i32::try_from(self.process.pid()).unwrap();
         // SAFETY: sends SIGTERM to the child this test started and still owns.
         assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            if let Some(status) = self.process.try_wait().unwrap() {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "still running 15 s after SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        eventually(Duration::from_secs(15), "the exit after SIGTERM", || {
+            self.process.try_wait().unwrap().ok_or("still running")
+        })
     }
 
     /// Kills the process with SIGKILL, as a crash would.
@@ -201,18 +193,10 @@ impl Serve {
 
     /// Polls `/readyz` until it says ready, for at most `limit`.
     pub fn wait_ready(&self, limit: Duration) {
-        let deadline = Instant::now() + limit;
-        loop {
-            let (status, body) = self.get("/readyz");
-            if status == 200 {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "not ready after {limit:?}: {body}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        eventually(limit, "ready", || match self.get("/readyz") {
+            (200, _) => Ok(()),
+            (_, body) => Err(body),
+        });
     }
 
     /// A number from the process's /proc status, such as `Threads` or `VmRSS` (in kB).
