@@ -15,6 +15,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use snowmint::{Id, Layout};
+use snowmint_testkit::eventually;
 use support::{Serve, SteppedClock, http_get, now_ms, serve_command, spawn_logged, twitter_ms};
 
 /// Requests one client sends at most: a test needs a few thousand.
@@ -792,11 +793,12 @@ fn a_wait_that_meets_a_further_step_back_keeps_its_bound() {
             .unwrap();
         (support::read_response(conn), start.elapsed())
     });
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while metric(&serve, "snowmint_tick_waits_total") <= before {
-        assert!(Instant::now() < deadline, "no wait began");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    eventually(Duration::from_secs(5), "a wait begun", || {
+        match metric(&serve, "snowmint_tick_waits_total") {
+            waits if waits > before => Ok(()),
+            waits => Err(format!("snowmint_tick_waits_total {waits}")),
+        }
+    });
     clock.step("-60s");
     let ((status, body), took) = waiting.join().unwrap();
     assert!(
@@ -825,9 +827,11 @@ fn a_leased_wall_server_set_right_after_starting_behind_issues_at_the_real_time(
     let clock = SteppedClock::new();
     clock.step("-10s");
     let url = redis.url();
-    let mut args = vec!["--grpc-addr", "off", "--clock", "wall", "--lease", &url];
-    args.extend(support::LEASE_FLAGS);
-    let mut cmd = serve_command(state.path(), &args);
+    let mut cmd = support::serve_builder(state.path())
+        .grpc_addr("off")
+        .args(["--clock", "wall", "--lease", &url])
+        .lease_times(support::LeaseTimes::SHORT)
+        .command();
     clock.apply(&mut cmd);
     let serve = spawn_logged(cmd);
     serve.wait_ready(Duration::from_secs(20));
@@ -836,23 +840,21 @@ fn a_leased_wall_server_set_right_after_starting_behind_issues_at_the_real_time(
 
     clock.step("+0");
     // A renewal or two after the step; bounded well past them.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let before = now_ms();
-        let (status, body) = http_get(serve.http, "/v1/id");
-        if status == 200 {
-            let json: serde_json::Value = serde_json::from_str(&body).unwrap();
-            let ms = twitter_ms(json["id"].as_str().unwrap().parse().unwrap());
-            assert!(
-                ms + SLACK_MS >= before,
-                "an id at {ms} ms, asked at {before}"
-            );
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no id 5 s after the clock was set right: {status} {body}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let (before, body) = eventually(
+        Duration::from_secs(5),
+        "an id after the clock was set right",
+        || {
+            let before = now_ms();
+            match http_get(serve.http, "/v1/id") {
+                (200, body) => Ok((before, body)),
+                (status, body) => Err(format!("{status} {body}")),
+            }
+        },
+    );
+    let json: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let ms = twitter_ms(json["id"].as_str().unwrap().parse().unwrap());
+    assert!(
+        ms + SLACK_MS >= before,
+        "an id at {ms} ms, asked at {before}"
+    );
 }

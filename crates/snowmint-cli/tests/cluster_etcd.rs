@@ -15,16 +15,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use snowmint_testkit::{Cluster, EtcdCluster};
+use snowmint_testkit::{Cluster, EtcdCluster, eventually};
 
 use crate::support::{
-    FAILOVER_LEASE, LeaseTimes, Serve, http_get, ids, layout_lease, now_ms, serve_leased,
-    twitter_ms,
+    LeaseTimes, Serve, http_get, ids, layout_lease, now_ms, serve_leased, twitter_ms,
 };
 
 /// A TTL that outlasts a failover (about a second) and a renewal stuck on a member that
 /// lost its quorum (the 2 s request timeout, then the next member), renewed every second.
-const TIMES: LeaseTimes = FAILOVER_LEASE;
+const TIMES: LeaseTimes = LeaseTimes::FAILOVER;
 const TTL_MS: u64 = TIMES.ttl_ms;
 const MARGIN_MS: u64 = TIMES.margin_ms;
 /// How far past its last renewal a holder may have issued: the fleet's reach.
@@ -35,7 +34,7 @@ const BATCH: u32 = 5_000;
 /// `snowmint serve` on `url` as `identity`, in datacenter `datacenter`.
 fn serve(state: &std::path::Path, url: &str, identity: &str, datacenter: u64) -> Serve {
     let dc = datacenter.to_string();
-    serve_leased(state, url, identity, &TIMES, &["--datacenter", &dc])
+    serve_leased(state, url, identity, TIMES, &["--datacenter", &dc])
 }
 
 /// The cluster's URL with its members in `order`: a server asks the first one first.
@@ -267,14 +266,20 @@ fn a_leader_cut_from_its_peers_does_not_keep_a_holder_issuing_beside_a_newcomer(
 
     cluster.partition(leader, false);
     drop(blockers);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !(0..cluster.members()).all(|i| cluster.healthy(i)) {
-        assert!(
-            Instant::now() < deadline,
-            "the mended member never rejoined"
-        );
-        thread::sleep(Duration::from_millis(50));
-    }
+    eventually(
+        Duration::from_secs(20),
+        "the mended member rejoining",
+        || {
+            let unhealthy: Vec<_> = (0..cluster.members())
+                .filter(|&i| !cluster.healthy(i))
+                .collect();
+            if unhealthy.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("members {unhealthy:?} unhealthy"))
+            }
+        },
+    );
     for server in [&holder, &bystander, &newcomer] {
         server.wait_ready(Duration::from_secs(20));
     }

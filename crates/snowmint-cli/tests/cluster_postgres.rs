@@ -15,30 +15,32 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use snowmint_testkit::{Cluster, PostgresReplicated};
+use snowmint_testkit::{Cluster, PostgresReplicated, eventually};
 
 use crate::support::{
-    FAILOVER_LEASE, LEASE_FLAGS, LeaseTimes, Serve, ids, layout_lease, now_ms, serve_command,
-    serve_leased, spawn_logged,
+    LeaseTimes, Serve, ids, layout_lease, now_ms, serve_builder, serve_leased, spawn_logged,
 };
 
 /// A TTL that outlasts a failover with its lag (about three seconds), renewed every
 /// second: the holders the failover did not forget keep their worker ids.
-const TIMES: LeaseTimes = FAILOVER_LEASE;
+const TIMES: LeaseTimes = LeaseTimes::FAILOVER;
 const TTL_MS: u64 = TIMES.ttl_ms;
 const MARGIN_MS: u64 = TIMES.margin_ms;
 /// How long the cut-off primary goes on acknowledging writes before it dies.
 const LAG: Duration = Duration::from_millis(2_500);
 
 fn serve_long(state: &std::path::Path, url: &str, identity: &str) -> Serve {
-    serve_leased(state, url, identity, &TIMES, &[])
+    serve_leased(state, url, identity, TIMES, &[])
 }
 
 /// A server with the suite's short lease (3 s TTL, 300 ms margin).
 fn serve_short(state: &std::path::Path, url: &str, identity: &str) -> Serve {
-    let mut args = vec!["--grpc-addr", "off", "--lease", url, "--identity", identity];
-    args.extend(LEASE_FLAGS);
-    spawn_logged(serve_command(state, &args))
+    spawn_logged(
+        serve_builder(state)
+            .grpc_addr("off")
+            .lease(url, identity, LeaseTimes::SHORT)
+            .command(),
+    )
 }
 
 /// The worker id a server holds now, if any.
@@ -56,25 +58,23 @@ fn lease(server: &Serve) -> serde_json::Value {
 /// Waits until `server` has heard from the promoted primary: a renewal confirmed past
 /// `renewals` (it kept its worker id: true), or its lease lost (false).
 fn kept_after_failover(server: &mut Serve, renewals: &serde_json::Value) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        if server.logged().contains("lease lost; acquiring again") {
-            return false;
-        }
-        let now = lease(server);
-        if now["state"] == "held"
-            && now["error"].is_null()
-            && now["renewals"].as_u64() > renewals.as_u64()
-        {
-            return true;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no word from the promoted primary: {now}\n{}",
-            server.logged()
-        );
-        thread::sleep(Duration::from_millis(50));
-    }
+    eventually(
+        Duration::from_secs(15),
+        "word from the promoted primary",
+        || {
+            if server.logged().contains("lease lost; acquiring again") {
+                return Ok(false);
+            }
+            let now = lease(server);
+            if now["state"] == "held"
+                && now["error"].is_null()
+                && now["renewals"].as_u64() > renewals.as_u64()
+            {
+                return Ok(true);
+            }
+            Err(format!("{now}\n{}", server.logged()))
+        },
+    )
 }
 
 /// Pulls ids from one server in the background, a batch every few ms, keeping every id it
@@ -151,20 +151,15 @@ fn try_get(address: SocketAddr, path: &str) -> Option<(u16, String)> {
 /// Polls `/readyz` until it answers 200, for at most `limit`; answers whether it ever
 /// answered otherwise, and the last reason it gave.
 fn until_ready(server: &Serve, limit: Duration) -> Option<String> {
-    let deadline = Instant::now() + limit;
     let mut refused = None;
-    loop {
-        let (status, body) = server.get("/readyz");
-        if status == 200 {
-            return refused;
+    eventually(limit, "ready", || match server.get("/readyz") {
+        (200, _) => Ok(()),
+        (_, body) => {
+            refused = Some(body.clone());
+            Err(body)
         }
-        assert!(
-            Instant::now() < deadline,
-            "not ready after {limit:?}: {body}"
-        );
-        refused = Some(body);
-        thread::sleep(Duration::from_millis(50));
-    }
+    });
+    refused
 }
 
 #[test]
@@ -366,16 +361,10 @@ fn members_killed_and_restarted_issue_no_id_twice() {
 /// Polls `/readyz` until it answers something else than 200, for at most `limit`;
 /// answers what it said.
 fn until_unready(server: &Serve, limit: Duration) -> String {
-    let deadline = Instant::now() + limit;
-    loop {
-        let (status, body) = server.get("/readyz");
-        if status != 200 {
-            return body;
+    eventually(limit, "unready after its registry died", || {
+        match server.get("/readyz") {
+            (200, _) => Err("still ready"),
+            (_, body) => Ok(body),
         }
-        assert!(
-            Instant::now() < deadline,
-            "still ready {limit:?} after its registry died"
-        );
-        thread::sleep(Duration::from_millis(50));
-    }
+    })
 }

@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use snowmint_testkit::{Cluster, ZooKeeperEnsemble};
+use snowmint_testkit::{Cluster, ZooKeeperEnsemble, eventually};
 
 use crate::support::{
     LeaseTimes, Serve, http_get, ids, layout_lease, now_ms, serve_leased, twitter_ms,
@@ -33,7 +33,7 @@ const REACH_MS: u64 = TTL_MS + MARGIN_MS;
 const BATCH: u32 = 5_000;
 
 fn serve(state: &std::path::Path, url: &str, identity: &str) -> Serve {
-    serve_leased(state, url, identity, &TIMES, &[])
+    serve_leased(state, url, identity, TIMES, &[])
 }
 
 /// What `/v1/layout` says of the server's lease, and its worker id.
@@ -108,20 +108,15 @@ impl Issued {
 /// Polls `/readyz` until it says ready (`true`) for at most `limit`, and says whether it
 /// was behind the high-water mark meanwhile.
 fn wait_ready(server: &Serve, limit: Duration) -> bool {
-    let deadline = Instant::now() + limit;
     let mut behind = false;
-    loop {
-        let (status, body) = server.get("/readyz");
-        if status == 200 {
-            return behind;
+    eventually(limit, "ready", || match server.get("/readyz") {
+        (200, _) => Ok(()),
+        (_, body) => {
+            behind |= body.contains("behind the high-water mark");
+            Err(body)
         }
-        behind |= body.contains("behind the high-water mark");
-        assert!(
-            Instant::now() < deadline,
-            "not ready after {limit:?}: {body}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    });
+    behind
 }
 
 #[test]

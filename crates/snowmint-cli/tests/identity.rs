@@ -10,7 +10,9 @@ mod support;
 
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use snowmint_testkit::eventually;
 
 use support::{Serve, serve_command, spawn_logged};
 
@@ -83,22 +85,23 @@ impl Host {
             .spawn()
             .expect("redis-server runs (scripts/setup installs it)");
         self.redis = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let pong = self
-                .command("redis-cli")
-                .args(["-p", &self.redis_port.to_string(), "ping"])
-                .output()
-                .expect("redis-cli runs");
-            if String::from_utf8_lossy(&pong.stdout).trim() == "PONG" {
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "redis never answered in the namespace"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        eventually(
+            Duration::from_secs(20),
+            "redis answering in the namespace",
+            || {
+                let pong = self
+                    .command("redis-cli")
+                    .args(["-p", &self.redis_port.to_string(), "ping"])
+                    .output()
+                    .expect("redis-cli runs");
+                let said = String::from_utf8_lossy(&pong.stdout).trim().to_string();
+                if said == "PONG" {
+                    Ok(())
+                } else {
+                    Err(format!("{said:?}"))
+                }
+            },
+        );
         format!("redis://127.0.0.1:{}", self.redis_port)
     }
 
@@ -137,15 +140,13 @@ impl Drop for Host {
 
 /// Waits until the server has taken a worker id, and returns its acquisition log line.
 fn acquired(serve: &mut Serve) -> String {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    eventually(Duration::from_secs(20), "a worker id acquired", || {
         let log = serve.logged();
-        if let Some(line) = log.lines().find(|l| l.contains("acquired worker id")) {
-            return line.to_string();
+        match log.lines().find(|l| l.contains("acquired worker id")) {
+            Some(line) => Ok(line.to_string()),
+            None => Err(format!("the log:\n{log}")),
         }
-        assert!(Instant::now() < deadline, "no worker id acquired:\n{log}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    })
 }
 
 fn field(line: &str, key: &str) -> String {

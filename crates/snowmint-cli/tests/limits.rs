@@ -6,7 +6,7 @@
 
 mod support;
 
-use snowmint_testkit::eventually;
+use snowmint_testkit::{eventually, eventually_async};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
@@ -437,15 +437,19 @@ async fn large_batches_that_nobody_reads_hold_only_their_connections_share() {
         clients.push(client);
     }
     // Each connection's share (262,144 ids) holds two of its batches; the rest wait.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let (_, metrics) = get("/metrics").await.unwrap();
-        if metrics.contains("\nsnowmint_ids_in_flight 800000\n") {
-            break;
-        }
-        assert!(Instant::now() < deadline, "{metrics}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually_async(
+        Duration::from_secs(10),
+        "800,000 ids in flight",
+        async || {
+            let (_, metrics) = get("/metrics").await.unwrap();
+            if metrics.contains("\nsnowmint_ids_in_flight 800000\n") {
+                Ok(())
+            } else {
+                Err(metrics)
+            }
+        },
+    )
+    .await;
     let during = serve.proc_status("VmRSS");
     assert!(
         during < before + 100 * 1024,
@@ -491,17 +495,17 @@ async fn a_response_nobody_takes_is_abandoned_after_the_idle_timeout() {
         "{closed:?}"
     );
     // The abandoned responses give their ids' room back as their streams end.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let metrics = loop {
+    let metrics = eventually_async(Duration::from_secs(5), "no ids in flight", async || {
         let (_, metrics) = tokio::task::spawn_blocking(move || http_get(http, "/metrics"))
             .await
             .unwrap();
         if metrics.contains("\nsnowmint_ids_in_flight 0\n") {
-            break metrics;
+            Ok(metrics)
+        } else {
+            Err(metrics)
         }
-        assert!(Instant::now() < deadline, "{metrics}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    })
+    .await;
     assert!(
         metrics.contains(
             "snowmint_connections_timed_out_total{protocol=\"http\",timeout=\"stalled\"} 1\n"

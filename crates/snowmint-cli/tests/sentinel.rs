@@ -9,19 +9,17 @@ mod support;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use snowmint_testkit::{Redis, Sentinels, Server};
+use snowmint_testkit::{Redis, Sentinels, Server, eventually};
 
-use crate::support::{
-    FAILOVER_LEASE, LeaseTimes, Serve, layout_lease, now_ms, serve_leased, twitter_ms,
-};
+use crate::support::{LeaseTimes, Serve, layout_lease, now_ms, serve_leased, twitter_ms};
 
 /// A TTL that outlasts a failover (about two seconds), renewed every second.
-const TIMES: LeaseTimes = FAILOVER_LEASE;
+const TIMES: LeaseTimes = LeaseTimes::FAILOVER;
 const TTL_MS: u64 = TIMES.ttl_ms;
 const MARGIN_MS: u64 = TIMES.margin_ms;
 
 fn serve(state: &std::path::Path, url: &str, identity: &str) -> Serve {
-    serve_leased(state, url, identity, &TIMES, &[])
+    serve_leased(state, url, identity, TIMES, &[])
 }
 
 /// What `/v1/layout` says of the server's lease, and its worker id.
@@ -65,28 +63,27 @@ fn a_server_keeps_its_worker_id_across_a_failover_and_a_newcomer_waits_for_the_f
     // succeeds (the old primary is dead), on a connection to the promoted replica.
     let (before, _) = lease(&holder);
     let connected = format!("primary=127.0.0.1:{promoted}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let (now, worker) = lease(&holder);
-        assert_eq!(
-            (&now["state"], worker),
-            (&"held".into(), held),
-            "the holder lost its worker id: {now}\n{}",
-            holder.logged()
-        );
-        if now["error"].is_null()
-            && now["renewals"].as_u64() > before["renewals"].as_u64()
-            && holder.logged().contains(&connected)
-        {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no renewal on the promoted replica: {now}\n{}",
-            holder.logged()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    eventually(
+        Duration::from_secs(10),
+        "a renewal on the promoted replica",
+        || {
+            let (now, worker) = lease(&holder);
+            assert_eq!(
+                (&now["state"], worker),
+                (&"held".into(), held),
+                "the holder lost its worker id: {now}\n{}",
+                holder.logged()
+            );
+            if now["error"].is_null()
+                && now["renewals"].as_u64() > before["renewals"].as_u64()
+                && holder.logged().contains(&connected)
+            {
+                Ok(())
+            } else {
+                Err(format!("{now}\n{}", holder.logged()))
+            }
+        },
+    );
     eprintln!(
         "renewed on the promoted replica {:?} after the kill",
         killed.elapsed()
@@ -104,21 +101,20 @@ fn a_server_keeps_its_worker_id_across_a_failover_and_a_newcomer_waits_for_the_f
     let newcomer = serve(&state.path().join("newcomer"), &url, "newcomer");
     let started = Instant::now();
     let mut waited = None;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let first = loop {
-        let (status, body) = newcomer.get("/readyz");
-        if status == 200 {
-            break fleet::pull(&newcomer, 10_000).expect("ids from the newcomer");
-        }
-        if body.contains("behind the high-water mark") {
-            waited = Some(body.clone());
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the newcomer never got ready: {body}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    eventually(
+        Duration::from_secs(30),
+        "the newcomer ready",
+        || match newcomer.get("/readyz") {
+            (200, _) => Ok(()),
+            (_, body) => {
+                if body.contains("behind the high-water mark") {
+                    waited = Some(body.clone());
+                }
+                Err(body)
+            }
+        },
+    );
+    let first = fleet::pull(&newcomer, 10_000).expect("ids from the newcomer");
     eprintln!(
         "the newcomer was ready {:?} after it started",
         started.elapsed()

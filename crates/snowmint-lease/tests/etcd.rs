@@ -10,7 +10,7 @@ use snowmint::error::Chain;
 use snowmint::{Clock, SystemClock};
 use snowmint_lease::{Claim, EtcdRegistry, Keeper, Lease, LeaseError, LeaseStatus, Registry};
 use snowmint_testkit::Server;
-use snowmint_testkit::{Etcd, Frozen};
+use snowmint_testkit::{Etcd, Frozen, eventually_async};
 use tokio::task::block_in_place;
 
 use conformance::SETTINGS;
@@ -123,16 +123,16 @@ async fn killed_holder_is_not_taken_over_before_its_ttl() {
     let last_sent = last.valid_until_ms + margin - ttl;
 
     let successor = conformance::claim("killed", "successor", 1);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let taken = loop {
-        match registry.acquire(&successor).await {
-            Ok(lease) => break lease,
-            Err(LeaseError::Exhausted { .. }) if Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+    let taken = eventually_async(
+        Duration::from_secs(10),
+        "the successor taking over",
+        async || match registry.acquire(&successor).await {
+            Err(err @ LeaseError::Exhausted { .. }) => Err(err),
             Err(err) => panic!("the successor could not take over: {err}"),
-        }
-    };
+            Ok(lease) => Ok(lease),
+        },
+    )
+    .await;
     let taken_by = clock.now_ms();
     assert_eq!(taken.worker, last.lease.worker);
     assert!(

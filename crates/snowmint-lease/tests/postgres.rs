@@ -17,7 +17,7 @@ use snowmint::error::Chain;
 use snowmint::{Clock, SystemClock, WallClock};
 use snowmint_lease::{Keeper, LeaseError, LeaseStatus, PostgresRegistry, Registry};
 use snowmint_testkit::Server;
-use snowmint_testkit::{Frozen, Postgres};
+use snowmint_testkit::{Frozen, Postgres, eventually_async};
 use tokio::task::block_in_place;
 
 use conformance::SETTINGS;
@@ -101,14 +101,19 @@ async fn wait_gone(pids: &[u32]) {
             state != Some("Z")
         })
     };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while pids.iter().any(running) {
-        assert!(
-            Instant::now() < deadline,
-            "the server's processes outlived it: {pids:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually_async(
+        Duration::from_secs(10),
+        "the server's processes gone",
+        async || {
+            let left: Vec<_> = pids.iter().filter(|pid| running(pid)).collect();
+            if left.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("{left:?} still running"))
+            }
+        },
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -262,16 +267,14 @@ async fn a_killed_holder_is_not_taken_over_before_its_ttl() {
 
     let successor = registry(&postgres.url());
     let next = claim("killed", "successor", 1);
-    let deadline = Instant::now() + TTL * 3;
-    let (taken, at) = loop {
+    let (taken, at) = eventually_async(TTL * 3, "a takeover", async || {
         match successor.acquire(&next).await {
-            Ok(lease) => break (lease, now_ms()),
-            Err(LeaseError::Exhausted { .. }) if Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+            Err(err @ LeaseError::Exhausted { .. }) => Err(err),
             Err(err) => panic!("no takeover: {err}"),
+            Ok(lease) => Ok((lease, now_ms())),
         }
-    };
+    })
+    .await;
     // 5 ms: the keeper's clock advances in whole milliseconds from a ticker thread.
     assert!(
         at + 5 >= expires_no_sooner,

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use conformance::{TTL, claim};
 use snowmint::Clock;
 use snowmint_lease::{Claim, LeaseError, RedisRegistry, Registry};
-use snowmint_testkit::{Redis, Sentinels, Server};
+use snowmint_testkit::{Redis, Sentinels, Server, eventually_async};
 
 fn registry(redis: &Redis) -> Arc<dyn Registry> {
     Arc::new(RedisRegistry::from_url(&redis.url()).expect("a valid URL"))
@@ -166,16 +166,14 @@ async fn a_dropped_holder_keeps_its_worker_until_its_ttl_even_from_its_own_ident
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let deadline = Instant::now() + TTL * 3;
-    let taken = loop {
+    let taken = eventually_async(TTL * 3, "a takeover", async || {
         match registry.acquire(&successor).await {
-            Ok(taken) => break taken,
-            Err(LeaseError::Exhausted { .. }) if Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+            Err(err @ LeaseError::Exhausted { .. }) => Err(err),
             Err(err) => panic!("no takeover: {err}"),
+            Ok(taken) => Ok(taken),
         }
-    };
+    })
+    .await;
     let after = renewed_at.elapsed();
     assert!(
         after >= TTL - Duration::from_millis(300),

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use snowmint::{Clock, SystemClock};
 use snowmint_lease::{Claim, Keeper, LeaseError, LeaseSettings, Registry, ZooKeeperRegistry};
-use snowmint_testkit::{Frozen, Server, ZooKeeper};
+use snowmint_testkit::{Frozen, Server, ZooKeeper, eventually_async};
 use tokio::task::block_in_place;
 use zookeeper_client as zk;
 
@@ -140,16 +140,16 @@ fn a_dead_holders_worker_waits_for_its_session_to_expire() {
     runtime.block_on(async {
         let registry = snowmint_lease::registry_from_url(&url).unwrap();
         let successor = claim("dead", "successor", 1);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let taken = loop {
-            match registry.acquire(&successor).await {
-                Ok(lease) => break lease,
-                Err(LeaseError::Exhausted { .. }) if Instant::now() < deadline => {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
+        let taken = eventually_async(
+            Duration::from_secs(10),
+            "the successor taking over",
+            async || match registry.acquire(&successor).await {
+                Err(err @ LeaseError::Exhausted { .. }) => Err(err),
                 Err(err) => panic!("the successor could not take over: {err}"),
-            }
-        };
+                Ok(lease) => Ok(lease),
+            },
+        )
+        .await;
         let taken_by = clock.now_ms();
         eprintln!(
             "taken over {} ms after the last renewal was sent",

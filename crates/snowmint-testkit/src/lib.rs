@@ -55,6 +55,7 @@ mod program;
 mod redis;
 mod redis_replicated;
 mod sentinel;
+mod serve;
 mod wait;
 mod zookeeper;
 mod zookeeper_ensemble;
@@ -68,7 +69,8 @@ pub use postgres_replicated::PostgresReplicated;
 pub use redis::Redis;
 pub use redis_replicated::RedisReplicated;
 pub use sentinel::{PRIMARY_NAME, Sentinels};
-pub use wait::{Frozen, eventually};
+pub use serve::{Addresses, LeaseTimes, ServeCommand, Serving};
+pub use wait::{Frozen, eventually, eventually_async};
 pub use zookeeper::ZooKeeper;
 pub use zookeeper_ensemble::ZooKeeperEnsemble;
 

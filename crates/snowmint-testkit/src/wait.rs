@@ -2,9 +2,10 @@
 //!
 //! A test waits for another process (a server that becomes ready, a lease that moves) by
 //! asking again and again until a deadline: [`eventually`] is that loop, written once, and
-//! its failure names what never happened. [`Frozen`] stops a process with SIGSTOP, as a VM
-//! pause or a long garbage-collection pause would, and lets it go on (SIGCONT) when dropped,
-//! so a test that fails while a process is frozen does not leave it stopped.
+//! its failure names what never happened ([`eventually_async`] is the same loop for async
+//! tests). [`Frozen`] stops a process with SIGSTOP, as a VM pause or a long
+//! garbage-collection pause would, and lets it go on (SIGCONT) when dropped, so a test
+//! that fails while a process is frozen does not leave it stopped.
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -50,6 +51,56 @@ pub fn eventually<T, E: std::fmt::Display>(
             ),
         }
         thread::sleep(POLL);
+    }
+}
+
+/// [`eventually`] for async tests: asks `condition` until it answers `Ok`, at most for
+/// `within`, pausing on tokio's timer (so the runtime's other tasks go on meanwhile);
+/// returns what it gave.
+///
+/// # Panics
+///
+/// When `within` passes first: the message names `what`, and what the last answer found.
+/// Outside a tokio runtime with its timer enabled.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use snowmint_testkit::eventually_async;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build()?.block_on(async {
+/// let start = Instant::now();
+/// let waited = eventually_async(Duration::from_secs(5), "50 ms to pass", async || {
+///     let elapsed = start.elapsed();
+///     if elapsed >= Duration::from_millis(50) { Ok(elapsed) } else { Err(format!("{elapsed:?}")) }
+/// })
+/// .await;
+/// assert!(waited >= Duration::from_millis(50));
+/// # });
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[track_caller]
+pub fn eventually_async<T, E: std::fmt::Display>(
+    within: Duration,
+    what: &str,
+    mut condition: impl AsyncFnMut() -> Result<T, E>,
+) -> impl Future<Output = T> {
+    // Taken here, as the future's body would lose the caller's location.
+    let caller = std::panic::Location::caller();
+    async move {
+        let deadline = Instant::now() + within;
+        loop {
+            match condition().await {
+                Ok(found) => return found,
+                Err(last) => assert!(
+                    Instant::now() < deadline,
+                    "{what} did not happen within {} ms (at {caller}); the last answer: {last}",
+                    within.as_millis()
+                ),
+            }
+            tokio::time::sleep(POLL).await;
+        }
     }
 }
 

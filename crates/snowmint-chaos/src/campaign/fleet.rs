@@ -2,14 +2,14 @@
 //! tmpfs of its own (so it can be made read-only or full), and a wall clock of its own that
 //! the campaign steps through libfaketime.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, RwLock, mpsc};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use snowmint_testkit::{LeaseTimes, ServeCommand, Serving};
 use tokio::task::AbortHandle;
 
 use super::checker::Incarnation;
@@ -18,11 +18,12 @@ use super::sys::{Cleanup, mount_tmpfs, signal};
 use super::{Epoch, Event};
 
 /// Lease settings short enough that a stop past the TTL is cheap: a 3 s TTL renewed every
-/// 500 ms, issuing stopped 300 ms before it could end.
-pub const LEASE_TTL: Duration = Duration::from_millis(3_000);
-const LEASE_RENEW: Duration = Duration::from_millis(500);
+/// 500 ms, issuing stopped 300 ms before it could end (the tests' short lease).
+const LEASE_TIMES: LeaseTimes = LeaseTimes::SHORT;
+/// How long a lease lasts.
+pub const LEASE_TTL: Duration = Duration::from_millis(LEASE_TIMES.ttl_ms);
 /// The safety margin: issuing stops this long before a lease could end.
-pub const LEASE_MARGIN: Duration = Duration::from_millis(300);
+pub const LEASE_MARGIN: Duration = Duration::from_millis(LEASE_TIMES.margin_ms);
 /// How far ahead a server reserves its high-water mark (the server's default, passed so
 /// that the campaign's figures cannot drift from it): a `file` registry's holder issues up
 /// to this far past its last reservation.
@@ -62,7 +63,7 @@ pub struct Slot {
     pub state: PathBuf,
     clock_dir: PathBuf,
     log: PathBuf,
-    child: Option<Child>,
+    child: Option<Serving>,
     relays: Vec<AbortHandle>,
 }
 
@@ -155,97 +156,49 @@ impl Fleet {
     /// Starts slot `i` and publishes its addresses once it has logged them.
     pub fn start(&mut self, i: usize) -> anyhow::Result<()> {
         let slot = &mut self.slots[i];
-        let mut args: Vec<String> = [
-            "serve",
-            "--http-addr",
-            "127.0.0.1:0",
-            "--grpc-addr",
-            "127.0.0.1:0",
-            "--state-dir",
-        ]
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-        args.push(slot.state.display().to_string());
         let lease = match (&self.isolated_lease, slot.isolated) {
-            (Some(url), true) => url.clone(),
-            _ => self.lease.clone(),
+            (Some(url), true) => url.as_str(),
+            _ => self.lease.as_str(),
         };
-        args.extend(["--lease".into(), lease, "--identity".into()]);
-        args.push(slot.identity.clone());
-        args.extend(["--max-batch".into(), MAX_BATCH.to_string()]);
-        for (flag, value) in [
-            ("--lease-ttl-ms", LEASE_TTL),
-            ("--lease-renew-ms", LEASE_RENEW),
-            ("--lease-margin-ms", LEASE_MARGIN),
-            ("--reserve-ahead-ms", RESERVE_AHEAD),
-        ] {
-            args.extend([flag.to_string(), value.as_millis().to_string()]);
-        }
+        let mut serve = ServeCommand::new(&self.program, &slot.state)
+            .grpc_addr("127.0.0.1:0")
+            .lease(lease, &slot.identity, LEASE_TIMES)
+            .arg("--max-batch")
+            .arg(MAX_BATCH.to_string())
+            .arg("--reserve-ahead-ms")
+            .arg(RESERVE_AHEAD.as_millis().to_string());
         if slot.wall {
-            args.extend(["--clock".into(), "wall".into()]);
+            serve = serve.args(["--clock", "wall"]);
         }
-        let mut cmd = match (&self.netns, slot.isolated) {
-            (Some(netns), true) => {
-                let mut cmd = Command::new("ip");
-                cmd.args(["netns", "exec", &netns.name]).arg(&self.program);
-                cmd
-            }
-            _ => Command::new(&self.program),
-        };
-        cmd.args(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        for (key, _) in std::env::vars() {
-            if key.starts_with("SNOWMINT_") {
-                cmd.env_remove(key);
-            }
+        if let (Some(netns), true) = (&self.netns, slot.isolated) {
+            serve = serve.launcher(["ip", "netns", "exec", &netns.name]);
         }
+        let mut cmd = serve.command();
         // `FAKETIME` in the environment would win over the file.
         cmd.env_remove("FAKETIME")
             .env("LD_PRELOAD", libfaketime_mt()?)
             .env("FAKETIME_TIMESTAMP_FILE", slot.clock_dir.join("faketime"))
             .env("FAKETIME_NO_CACHE", "1")
             .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
-        let mut child = cmd
-            .spawn()
+        let child = Serving::spawn(cmd)
             .with_context(|| format!("cannot start {}", self.program.display()))?;
-        let pid = child.id();
-        let stderr = child.stderr.take().expect("piped");
-        slot.child = Some(child);
+        let pid = child.pid();
+        let child = slot.child.insert(child);
         let started = self.epoch.now();
-        let (tx, rx) = mpsc::channel();
         let mut log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&slot.log)?;
         writeln!(log, "--- pid {pid} at {:.3} s", started as f64 / 1e6)?;
-        std::thread::spawn(move || {
-            let mut tx = Some(tx);
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+        let logged = child
+            .addresses(START_LIMIT, move |line| {
                 let _ = writeln!(log, "{line}");
-                if line.contains("http=")
-                    && let Some(tx) = tx.take()
-                {
-                    let _ = tx.send(line);
-                }
-            }
-        });
-        let line = rx.recv_timeout(START_LIMIT).with_context(|| {
-            format!(
-                "{} (pid {pid}) logged no address in {START_LIMIT:?}: see {}",
-                slot.name,
-                slot.log.display()
-            )
-        })?;
-        let logged = |key: &str| -> anyhow::Result<SocketAddr> {
-            line.split(&format!("{key}="))
-                .nth(1)
-                .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
-                .with_context(|| format!("no {key} address in {line:?}"))
-        };
-        let (mut http, mut grpc) = (logged("http")?, logged("grpc")?);
+            })
+            .with_context(|| format!("{}: see {}", slot.name, slot.log.display()))?;
+        let mut http = logged.http;
+        let mut grpc = logged
+            .grpc
+            .with_context(|| format!("{} logged no grpc address", slot.name))?;
         for relay in slot.relays.drain(..) {
             relay.abort();
         }
@@ -279,7 +232,6 @@ impl Fleet {
         let slot = &mut self.slots[i];
         if let Some(mut child) = slot.child.take() {
             child.kill().context("SIGKILL")?;
-            child.wait()?;
         }
         Ok(())
     }
@@ -287,7 +239,7 @@ impl Fleet {
     /// The pid of slot `i`'s process.
     pub fn pid(&self, i: usize) -> anyhow::Result<u32> {
         match &self.slots[i].child {
-            Some(child) => Ok(child.id()),
+            Some(child) => Ok(child.pid()),
             None => bail!("{} is not running", self.slots[i].name),
         }
     }
@@ -333,11 +285,8 @@ impl Slot {
 impl Drop for Fleet {
     fn drop(&mut self) {
         for slot in &mut self.slots {
-            if let Some(mut child) = slot.child.take() {
-                // A stopped process dies of SIGKILL too.
-                let _ = child.kill();
-                let _ = child.wait();
-            }
+            // A stopped process dies of SIGKILL too.
+            drop(slot.child.take());
             for relay in slot.relays.drain(..) {
                 relay.abort();
             }

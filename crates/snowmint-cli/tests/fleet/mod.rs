@@ -8,10 +8,10 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use snowmint_testkit::Server;
+use snowmint_testkit::{Server, eventually};
 
 use crate::support::{
-    LEASE_FLAGS, Serve, ids, now_ms, serve_command, spawn_logged, twitter_ms, wall_clock_offset,
+    LeaseTimes, Serve, ids, now_ms, serve_builder, spawn_logged, twitter_ms, wall_clock_offset,
 };
 
 /// Starts `snowmint serve` with the lease `url` and `identity`, and waits until it has
@@ -21,10 +21,11 @@ pub fn serve(state: &Path, url: &str, identity: &str) -> Serve {
 }
 
 fn serve_leased(state: &Path, url: &str, identity: &str) -> std::process::Command {
-    let mut args = vec!["--grpc-addr", "off", "--lease", url, "--identity", identity];
-    args.extend(["--max-batch", "100000"]);
-    args.extend(LEASE_FLAGS);
-    serve_command(state, &args)
+    serve_builder(state)
+        .grpc_addr("off")
+        .lease(url, identity, LeaseTimes::SHORT)
+        .args(["--max-batch", "100000"])
+        .command()
 }
 
 /// The registry's other 31 worker ids, held by long leases from this test process, so that
@@ -117,22 +118,18 @@ pub fn successor_stopped_while_it_waits_keeps_the_dead_holders_mark(url: &str) {
         spawn_logged(cmd)
     };
     let mut waiting = behind("successor");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    eventually(Duration::from_secs(30), "a wait for its clock", || {
         let (status, body) = waiting.get("/readyz");
         assert_ne!(
             status, 200,
             "ready with its clock 4 s behind the dead's ids"
         );
         if body.contains("behind the high-water mark") {
-            break;
+            Ok(())
+        } else {
+            Err(body)
         }
-        assert!(
-            Instant::now() < deadline,
-            "never waited for its clock: {body}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    });
     assert!(waiting.terminate().success(), "{}", waiting.logged());
 
     let next = behind("successor");

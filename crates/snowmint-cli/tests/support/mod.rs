@@ -9,58 +9,28 @@ mod command;
 #[allow(unused_imports)] // the serve tests do not run commands
 pub use command::Snowmint;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus};
 use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use snowmint::{Id, Layout};
+pub use snowmint_testkit::LeaseTimes;
+use snowmint_testkit::{ServeCommand, Serving, eventually};
 
-/// Lease settings short enough for tests: a 3 s TTL renewed every 500 ms, 300 ms margin.
-pub const LEASE_FLAGS: [&str; 6] = [
-    "--lease-ttl-ms",
-    "3000",
-    "--lease-renew-ms",
-    "500",
-    "--lease-margin-ms",
-    "300",
-];
+/// `snowmint serve` of this crate's binary on free loopback ports, with `state` as its
+/// state directory: the kit's builder, for the flags a test adds.
+pub fn serve_builder(state: &Path) -> ServeCommand {
+    ServeCommand::new(env!("CARGO_BIN_EXE_snowmint"), state)
+}
 
-/// `snowmint serve` on free loopback ports with `state` as its state directory, with no
-/// `SNOWMINT_*` variable of the test's environment leaking in.
+/// `snowmint serve` on free loopback ports with `state` as its state directory and `extra`
+/// flags, with no `SNOWMINT_*` variable of the test's environment leaking in.
 pub fn serve_command(state: &Path, extra: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_snowmint"));
-    cmd.args(["serve", "--http-addr", "127.0.0.1:0", "--state-dir"])
-        .arg(state)
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    for (key, _) in std::env::vars() {
-        if key.starts_with("SNOWMINT_") {
-            cmd.env_remove(key);
-        }
-    }
-    cmd
+    serve_builder(state).args(extra).command()
 }
-
-/// How long a lease lasts, how often it is renewed and the safety margin, in ms: the
-/// `--lease-*` flags of [`serve_leased`].
-pub struct LeaseTimes {
-    pub ttl_ms: u64,
-    pub renew_ms: u64,
-    pub margin_ms: u64,
-}
-
-/// A lease that outlasts a registry's failover of a few seconds: a 6 s TTL renewed every
-/// second, a 600 ms margin.
-pub const FAILOVER_LEASE: LeaseTimes = LeaseTimes {
-    ttl_ms: 6_000,
-    renew_ms: 1_000,
-    margin_ms: 600,
-};
 
 /// `snowmint serve` (HTTP only, batches up to 100,000 ids) leasing its worker id from `url`
 /// as `identity` with `times`, and `extra` flags.
@@ -68,32 +38,17 @@ pub fn serve_leased(
     state: &Path,
     url: &str,
     identity: &str,
-    times: &LeaseTimes,
+    times: LeaseTimes,
     extra: &[&str],
 ) -> Serve {
-    let (ttl, renew, margin) = (
-        times.ttl_ms.to_string(),
-        times.renew_ms.to_string(),
-        times.margin_ms.to_string(),
-    );
-    let mut args = vec![
-        "--grpc-addr",
-        "off",
-        "--lease",
-        url,
-        "--identity",
-        identity,
-        "--max-batch",
-        "100000",
-        "--lease-ttl-ms",
-        &ttl,
-        "--lease-renew-ms",
-        &renew,
-        "--lease-margin-ms",
-        &margin,
-    ];
-    args.extend(extra);
-    spawn_logged(serve_command(state, &args))
+    spawn_logged(
+        serve_builder(state)
+            .grpc_addr("off")
+            .lease(url, identity, times)
+            .args(["--max-batch", "100000"])
+            .args(extra)
+            .command(),
+    )
 }
 
 /// What `/v1/layout` says of the server's lease, and the worker id it holds, if any.
@@ -186,63 +141,34 @@ impl SteppedClock {
 
 /// A running `snowmint serve`, killed on drop if the test did not stop it.
 pub struct Serve {
-    child: Child,
+    process: Serving,
     pub http: SocketAddr,
     /// The gRPC address, when the server logs one.
     pub grpc: Option<SocketAddr>,
     /// The Thrift address, when the server logs one.
     pub thrift: Option<SocketAddr>,
+    /// Every line it has logged, start-up included.
     log: mpsc::Receiver<String>,
-    /// What it logged up to its address.
+    /// What [`Serve::logged`] has read of `log`.
     early: Vec<String>,
 }
 
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Spawns `cmd` and reads the address it logs as it binds.
-pub fn spawn_logged(mut cmd: Command) -> Serve {
-    let mut child = cmd.spawn().expect("spawn snowmint serve");
-    let stderr = child.stderr.take().unwrap();
+pub fn spawn_logged(cmd: Command) -> Serve {
+    let mut process = Serving::spawn(cmd).expect("spawn snowmint serve");
     let (tx, rx) = mpsc::channel();
-    // Owned by the guard at once, so a failing test still kills it.
-    let mut serve = Serve {
-        child,
-        http: SocketAddr::from(([127, 0, 0, 1], 0)),
-        grpc: None,
-        thrift: None,
+    let addresses = process
+        .addresses(Duration::from_secs(20), move |line| {
+            let _ = tx.send(line.to_string());
+        })
+        .expect("the server logs its address");
+    Serve {
+        process,
+        http: addresses.http,
+        grpc: addresses.grpc,
+        thrift: addresses.thrift,
         log: rx,
         early: Vec::new(),
-    };
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let line = serve
-            .log
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            .expect("the server logs its address");
-        serve.early.push(line.clone());
-        if let Some(rest) = line.split("http=").nth(1) {
-            serve.http = rest.split_whitespace().next().unwrap().parse().unwrap();
-            let logged = |key: &str| {
-                line.split(&format!(" {key}="))
-                    .nth(1)
-                    .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
-            };
-            serve.grpc = logged("grpc");
-            serve.thrift = logged("thrift");
-            return serve;
-        }
     }
 }
 
@@ -252,47 +178,30 @@ impl Serve {
     }
 
     pub fn terminate(&mut self) -> ExitStatus {
-        let pid = i32::try_from(self.child.id()).unwrap();
+        let pid = i32::try_from(self.process.pid()).unwrap();
         // SAFETY: sends SIGTERM to the child this test started and still owns.
         assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "still running 15 s after SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        eventually(Duration::from_secs(15), "the exit after SIGTERM", || {
+            self.process.try_wait().unwrap().ok_or("still running")
+        })
     }
 
     /// Kills the process with SIGKILL, as a crash would.
     pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = self.process.kill();
     }
 
     /// Polls `/readyz` until it says ready, for at most `limit`.
     pub fn wait_ready(&self, limit: Duration) {
-        let deadline = Instant::now() + limit;
-        loop {
-            let (status, body) = self.get("/readyz");
-            if status == 200 {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "not ready after {limit:?}: {body}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        eventually(limit, "ready", || match self.get("/readyz") {
+            (200, _) => Ok(()),
+            (_, body) => Err(body),
+        });
     }
 
     /// A number from the process's /proc status, such as `Threads` or `VmRSS` (in kB).
     pub fn proc_status(&self, field: &str) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.process.pid()))
             .expect("the server is running");
         status
             .lines()

@@ -15,6 +15,7 @@ use snowmint_lease::{
     Claim, FileStore, Held, Keeper, LeaseError, LeaseSettings, LeaseStatus, LeasedStore, Registry,
     registry_from_url,
 };
+use snowmint_testkit::eventually_async;
 
 /// A TTL short enough for tests to outwait.
 pub const TTL: Duration = Duration::from_secs(2);
@@ -85,16 +86,16 @@ pub async fn dead_holder_is_taken_over_after_its_ttl(registry: Arc<dyn Registry>
         assert!(matches!(err, LeaseError::Exhausted { .. }), "{err}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let deadline = Instant::now() + TTL * 3;
-    let taken = loop {
-        match registry.acquire(&successor).await {
-            Ok(lease) => break lease,
-            Err(LeaseError::Exhausted { .. }) if Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
+    let taken = eventually_async(
+        TTL * 3,
+        "the successor taking over",
+        async || match registry.acquire(&successor).await {
+            Err(err @ LeaseError::Exhausted { .. }) => Err(err),
             Err(err) => panic!("successor could not take over: {err}"),
-        }
-    };
+            Ok(lease) => Ok(lease),
+        },
+    )
+    .await;
     assert!(renewed_at.elapsed() >= TTL - Duration::from_millis(300));
     assert_eq!(taken.worker, lease.worker);
     assert!(
