@@ -4,11 +4,12 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use snowmint_testkit::{Addresses, ServeCommand};
 
 /// How long the server may take to log its addresses.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
@@ -35,25 +36,10 @@ impl Serve {
     /// arguments, a fresh state directory and no `SNOWMINT_*` variable from outside.
     pub fn start(program: &Path, extra: &[String]) -> anyhow::Result<Serve> {
         let state = tempfile::tempdir().context("a state directory")?;
-        let mut cmd = Command::new(program);
-        cmd.args([
-            "serve",
-            "--http-addr",
-            "127.0.0.1:0",
-            "--grpc-addr",
-            "127.0.0.1:0",
-        ])
-        .arg("--state-dir")
-        .arg(state.path())
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-        for (key, _) in std::env::vars_os() {
-            if key.to_string_lossy().starts_with("SNOWMINT_") {
-                cmd.env_remove(key);
-            }
-        }
+        let mut cmd = ServeCommand::new(program, state.path())
+            .grpc_addr("127.0.0.1:0")
+            .args(extra)
+            .command();
         let mut child = cmd
             .spawn()
             .with_context(|| format!("starting {}", program.display()))?;
@@ -81,20 +67,19 @@ impl Serve {
                 }
             }
         };
-        let addr = |key: &str| -> anyhow::Result<SocketAddr> {
-            let addr: SocketAddr = line
-                .split(&format!(" {key}="))
-                .nth(1)
-                .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
-                .with_context(|| format!("no {key} address in {line:?}"))?;
-            // Every attack goes to loopback, and only there.
+        let addresses =
+            Addresses::of_line(&line).with_context(|| format!("no http address in {line:?}"))?;
+        let grpc = addresses
+            .grpc
+            .with_context(|| format!("no grpc address in {line:?}"))?;
+        let http = addresses.http;
+        // Every attack goes to loopback, and only there.
+        for (key, addr) in [("http", http), ("grpc", grpc)] {
             anyhow::ensure!(
                 addr.ip().is_loopback(),
                 "{key} address {addr} is not loopback"
             );
-            Ok(addr)
-        };
-        let (http, grpc) = (addr("http")?, addr("grpc")?);
+        }
         Ok(Serve {
             child,
             http,
