@@ -38,6 +38,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // One crypto provider for every TLS connection, chosen before the first one.
+    snowmint_lease::install_crypto_provider();
     // `Cli::parse()` in two steps, keeping the matches: `serve` asks them which settings the
     // flags and variables gave, to put those over its config file's.
     let matches = Cli::command().get_matches();

@@ -36,6 +36,7 @@ mod keeper;
 mod leased;
 pub mod mark;
 mod registry;
+mod secured;
 mod state_dir;
 pub mod state_file;
 
@@ -54,6 +55,10 @@ pub use identity::{IdentitySource, primary_ip};
 pub use keeper::{Held, Keeper, LeaseCounters, LeaseSettings, LeaseStatus};
 pub use leased::LeasedStore;
 pub use registry::{Claim, Lease, LeaseError, Registry};
+pub use secured::{
+    PARAMETERS as SECURED_PARAMETERS, Secured, TlsFiles, certificates, install_crypto_provider,
+    private_key, redact,
+};
 
 /// This machine's host name, or `localhost` if it cannot be read.
 #[must_use]

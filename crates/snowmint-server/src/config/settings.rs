@@ -110,7 +110,8 @@ pub struct ServeSettings {
         long,
         env = "SNOWMINT_LEASE",
         value_name = "URL",
-        help_heading = "Worker id lease"
+        help_heading = "Worker id lease",
+        hide_env_values = true
     )]
     pub lease: Option<String>,
 

@@ -1,0 +1,340 @@
+//! What a lease URL says about security, the same for every backend:
+//!
+//! - the TLS files, `tls_ca=FILE`, `tls_cert=FILE` and `tls_key=FILE`, read into one rustls
+//!   client configuration ([`TlsFiles::client_config`]);
+//! - a password read from a file, `password_file=FILE` ([`Secured::password`]), so that it
+//!   is never on a command line;
+//! - the URL as it may be shown anywhere: [`redact`] hides every secret it holds.
+//!
+//! Every TLS connection in the binary uses one crypto provider, aws-lc-rs, installed by
+//! [`install_crypto_provider`] before the first handshake.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::{ClientConfig, RootCertStore};
+
+/// The URL parameters this module reads, whatever the backend.
+pub const PARAMETERS: [&str; 4] = ["tls_ca", "tls_cert", "tls_key", "password_file"];
+
+/// Installs aws-lc-rs as the process's rustls crypto provider, unless one is installed
+/// already. Idempotent: the binary calls it at start, and every function here that builds
+/// a TLS configuration calls it too, so that a library user needs nothing more.
+pub fn install_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Losing a race to another thread installing the same provider is fine.
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    }
+}
+
+/// The shared security parameters of one lease URL.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Secured {
+    /// The TLS files the URL names (any of them); `None` if it names none.
+    pub tls: Option<TlsFiles>,
+    /// The file the password is read from.
+    pub password_file: Option<PathBuf>,
+}
+
+/// The TLS files of a lease URL.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// The CA certificates (PEM) that sign the registry's certificate; the system's roots
+    /// when absent.
+    pub ca: Option<PathBuf>,
+    /// The client certificate (PEM, a chain allowed), for registries that authenticate
+    /// clients by certificate.
+    pub cert: Option<PathBuf>,
+    /// The client certificate's private key (PEM).
+    pub key: Option<PathBuf>,
+}
+
+impl Secured {
+    /// Takes this module's [`PARAMETERS`] out of `query` (the part after `?`, without it)
+    /// and returns the other pairs in their order, for the backend to read.
+    ///
+    /// # Errors
+    ///
+    /// A parameter given twice or with an empty value, or a certificate without its key
+    /// (or a key without its certificate), named in the message.
+    ///
+    /// ```
+    /// use snowmint_lease::Secured;
+    /// let (secured, rest) = Secured::take("tls_ca=/etc/ca.pem&wait=1")?;
+    /// assert_eq!(secured.tls.unwrap().ca.unwrap().to_str(), Some("/etc/ca.pem"));
+    /// assert_eq!(rest, [("wait".to_string(), "1".to_string())]);
+    /// assert!(Secured::take("tls_cert=/c.pem").unwrap_err().contains("tls_key"));
+    /// # Ok::<(), String>(())
+    /// ```
+    pub fn take(query: &str) -> Result<(Secured, Vec<(String, String)>), String> {
+        let mut secured = Secured::default();
+        let mut tls = TlsFiles::default();
+        let mut rest = Vec::new();
+        for (key, value) in form_urlencoded::parse(query.as_bytes()) {
+            let slot = match &*key {
+                "tls_ca" => &mut tls.ca,
+                "tls_cert" => &mut tls.cert,
+                "tls_key" => &mut tls.key,
+                "password_file" => &mut secured.password_file,
+                _ => {
+                    rest.push((key.into_owned(), value.into_owned()));
+                    continue;
+                }
+            };
+            if value.is_empty() {
+                return Err(format!("{key}= needs a file"));
+            }
+            if slot.replace(PathBuf::from(&*value)).is_some() {
+                return Err(format!("{key} is given twice"));
+            }
+        }
+        match (&tls.cert, &tls.key) {
+            (Some(_), None) => return Err("tls_cert needs tls_key, the certificate's key".into()),
+            (None, Some(_)) => return Err("tls_key needs tls_cert, the key's certificate".into()),
+            _ => {}
+        }
+        if tls != TlsFiles::default() {
+            secured.tls = Some(tls);
+        }
+        Ok((secured, rest))
+    }
+
+    /// The password from [`Secured::password_file`]: the file's first line, without its
+    /// line ending. `None` if the URL names no file.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read, or is empty.
+    pub fn password(&self) -> Result<Option<String>, String> {
+        let Some(path) = &self.password_file else {
+            return Ok(None);
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("password_file={}: cannot read it: {e}", path.display()))?;
+        let line = text.lines().next().unwrap_or("");
+        if line.is_empty() {
+            return Err(format!(
+                "password_file={}: its first line is empty",
+                path.display()
+            ));
+        }
+        Ok(Some(line.to_string()))
+    }
+}
+
+impl TlsFiles {
+    /// A rustls client configuration that trusts [`TlsFiles::ca`] (or the system's roots)
+    /// and presents the client certificate if one is named, offering `alpn`.
+    ///
+    /// # Errors
+    ///
+    /// A file that cannot be read or holds nothing usable, named with its parameter.
+    pub fn client_config(&self, alpn: &[&[u8]]) -> Result<Arc<ClientConfig>, String> {
+        install_crypto_provider();
+        let roots = match &self.ca {
+            Some(ca) => roots_from(ca)?,
+            None => system_roots()?,
+        };
+        let builder = ClientConfig::builder().with_root_certificates(roots);
+        let mut config = match (&self.cert, &self.key) {
+            (Some(cert), Some(key)) => {
+                let chain = certificates("tls_cert", cert)?;
+                let key = private_key("tls_key", key)?;
+                builder.with_client_auth_cert(chain, key).map_err(|e| {
+                    format!(
+                        "tls_cert={} and tls_key={}: {e}",
+                        cert.display(),
+                        key_path(self)
+                    )
+                })?
+            }
+            _ => builder.with_no_client_auth(),
+        };
+        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+        Ok(Arc::new(config))
+    }
+}
+
+fn key_path(files: &TlsFiles) -> String {
+    files
+        .key
+        .as_deref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default()
+}
+
+/// The certificates of a PEM file, in order (a chain, leaf first).
+///
+/// # Errors
+///
+/// The file cannot be read or holds no certificate; the message names `parameter` and the
+/// file.
+pub fn certificates(parameter: &str, path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    let bytes = read(parameter, path)?;
+    let certs = CertificateDer::pem_slice_iter(&bytes)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{parameter}={}: not PEM certificates: {e}", path.display()))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "{parameter}={}: holds no certificate (no BEGIN CERTIFICATE block)",
+            path.display()
+        ));
+    }
+    Ok(certs)
+}
+
+/// The private key of a PEM file (PKCS#8, PKCS#1 or SEC1).
+///
+/// # Errors
+///
+/// The file cannot be read or holds no private key; the message names `parameter` and the
+/// file, never the key.
+pub fn private_key(parameter: &str, path: &Path) -> Result<PrivateKeyDer<'static>, String> {
+    let bytes = read(parameter, path)?;
+    PrivateKeyDer::from_pem_slice(&bytes).map_err(|_| {
+        format!(
+            "{parameter}={}: holds no private key (a PEM PRIVATE KEY block)",
+            path.display()
+        )
+    })
+}
+
+fn read(parameter: &str, path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("{parameter}={}: cannot read it: {e}", path.display()))
+}
+
+fn roots_from(ca: &Path) -> Result<RootCertStore, String> {
+    let mut roots = RootCertStore::empty();
+    for cert in certificates("tls_ca", ca)? {
+        roots
+            .add(cert)
+            .map_err(|e| format!("tls_ca={}: not a CA certificate: {e}", ca.display()))?;
+    }
+    Ok(roots)
+}
+
+fn system_roots() -> Result<RootCertStore, String> {
+    let mut roots = RootCertStore::empty();
+    let found = rustls_native_certs::load_native_certs();
+    let (added, _) = roots.add_parsable_certificates(found.certs);
+    if added == 0 {
+        return Err(
+            "no tls_ca= given and the system has no CA certificates: name the registry's CA with tls_ca=FILE"
+                .into(),
+        );
+    }
+    Ok(roots)
+}
+
+/// `url` as it may be shown: the password of its user part and the value of every
+/// parameter that holds a secret (`password`, `sslpassword`, `token`) become `***`.
+/// Parameters that name a file (`password_file=`, `tls_key=`) are kept: a path is not a
+/// secret.
+///
+/// ```
+/// use snowmint_lease::redact;
+/// assert_eq!(redact("rediss://app:s3cret@h:6380/0"), "rediss://app:***@h:6380/0");
+/// assert_eq!(redact("etcds://h:2379?password=s3cret&tls_ca=/ca.pem"), "etcds://h:2379?password=***&tls_ca=/ca.pem");
+/// assert_eq!(redact("static:3"), "static:3");
+/// ```
+#[must_use]
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let authority = match authority.rsplit_once('@') {
+        Some((userinfo, hosts)) => match userinfo.split_once(':') {
+            Some((user, _password)) => format!("{user}:***@{hosts}"),
+            None => authority.to_string(),
+        },
+        None => authority.to_string(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let params: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((key, _)) if SECRET_PARAMETERS.contains(&key) => format!("{key}=***"),
+                    _ => pair.to_string(),
+                })
+                .collect();
+            format!("{path}?{}", params.join("&"))
+        }
+        None => tail.to_string(),
+    };
+    format!("{scheme}://{authority}{tail}")
+}
+
+/// The URL parameters whose values are secrets, in any backend's URL.
+const SECRET_PARAMETERS: [&str; 3] = ["password", "sslpassword", "token"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_password_in_the_user_part_or_a_parameter_is_hidden() {
+        assert_eq!(
+            redact("postgres://u:p%40ss@h1:5432,h2/db?sslmode=verify-full&password=x"),
+            "postgres://u:***@h1:5432,h2/db?sslmode=verify-full&password=***"
+        );
+        assert_eq!(
+            redact("redis+sentinel://:pw@s1,s2/primary"),
+            "redis+sentinel://:***@s1,s2/primary"
+        );
+        assert_eq!(redact("zookeeper://u@h/p"), "zookeeper://u@h/p");
+        assert_eq!(redact("file:/var/lib/x"), "file:/var/lib/x");
+    }
+
+    #[test]
+    fn a_password_file_gives_its_first_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pw");
+        std::fs::write(&path, "s3cret\n").unwrap();
+        let (secured, rest) = Secured::take(&format!("password_file={}", path.display())).unwrap();
+        assert!(rest.is_empty());
+        assert_eq!(secured.password().unwrap().as_deref(), Some("s3cret"));
+        std::fs::write(&path, "\n").unwrap();
+        assert!(
+            secured
+                .password()
+                .unwrap_err()
+                .contains("first line is empty")
+        );
+        let missing = Secured {
+            password_file: Some(dir.path().join("none")),
+            ..Secured::default()
+        };
+        assert!(missing.password().unwrap_err().contains("cannot read it"));
+    }
+
+    #[test]
+    fn unreadable_tls_files_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "").unwrap();
+        let files = TlsFiles {
+            ca: Some(empty.clone()),
+            ..TlsFiles::default()
+        };
+        let err = files.client_config(&[]).unwrap_err();
+        assert!(
+            err.starts_with(&format!("tls_ca={}: holds no certificate", empty.display())),
+            "{err}"
+        );
+        let files = TlsFiles {
+            ca: Some(dir.path().join("absent.pem")),
+            ..TlsFiles::default()
+        };
+        assert!(
+            files
+                .client_config(&[])
+                .unwrap_err()
+                .contains("cannot read it")
+        );
+    }
+}
