@@ -5,6 +5,7 @@
 //! nothing of when its ids were issued but that it was after the stream began. A
 //! `NextBatch` sent at `t` gets ids issued after `t`: that is what bounds their age.
 
+use hyper_util::client::legacy::connect::HttpConnector;
 use tonic::Code;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::transport::{Channel, Endpoint};
@@ -12,6 +13,7 @@ use tonic::transport::{Channel, Endpoint};
 use crate::builder::Settings;
 use crate::endpoint::CallError;
 use crate::error::{Error, chain};
+use crate::tls;
 
 use snowmint_proto::v1::NextBatchRequest;
 use snowmint_proto::v1::id_service_client::IdServiceClient;
@@ -36,7 +38,18 @@ impl Conn {
             .map_err(|e| invalid(chain(&e)))?
             .connect_timeout(settings.timeout)
             .tcp_nodelay(true);
-        let client = IdServiceClient::new(endpoint.connect_lazy())
+        let channel = match (&settings.tls, url.starts_with("https:")) {
+            (Some(tls), true) => {
+                // tonic's own connector is not used: its timeout and nodelay are set here.
+                let mut tcp = HttpConnector::new();
+                tcp.enforce_http(false);
+                tcp.set_nodelay(true);
+                tcp.set_connect_timeout(Some(settings.timeout));
+                endpoint.connect_with_connector_lazy(tls.connector(tcp, true))
+            }
+            _ => endpoint.connect_lazy(),
+        };
+        let client = IdServiceClient::new(channel)
             .max_decoding_message_size(settings.max_batch * ID_BYTES + AROUND);
         let token = match &settings.auth_token {
             Some(token) => Some(
@@ -66,8 +79,11 @@ impl Conn {
 }
 
 /// A failed call in words: the server's own, with its status, when it answered; the cause
-/// when the call never reached it.
+/// when the call never reached it, a failed TLS handshake said as such.
 fn describe(status: &tonic::Status) -> CallError {
+    if let Some(tls) = tls::explain(status) {
+        return CallError::failed(tls);
+    }
     let answered = std::error::Error::source(status).is_none();
     if answered && status.code() == Code::Unavailable {
         return CallError {
