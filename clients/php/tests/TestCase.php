@@ -83,6 +83,22 @@ abstract class TestCase
         return $url;
     }
 
+    /**
+     * The same kind of server over TLS, and the PEM file of the CA that signs its
+     * certificate.
+     *
+     * @return array{string, string}
+     */
+    protected static function tlsServer(): array
+    {
+        $url = getenv('SNOWMINT_TLS_URL');
+        $ca = getenv('SNOWMINT_CA');
+        if ($url === false || $url === '' || $ca === false || $ca === '') {
+            throw new \RuntimeException('SNOWMINT_TLS_URL and SNOWMINT_CA must name a running snowmint serve over TLS and its CA');
+        }
+        return [$url, $ca];
+    }
+
     /** @return array{layouts: list<array<string, mixed>>, vectors: list<array<string, string>>} */
     protected static function vectors(): array
     {

@@ -20,6 +20,15 @@ VECTORS = Path(
 
 needs_server = unittest.skipUnless(SERVER, "SNOWMINT_URL is not set")
 
+#: The same kind of server over TLS (`https://localhost:PORT`), and the PEM file of the CA
+#: that signs its certificate.
+TLS_SERVER = os.environ.get("SNOWMINT_TLS_URL")
+CA = os.environ.get("SNOWMINT_CA")
+
+needs_tls_server = unittest.skipUnless(
+    TLS_SERVER and CA, "SNOWMINT_TLS_URL or SNOWMINT_CA is not set"
+)
+
 #: (status, body, content type) for the n-th request (from 1) and its handler.
 Answer = Callable[[int, http.server.BaseHTTPRequestHandler], Tuple[int, object, str]]
 
