@@ -15,6 +15,7 @@ mod http;
 mod limits;
 mod metrics;
 mod net;
+mod reload;
 mod server;
 mod service;
 mod source;
@@ -31,6 +32,6 @@ pub use http::{HttpApi, MAX_BODY_BYTES, MAX_URI_BYTES, http_api, openapi_documen
 pub use limits::Limits;
 pub use metrics::{Metrics, RouteMetrics};
 pub use server::{Listeners, ServeError, run, serve};
-pub use service::{Origin, TrustedProxies};
+pub use service::{Origin, TokenSource, Tokens, TrustedProxies};
 pub use source::{IdSource, Issuer, Ready};
 pub use state::AppState;

@@ -161,7 +161,7 @@ pub async fn run(
         rollback = state.source.clock_policies().rollback_name(),
         "listening"
     );
-    if thrift.is_some() && state.auth_token.is_some() {
+    if thrift.is_some() && state.auth.is_some() {
         tracing::warn!(
             thrift = %thrift_addr,
             "the thrift port takes no bearer token: Twitter's protocol has no place for one; bind it to a trusted interface only"
@@ -192,6 +192,7 @@ pub async fn run(
     if let Some(listener) = thrift {
         tasks.push(("thrift", serve(listener, Protocol::Thrift)));
     }
+    tokio::spawn(crate::reload::watch(state.clone(), stop_rx.clone()));
     shutdown.await;
     tracing::info!(grace_ms = grace.as_millis() as u64, "shutting down");
     source.drain();

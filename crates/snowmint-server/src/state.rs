@@ -5,7 +5,7 @@ use std::sync::Arc;
 use snowmint::Layout;
 
 use crate::metrics::Metrics;
-use crate::service::Budget;
+use crate::service::{Budget, Tokens};
 use crate::{Config, IdSource, Limits, TrustedProxies};
 
 /// Shared by every handler; cheap to clone.
@@ -23,8 +23,8 @@ pub struct Inner {
     pub max_batch: u64,
     /// The most bytes one response of ids or serials may carry.
     pub max_response_bytes: u64,
-    /// The bearer token every API request must carry, if set.
-    pub auth_token: Option<String>,
+    /// The bearer tokens an API request may carry, one of which it must, if set.
+    pub auth: Option<Arc<Tokens>>,
     /// What one client may take from the server.
     pub limits: Limits,
     /// Room for ids in flight.
@@ -39,7 +39,7 @@ impl AppState {
             source,
             config.max_batch,
             config.max_response_bytes,
-            config.auth_token.clone(),
+            config.auth.clone(),
             config.limits,
             config.trusted_proxies.clone(),
         )
@@ -49,7 +49,7 @@ impl AppState {
         source: Arc<IdSource>,
         max_batch: u64,
         max_response_bytes: u64,
-        auth_token: Option<String>,
+        auth: Option<Arc<Tokens>>,
         limits: Limits,
         trusted_proxies: TrustedProxies,
     ) -> AppState {
@@ -65,7 +65,7 @@ impl AppState {
             source,
             max_batch,
             max_response_bytes,
-            auth_token,
+            auth,
             limits,
         }))
     }

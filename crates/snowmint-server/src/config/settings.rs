@@ -84,14 +84,22 @@ pub struct ServeSettings {
     pub thrift_addr: Option<String>,
 
     /// Bearer token required on every HTTP and gRPC endpoint but the page, /healthz and
-    /// /readyz; the Thrift service has no place for one (default: none)
+    /// /readyz; the Thrift service has no place for one. On a shared host prefer
+    /// --auth-token-file: `ps` shows a flag's value to every user (default: none)
     #[arg(
         long,
         env = "SNOWMINT_AUTH_TOKEN",
         value_name = "TOKEN",
-        hide_env_values = true
+        hide_env_values = true,
+        conflicts_with = "auth_token_file"
     )]
     pub auth_token: Option<String>,
+
+    /// File of bearer tokens, one per line, each valid (blank lines and lines starting with
+    /// # are skipped): write the new token beside the old, move clients over, then remove
+    /// the old. Read again when it changes or on SIGHUP (default: none)
+    #[arg(long, env = "SNOWMINT_AUTH_TOKEN_FILE", value_name = "FILE")]
+    pub auth_token_file: Option<PathBuf>,
 
     /// How long shutdown waits for requests in flight, in ms (default: 10000)
     #[arg(long, env = "SNOWMINT_SHUTDOWN_GRACE_MS", value_name = "MS")]

@@ -151,6 +151,11 @@ fn each_bad_value_is_blamed_on_its_key() {
             "config key `auth_token`: \"\" must not be empty",
         ),
         (
+            "auth_token_file",
+            "\"/nonexistent/tokens\"",
+            "config key `auth_token_file`: \"/nonexistent/tokens\" cannot read it: No such file or directory (os error 2)",
+        ),
+        (
             "worker_threads",
             "0",
             "config key `worker_threads`: \"0\" is out of range 1..=1024",

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use snowmint::error::LayoutChoiceError;
@@ -16,6 +17,7 @@ use super::{
     ClockSettings, ConfigError, LayoutSettings, RestartBehind, RollbackSetting,
     SequenceStartSetting, ServeSettings, Settings, invalid, rule_after_value,
 };
+use crate::service::{TokenSource, Tokens};
 use crate::{Limits, TrustedProxies};
 
 /// The most threads `worker_threads` may ask for: far beyond any core count that one
@@ -39,8 +41,8 @@ pub struct Config {
     pub datacenter: u64,
     /// Worker id, within the layout's range.
     pub worker: u64,
-    /// Bearer token, if required.
-    pub auth_token: Option<String>,
+    /// The bearer tokens, if one is required.
+    pub auth: Option<Arc<Tokens>>,
     /// Largest batch.
     pub max_batch: u64,
     /// Most bytes one response of ids or serials may carry.
@@ -128,7 +130,7 @@ impl TryFrom<Settings> for Config {
         let Settings {
             layout,
             place,
-            serve: s,
+            serve: mut s,
             clock,
         } = settings;
         let http_addr = addr("http_addr", s.http_addr.as_deref(), DEFAULT_HTTP_ADDR)?;
@@ -181,10 +183,7 @@ impl TryFrom<Settings> for Config {
                 format!("must be 1 to {IDENTITY_MAX_BYTES} characters"),
             ));
         }
-        if s.auth_token.as_deref().is_some_and(|t| t.trim().is_empty()) {
-            // The value is not repeated: a token is a secret, even a blank one.
-            return Err(invalid("auth_token", "", "must not be empty"));
-        }
+        let auth = auth(s.auth_token.take(), s.auth_token_file.take())?;
         let limits = Limits::from_settings(&s, max_batch)?;
         let shutdown_grace_ms = at_most(
             "shutdown_grace_ms",
@@ -212,7 +211,7 @@ impl TryFrom<Settings> for Config {
                 .unwrap_or_else(snowmint_lease::default_state_dir),
             datacenter,
             worker,
-            auth_token: s.auth_token,
+            auth,
             max_batch,
             max_response_bytes,
             shutdown_grace: Duration::from_millis(shutdown_grace_ms),
@@ -293,6 +292,29 @@ fn in_layout(key: &'static str, id: u64, max: u64, layout: &Layout) -> Result<()
     Ok(())
 }
 
+/// The bearer tokens of `auth_token` or `auth_token_file`, read now so that a broken file
+/// stops the start.
+fn auth(token: Option<String>, file: Option<PathBuf>) -> Result<Option<Arc<Tokens>>, ConfigError> {
+    let source = match (token, file) {
+        (None, None) => return Ok(None),
+        (Some(_), Some(file)) => {
+            return Err(invalid(
+                "auth_token_file",
+                file.display(),
+                "conflicts with auth_token: give one of them (the file may hold several tokens)",
+            ));
+        }
+        (Some(token), None) => TokenSource::Given(token),
+        (None, Some(file)) => TokenSource::File(file),
+    };
+    let tokens = Tokens::load(&source).map_err(|why| match &source {
+        // The value is not repeated: a token is a secret, even a blank or malformed one.
+        TokenSource::Given(_) => invalid("auth_token", "", why),
+        TokenSource::File(file) => invalid("auth_token_file", file.display(), why),
+    })?;
+    Ok(Some(Arc::new(tokens)))
+}
+
 /// The lease URL, and the worker id it fixes (a registry's lease picks one later: 0 here).
 /// `worker` and `lease` both choose the worker id, so a conflict names both.
 fn lease_and_worker(s: &ServeSettings, given: Option<u64>) -> Result<(String, u64), ConfigError> {
@@ -303,13 +325,16 @@ fn lease_and_worker(s: &ServeSettings, given: Option<u64>) -> Result<(String, u6
                 "worker",
                 worker,
                 format!(
-                    "conflicts with lease {url:?}, which chooses the worker id; drop one of them"
+                    "conflicts with lease {:?}, which chooses the worker id; drop one of them",
+                    snowmint_lease::redact(url)
                 ),
             ));
         }
         (Some(url), _) => {
+            // Shown without its secrets, as the backend shows it.
+            let shown = snowmint_lease::redact(url);
             snowmint_lease::registry_from_url(url)
-                .map_err(|e| invalid("lease", url, rule_after_value(&e.to_string(), url)))?;
+                .map_err(|e| invalid("lease", &shown, rule_after_value(&e.to_string(), &shown)))?;
             url.clone()
         }
     };

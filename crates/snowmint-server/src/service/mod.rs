@@ -20,6 +20,7 @@ mod fair;
 mod origin;
 mod request;
 mod room;
+mod tokens;
 
 pub use agent::{user_agent, worker};
 pub use budget::Budget;
@@ -29,30 +30,25 @@ pub use request::{
     Framing, IdsRequest, SerialBatch, SerialFormat, SerialsRequest,
 };
 pub use room::{Drain, Room};
+pub use tokens::{TokenSource, Tokens};
 
 use snowmint::{Clock, Decoded, Id, Layout, UnixMs, WallClock};
-use subtle::ConstantTimeEq;
 
 use crate::{ApiError, AppState};
 
 /// Checks the token a request carries (the value of an HTTP `Authorization` header or of
-/// gRPC `authorization` metadata), when the server has one. The comparison takes the same
-/// time wherever the given token differs, so the answer's timing does not leak the token.
+/// gRPC `authorization` metadata), when the server takes tokens. The comparison takes the
+/// same time wherever the given token differs, so the answer's timing does not leak a
+/// token ([`Tokens::admit`]).
 ///
 /// # Errors
 ///
 /// [`ApiError::Unauthorized`] if it is missing or wrong.
 pub fn authorize(state: &AppState, authorization: Option<&[u8]>) -> Result<(), ApiError> {
-    match &state.auth_token {
-        Some(token) if !bearer_matches(token, authorization) => Err(ApiError::Unauthorized),
+    match &state.auth {
+        Some(tokens) if !tokens.admit(authorization) => Err(ApiError::Unauthorized),
         _ => Ok(()),
     }
-}
-
-fn bearer_matches(token: &str, authorization: Option<&[u8]>) -> bool {
-    authorization
-        .and_then(|value| value.strip_prefix(b"Bearer "))
-        .is_some_and(|given| bool::from(given.ct_eq(token.as_bytes())))
 }
 
 /// One id. A request that must wait for the clock waits on the runtime's timer
@@ -167,29 +163,4 @@ pub fn decode_serial(
         biz: parsed.biz.map(|b| b.as_str().to_string()),
         decoded: parsed.decoded(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_the_exact_bearer_token_passes() {
-        let token = "s3cret";
-        assert!(bearer_matches(token, Some(b"Bearer s3cret")));
-        for given in [
-            &b"Bearer s3cre"[..],
-            b"Bearer s3cret ",
-            b"Bearer S3CRET",
-            b"bearer s3cret",
-            b"Bearers3cret",
-            b"s3cret",
-            b"Bearer ",
-            b"",
-            b"Bearer s3cret\xff",
-        ] {
-            assert!(!bearer_matches(token, Some(given)), "{given:?}");
-        }
-        assert!(!bearer_matches(token, None));
-    }
 }
