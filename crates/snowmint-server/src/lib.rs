@@ -21,6 +21,7 @@ mod service;
 mod source;
 mod state;
 pub mod thrift;
+mod tls;
 
 pub use config::{
     ClockPolicies, ClockSettings, Config, ConfigError, DEFAULT_MAX_RESPONSE_BYTES, LayoutSettings,
@@ -35,3 +36,4 @@ pub use server::{Listeners, ServeError, run, serve};
 pub use service::{Origin, TokenSource, Tokens, TrustedProxies};
 pub use source::{IdSource, Issuer, Ready};
 pub use state::AppState;
+pub use tls::{ServingTls, TlsFileError};

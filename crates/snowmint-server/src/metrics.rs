@@ -51,9 +51,16 @@ pub struct ConnectionLabels {
 pub struct TimeoutLabels {
     /// The port: `http`, `grpc` or `thrift`.
     pub protocol: &'static str,
-    /// `header_read` (a request head or a Thrift frame too slow), `idle` (nothing to do) or `stalled` (a
-    /// response its reader stopped taking).
+    /// `header_read` (a request head, a Thrift frame or a TLS handshake too slow), `idle`
+    /// (nothing to do) or `stalled` (a response its reader stopped taking).
     pub timeout: &'static str,
+}
+
+/// Labels of a port's TLS metrics.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct PortLabels {
+    /// The port: `http`, `grpc` or `thrift`.
+    pub port: &'static str,
 }
 
 /// The server's metrics.
@@ -76,6 +83,15 @@ pub struct Metrics {
     pub ids_in_flight: Gauge,
     /// Ids given back because their response was not taken within its drain deadline.
     pub ids_abandoned: Counter,
+    /// When the certificate each TLS port serves expires, in Unix seconds.
+    pub tls_certificate_expiry: Family<PortLabels, Gauge>,
+    /// TLS files read again and put into service, by port.
+    pub tls_reloads: Family<PortLabels, Counter>,
+    /// TLS files read again that could not be used (the old pair kept serving), by port.
+    pub tls_reload_failures: Family<PortLabels, Counter>,
+    /// TLS handshakes that failed (no or an untrusted client certificate, plain text, no
+    /// protocol in common), by port; those too slow count in `connections_timed_out`.
+    pub tls_handshake_failures: Family<PortLabels, Counter>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -123,7 +139,7 @@ impl Metrics {
         let connections_timed_out = Family::<TimeoutLabels, Counter>::default();
         registry.register(
             "connections_timed_out",
-            "Connections closed by header_read_timeout_ms (header_read) or idle_timeout_ms (idle, or stalled: a response its reader stopped taking)",
+            "Connections closed by header_read_timeout_ms (header_read: a request head, a Thrift frame or a TLS handshake) or idle_timeout_ms (idle, or stalled: a response its reader stopped taking)",
             connections_timed_out.clone(),
         );
         let ids_in_flight = Gauge::default();
@@ -138,6 +154,30 @@ impl Metrics {
             "Ids given back to max_ids_in_flight because their response was not taken within its drain deadline (drain_grace_ms, min_drain_bytes_per_sec); the response is dropped",
             ids_abandoned.clone(),
         );
+        let tls_certificate_expiry = Family::<PortLabels, Gauge>::default();
+        registry.register(
+            "tls_certificate_expiry_timestamp_seconds",
+            "When the certificate each TLS port serves expires (its notAfter), in Unix seconds",
+            tls_certificate_expiry.clone(),
+        );
+        let tls_reloads = Family::<PortLabels, Counter>::default();
+        registry.register(
+            "tls_reloads",
+            "TLS certificate, key and client CA files read again (they changed, or SIGHUP) and put into service, by port",
+            tls_reloads.clone(),
+        );
+        let tls_reload_failures = Family::<PortLabels, Counter>::default();
+        registry.register(
+            "tls_reload_failures",
+            "TLS files read again that could not be used, by port: the old certificate keeps serving",
+            tls_reload_failures.clone(),
+        );
+        let tls_handshake_failures = Family::<PortLabels, Counter>::default();
+        registry.register(
+            "tls_handshake_failures",
+            "TLS handshakes that failed, by port: no or an untrusted client certificate, plain text on a TLS port, nothing in common",
+            tls_handshake_failures.clone(),
+        );
         registry.register_collector(Box::new(GeneratorCollector(source)));
         Metrics {
             registry,
@@ -149,6 +189,10 @@ impl Metrics {
             connections_timed_out,
             ids_in_flight,
             ids_abandoned,
+            tls_certificate_expiry,
+            tls_reloads,
+            tls_reload_failures,
+            tls_handshake_failures,
         }
     }
 

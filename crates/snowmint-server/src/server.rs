@@ -11,7 +11,8 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::net::{Net, Protocol};
-use crate::{AppState, Config, IdSource};
+use crate::tls::{Reloader, Tls};
+use crate::{AppState, Config, IdSource, ServingTls};
 
 /// Why the server could not start or stop cleanly. Each message says what failed here;
 /// the cause (the system's error, the lease's, the store's) is the
@@ -27,6 +28,9 @@ pub enum ServeError {
         /// What the system said.
         source: std::io::Error,
     },
+    /// A TLS file could not be used at start (the error names the setting and the file).
+    #[error(transparent)]
+    Tls(#[from] crate::TlsFileError),
     /// A listener's own address could not be read.
     #[error("cannot read a listener's address")]
     LocalAddr(#[source] std::io::Error),
@@ -90,6 +94,9 @@ pub struct Listeners {
     /// Twitter's Snowflake Thrift service, framed and binary. It has no bearer token: bind
     /// it to a trusted interface only.
     pub thrift: Option<TcpListener>,
+    /// The certificate and key the ports serve TLS with (Thrift's only if it says so); `None`
+    /// for plain text.
+    pub tls: Option<ServingTls>,
 }
 
 impl Listeners {
@@ -105,8 +112,14 @@ impl Listeners {
             http: bind(config.http_addr)?,
             grpc: config.grpc_addr.map(bind).transpose()?,
             thrift: config.thrift_addr.map(bind).transpose()?,
+            tls: config.tls.clone(),
         })
     }
+}
+
+/// A certificate's notAfter, in Unix seconds, as a time.
+pub(crate) fn expiry(not_after: i64) -> snowmint::UnixMs {
+    snowmint::UnixMs(u64::try_from(not_after).unwrap_or(0).saturating_mul(1000))
 }
 
 /// Serves `config` until `shutdown` resolves, then drains and persists the mark.
@@ -138,7 +151,13 @@ pub async fn run(
     grace: Duration,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    let Listeners { http, grpc, thrift } = listeners;
+    let Listeners {
+        http,
+        grpc,
+        thrift,
+        tls,
+    } = listeners;
+    let tls = tls.map(Tls::load).transpose()?.map(Arc::new);
     let http_addr = http.local_addr().map_err(ServeError::LocalAddr)?;
     let addr = |listener: &Option<TcpListener>| {
         listener
@@ -149,6 +168,31 @@ pub async fn run(
             .map_err(ServeError::LocalAddr)
     };
     let (grpc_addr, thrift_addr) = (addr(&grpc)?, addr(&thrift)?);
+    if let Some(tls) = &tls {
+        let loaded = tls.loaded();
+        let mut ports = vec!["http"];
+        ports.extend(grpc.as_ref().map(|_| "grpc"));
+        ports.extend(
+            thrift
+                .as_ref()
+                .filter(|_| tls.files().thrift)
+                .map(|_| "thrift"),
+        );
+        tracing::info!(
+            ports = ports.join(","),
+            subject = %loaded.subject,
+            serial = %loaded.serial,
+            expires = %expiry(loaded.not_after),
+            client_certificates = if tls.files().client_ca.is_some() { "required" } else { "not asked for" },
+            "serving TLS"
+        );
+        if loaded.not_after < (snowmint::WallClock.now_ms() / 1000) as i64 {
+            tracing::warn!(
+                expired = %expiry(loaded.not_after),
+                "the TLS certificate has expired: clients will refuse it"
+            );
+        }
+    }
     tracing::info!(
         http = %http_addr,
         grpc = %grpc_addr,
@@ -176,8 +220,11 @@ pub async fn run(
     let (stop_tx, stop_rx) = watch::channel(false);
     let source = Arc::clone(&state.source);
     let net = Net::new(state.clone());
-    let serve = |listener, protocol| {
-        tokio::spawn(Arc::clone(&net).serve(listener, protocol, stop_rx.clone()))
+    let serve = |listener, protocol: Protocol| {
+        let acceptor = tls
+            .as_ref()
+            .and_then(|tls| tls.acceptor(protocol.label(), &state.metrics));
+        tokio::spawn(Arc::clone(&net).serve(listener, protocol, acceptor, stop_rx.clone()))
     };
     let mut tasks = vec![(
         "http",
@@ -193,6 +240,7 @@ pub async fn run(
         tasks.push(("thrift", serve(listener, Protocol::Thrift)));
     }
     tokio::spawn(crate::reload::watch(state.clone(), stop_rx.clone()));
+    let _reloader = tls.map(|tls| Reloader::start(tls, state.clone()));
     shutdown.await;
     tracing::info!(grace_ms = grace.as_millis() as u64, "shutting down");
     source.drain();

@@ -101,6 +101,49 @@ pub struct ServeSettings {
     #[arg(long, env = "SNOWMINT_AUTH_TOKEN_FILE", value_name = "FILE")]
     pub auth_token_file: Option<PathBuf>,
 
+    /// Certificate (PEM; a chain, leaf first, is allowed) that the HTTP and gRPC ports
+    /// serve TLS with, and Thrift's with --thrift-tls. Reloaded when the file changes or on
+    /// SIGHUP (default: none; plain text)
+    #[arg(
+        long,
+        env = "SNOWMINT_TLS_CERT",
+        value_name = "FILE",
+        help_heading = "TLS"
+    )]
+    pub tls_cert: Option<PathBuf>,
+
+    /// Private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1) (default: none)
+    #[arg(
+        long,
+        env = "SNOWMINT_TLS_KEY",
+        value_name = "FILE",
+        help_heading = "TLS"
+    )]
+    pub tls_key: Option<PathBuf>,
+
+    /// CA certificates (PEM) that sign the clients' certificates: mutual TLS, where a
+    /// client without such a certificate is refused at the handshake (default: none; no
+    /// client certificate asked for)
+    #[arg(
+        long,
+        env = "SNOWMINT_TLS_CLIENT_CA",
+        value_name = "FILE",
+        help_heading = "TLS"
+    )]
+    pub tls_client_ca: Option<PathBuf>,
+
+    /// Serve the Thrift port over TLS too, with --tls-cert and --tls-client-ca; off by
+    /// default since Twitter's clients speak plain framed Thrift (default: false)
+    #[arg(
+        long,
+        env = "SNOWMINT_THRIFT_TLS",
+        value_name = "BOOL",
+        num_args = 0..=1,
+        default_missing_value = "true",
+        help_heading = "TLS"
+    )]
+    pub thrift_tls: Option<bool>,
+
     /// How long shutdown waits for requests in flight, in ms (default: 10000)
     #[arg(long, env = "SNOWMINT_SHUTDOWN_GRACE_MS", value_name = "MS")]
     pub shutdown_grace_ms: Option<u64>,

@@ -156,6 +156,26 @@ fn each_bad_value_is_blamed_on_its_key() {
             "config key `auth_token_file`: \"/nonexistent/tokens\" cannot read it: No such file or directory (os error 2)",
         ),
         (
+            "tls_cert",
+            "\"/etc/snowmint/cert.pem\"",
+            "config key `tls_cert`: \"/etc/snowmint/cert.pem\" needs tls_key, the certificate's private key",
+        ),
+        (
+            "tls_key",
+            "\"/etc/snowmint/key.pem\"",
+            "config key `tls_key`: \"/etc/snowmint/key.pem\" needs tls_cert, the key's certificate",
+        ),
+        (
+            "tls_client_ca",
+            "\"/etc/snowmint/ca.pem\"",
+            "config key `tls_client_ca`: \"/etc/snowmint/ca.pem\" needs tls_cert and tls_key: client certificates are asked for in a TLS handshake",
+        ),
+        (
+            "thrift_tls",
+            "true",
+            "config key `thrift_tls`: \"true\" needs tls_cert and tls_key, the pair Thrift serves too",
+        ),
+        (
             "worker_threads",
             "0",
             "config key `worker_threads`: \"0\" is out of range 1..=1024",

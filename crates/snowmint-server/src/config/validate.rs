@@ -18,6 +18,7 @@ use super::{
     SequenceStartSetting, ServeSettings, Settings, invalid, rule_after_value,
 };
 use crate::service::{TokenSource, Tokens};
+use crate::tls::{Loaded, ServingTls};
 use crate::{Limits, TrustedProxies};
 
 /// The most threads `worker_threads` may ask for: far beyond any core count that one
@@ -73,6 +74,8 @@ pub struct Config {
     /// Proxies whose `X-Forwarded-For` names the client for the fair shares of ids in
     /// flight.
     pub trusted_proxies: TrustedProxies,
+    /// The certificate, key and client CA the ports serve TLS with; `None` for plain text.
+    pub tls: Option<ServingTls>,
 }
 
 const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8080";
@@ -184,6 +187,7 @@ impl TryFrom<Settings> for Config {
             ));
         }
         let auth = auth(s.auth_token.take(), s.auth_token_file.take())?;
+        let tls = serving_tls(&s, thrift_addr.is_some())?;
         let limits = Limits::from_settings(&s, max_batch)?;
         let shutdown_grace_ms = at_most(
             "shutdown_grace_ms",
@@ -227,6 +231,7 @@ impl TryFrom<Settings> for Config {
             lease_settings,
             limits,
             trusted_proxies: s.trusted_proxies.unwrap_or_default(),
+            tls,
         })
     }
 }
@@ -592,6 +597,62 @@ fn lease_settings(s: &ServeSettings) -> Result<LeaseSettings, ConfigError> {
         renew_every: Duration::from_millis(renew_ms),
         safety_margin: Duration::from_millis(margin_ms),
     })
+}
+
+/// The TLS files, each one read once to check it: a certificate needs its key and the key
+/// its certificate; a client CA and Thrift over TLS need both.
+fn serving_tls(s: &ServeSettings, thrift_on: bool) -> Result<Option<ServingTls>, ConfigError> {
+    let thrift = s.thrift_tls.unwrap_or(false);
+    let shown = |path: &std::path::Path| path.display().to_string();
+    let (cert, key) = match (&s.tls_cert, &s.tls_key) {
+        (Some(cert), Some(key)) => (cert.clone(), key.clone()),
+        (Some(cert), None) => {
+            return Err(invalid(
+                "tls_cert",
+                shown(cert),
+                "needs tls_key, the certificate's private key",
+            ));
+        }
+        (None, Some(key)) => {
+            return Err(invalid(
+                "tls_key",
+                shown(key),
+                "needs tls_cert, the key's certificate",
+            ));
+        }
+        (None, None) => {
+            if let Some(ca) = &s.tls_client_ca {
+                return Err(invalid(
+                    "tls_client_ca",
+                    shown(ca),
+                    "needs tls_cert and tls_key: client certificates are asked for in a TLS handshake",
+                ));
+            }
+            if thrift {
+                return Err(invalid(
+                    "thrift_tls",
+                    thrift,
+                    "needs tls_cert and tls_key, the pair Thrift serves too",
+                ));
+            }
+            return Ok(None);
+        }
+    };
+    if thrift && !thrift_on {
+        return Err(invalid(
+            "thrift_tls",
+            thrift,
+            "needs thrift_addr: the Thrift port is off",
+        ));
+    }
+    let files = ServingTls {
+        cert,
+        key,
+        client_ca: s.tls_client_ca.clone(),
+        thrift,
+    };
+    Loaded::read(&files).map_err(|e| invalid(e.key, shown(&e.path), e.problem))?;
+    Ok(Some(files))
 }
 
 fn addr(key: &'static str, given: Option<&str>, default: &str) -> Result<SocketAddr, ConfigError> {

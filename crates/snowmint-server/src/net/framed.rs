@@ -10,11 +10,10 @@ use std::sync::Arc;
 
 use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 use super::conn::Conn;
-use super::io::linger;
+use super::io::{Socket, linger};
 use crate::AppState;
 use crate::thrift::{self, MAX_FRAME_BYTES};
 
@@ -30,8 +29,8 @@ const READ_AHEAD: usize = 512;
 /// # Errors
 ///
 /// The socket failed, or the client closed it in the middle of a frame.
-pub async fn serve(
-    mut stream: TcpStream,
+pub async fn serve<S: Socket>(
+    mut stream: S,
     conn: Arc<Conn>,
     state: AppState,
     mut closing: watch::Receiver<bool>,
@@ -91,7 +90,7 @@ fn reserve(buf: &mut BytesMut, want: usize) -> &mut BytesMut {
 }
 
 /// Reads until `buf` holds at least `want` bytes.
-async fn fill(stream: &mut TcpStream, buf: &mut BytesMut, want: usize) -> io::Result<()> {
+async fn fill<S: Socket>(stream: &mut S, buf: &mut BytesMut, want: usize) -> io::Result<()> {
     while buf.len() < want {
         if stream.read_buf(reserve(buf, want)).await? == 0 {
             return Err(io::Error::new(
@@ -107,7 +106,7 @@ async fn fill(stream: &mut TcpStream, buf: &mut BytesMut, want: usize) -> io::Re
 }
 
 /// Sends `message` in one frame.
-async fn write_frame(stream: &mut TcpStream, message: &[u8]) -> io::Result<()> {
+async fn write_frame<S: Socket>(stream: &mut S, message: &[u8]) -> io::Result<()> {
     let mut frame = Vec::with_capacity(LENGTH_BYTES + message.len());
     // Replies are a few dozen bytes: far below the 2 GiB a length can say.
     frame.extend_from_slice(&(message.len() as u32).to_be_bytes());

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use prometheus_client::metrics::gauge::Gauge;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
-use tokio::net::TcpStream;
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::conn::Conn;
@@ -25,6 +24,11 @@ pub const MAX_HEADERS: usize = 100;
 /// reset; bounded in bytes and time so it cannot be used to hold the connection.
 const LINGER_BYTES: usize = 1024 * 1024;
 const LINGER_TIME: Duration = Duration::from_secs(2);
+
+/// What a connection is carried over: a TCP socket, or TLS over one.
+pub trait Socket: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
+
+impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Socket for S {}
 
 /// One of the `max_connections` places, and the open-connections gauge it counts in; given
 /// back when the socket is closed.
@@ -61,8 +65,8 @@ enum HttpVersion {
 
 /// A connection's socket, watched.
 #[derive(Debug)]
-pub struct Tracked {
-    stream: Option<TcpStream>,
+pub struct Tracked<S: Socket> {
+    stream: Option<S>,
     conn: Arc<Conn>,
     version: HttpVersion,
     max_header_bytes: u32,
@@ -72,9 +76,9 @@ pub struct Tracked {
     place: Option<Place>,
 }
 
-impl Tracked {
+impl<S: Socket> Tracked<S> {
     /// `stream`, reporting to `conn`, holding `place` until it is closed.
-    pub fn new(stream: TcpStream, conn: Arc<Conn>, max_header_bytes: u32, place: Place) -> Tracked {
+    pub fn new(stream: S, conn: Arc<Conn>, max_header_bytes: u32, place: Place) -> Tracked<S> {
         Tracked {
             stream: Some(stream),
             conn,
@@ -86,7 +90,7 @@ impl Tracked {
         }
     }
 
-    fn stream(&mut self) -> Pin<&mut TcpStream> {
+    fn stream(&mut self) -> Pin<&mut S> {
         // Taken only in `drop`.
         Pin::new(self.stream.as_mut().expect("the socket"))
     }
@@ -174,7 +178,7 @@ impl Tracked {
     }
 }
 
-impl AsyncRead for Tracked {
+impl<S: Socket> AsyncRead for Tracked<S> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -190,7 +194,7 @@ impl AsyncRead for Tracked {
     }
 }
 
-impl AsyncWrite for Tracked {
+impl<S: Socket> AsyncWrite for Tracked<S> {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -236,7 +240,7 @@ impl AsyncWrite for Tracked {
     }
 }
 
-impl Drop for Tracked {
+impl<S: Socket> Drop for Tracked<S> {
     fn drop(&mut self) {
         if !self.answered {
             return;
@@ -256,7 +260,7 @@ impl Drop for Tracked {
 /// Finishes an error answer, then reads and drops what the client still sends, for a
 /// moment, before closing: closing with unread bytes would send a reset that can destroy
 /// the answer before the client reads it.
-pub async fn linger(mut stream: TcpStream, rest: Option<Vec<u8>>, _place: Option<Place>) {
+pub async fn linger<S: Socket>(mut stream: S, rest: Option<Vec<u8>>, _place: Option<Place>) {
     let _ = tokio::time::timeout(LINGER_TIME, async {
         if let Some(rest) = rest {
             stream.write_all(&rest).await?;

@@ -11,6 +11,7 @@
 
 mod conn;
 mod framed;
+mod handshake;
 mod io;
 mod metered;
 
@@ -27,8 +28,9 @@ use tokio::time::Instant;
 
 use self::conn::{Conn, HyperService, PerConnection, WatchdogCall};
 pub(crate) use self::io::MAX_HEADERS;
-use self::io::{Place, Tracked};
+use self::io::{Place, Socket, Tracked};
 use crate::metrics::{ConnectionLabels, TimeoutLabels};
+use crate::tls::Acceptor;
 use crate::{ApiError, AppState, Limits};
 
 /// HTTP/2 flow-control windows for what clients send: no route reads more than a 16 KiB
@@ -58,7 +60,7 @@ pub enum Protocol {
 }
 
 impl Protocol {
-    fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             Protocol::Http(_) => "http",
             Protocol::Grpc(_) => "grpc",
@@ -97,6 +99,8 @@ pub struct Net {
     limits: Limits,
     places: Arc<Semaphore>,
     http: auto::Builder<TokioExecutor>,
+    /// The HTTP port's stack for a TLS client that chose `h2` in ALPN.
+    http2: auto::Builder<TokioExecutor>,
     grpc: auto::Builder<TokioExecutor>,
 }
 
@@ -110,19 +114,21 @@ impl Net {
             // 431 (see http::front); the protocol layer's limit, beyond which it answers
             // with an empty 431, is twice that, and bounds what one head can take.
             http: builder(&limits, limits.max_header_bytes.saturating_mul(2)),
+            http2: builder(&limits, limits.max_header_bytes.saturating_mul(2)).http2_only(),
             grpc: builder(&limits, limits.max_header_bytes).http2_only(),
             limits,
             state,
         })
     }
 
-    /// Serves `protocol` on `listener` until `stop` turns true, then stops accepting, lets
-    /// each connection finish what it is doing, and returns when all have closed. Accept
-    /// errors are logged and retried.
+    /// Serves `protocol` on `listener`, over TLS if `tls` is given, until `stop` turns true,
+    /// then stops accepting, lets each connection finish what it is doing, and returns when
+    /// all have closed. Accept errors are logged and retried.
     pub async fn serve(
         self: Arc<Net>,
         listener: TcpListener,
         protocol: Protocol,
+        tls: Option<Acceptor>,
         mut stop: watch::Receiver<bool>,
     ) {
         let label = protocol.label();
@@ -165,14 +171,29 @@ impl Net {
                 .clone();
             let place = Place::new(permit, open);
             let _ = stream.set_nodelay(true);
-            tokio::spawn(Arc::clone(&self).connection(
-                stream,
-                peer,
-                place,
-                protocol.clone(),
-                stop.clone(),
-                open_tx.clone(),
-            ));
+            let (protocol, stop, open) = (protocol.clone(), stop.clone(), open_tx.clone());
+            match &tls {
+                None => {
+                    let conn = Arc::new(Conn::new(&self.limits));
+                    let net = Arc::clone(&self);
+                    tokio::spawn(async move {
+                        net.connection(stream, peer, place, conn, protocol, false, stop)
+                            .await;
+                        drop(open);
+                    });
+                }
+                Some(tls) => {
+                    tokio::spawn(Arc::clone(&self).secured(
+                        stream,
+                        peer,
+                        place,
+                        tls.clone(),
+                        protocol,
+                        stop,
+                        open,
+                    ));
+                }
+            }
         }
         drop(listener);
         drop(open_tx);
@@ -193,19 +214,21 @@ impl Net {
         }
     }
 
-    /// Serves one connection, watching its progress.
-    async fn connection(
+    /// Serves one connection, watching its progress; `h2` when TLS chose HTTP/2 in ALPN.
+    #[allow(clippy::too_many_arguments)]
+    async fn connection<S: Socket>(
         self: Arc<Net>,
-        stream: TcpStream,
+        stream: S,
         peer: std::net::SocketAddr,
         place: Place,
+        conn: Arc<Conn>,
         protocol: Protocol,
+        h2: bool,
         stop: watch::Receiver<bool>,
-        _open: mpsc::Sender<()>,
     ) {
-        let conn = Arc::new(Conn::new(&self.limits));
         let label = protocol.label();
         let (service, builder) = match protocol {
+            Protocol::Http(api) if h2 => (HyperService::Http(api), &self.http2),
             Protocol::Http(api) => (HyperService::Http(api), &self.http),
             Protocol::Grpc(router) => (HyperService::Grpc(router), &self.grpc),
             Protocol::Thrift => {

@@ -57,6 +57,7 @@ pub async fn start_with_batch(max_batch: u64, extra: &str) -> Running {
     let (tx, rx) = oneshot::channel();
     let task = tokio::spawn(async move {
         let listeners = Listeners {
+            tls: None,
             http,
             grpc: Some(grpc),
             thrift: None,

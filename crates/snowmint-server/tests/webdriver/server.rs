@@ -30,6 +30,7 @@ impl Server {
         let (tx, rx) = oneshot::channel();
         let task = tokio::spawn(async move {
             let listeners = Listeners {
+                tls: None,
                 http,
                 grpc: None,
                 thrift: None,

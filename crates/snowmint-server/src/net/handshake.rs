@@ -1,0 +1,100 @@
+//! A TLS port's connections: the handshake, after the connection has taken its place under
+//! `max_connections` and within `header_read_timeout_ms` from its start (the same clock
+//! then bounds the first request head); then the connection is served as a plain one is.
+//!
+//! A client that speaks plain HTTP to the HTTP port gets a JSON 400 that says the port
+//! speaks TLS, and the connection closes; on the other ports, and for anything else that is
+//! not a TLS handshake, rustls refuses it and the connection closes at once.
+
+use std::sync::Arc;
+
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, watch};
+
+use super::conn::Conn;
+use super::io::{Place, linger};
+use super::{Net, Protocol};
+use crate::ApiError;
+use crate::metrics::{PortLabels, TimeoutLabels};
+use crate::tls::Acceptor;
+
+/// The first byte of every TLS record that opens a connection: a handshake record.
+const HANDSHAKE_RECORD: u8 = 0x16;
+
+impl Net {
+    /// Serves one connection of a TLS port: handshake, then as [`Net::connection`].
+    #[allow(clippy::too_many_arguments)] // what `Net::serve` hands every connection task
+    pub(super) async fn secured(
+        self: Arc<Net>,
+        stream: TcpStream,
+        peer: std::net::SocketAddr,
+        place: Place,
+        tls: Acceptor,
+        protocol: Protocol,
+        mut stop: watch::Receiver<bool>,
+        _open: mpsc::Sender<()>,
+    ) {
+        let conn = Arc::new(Conn::new(&self.limits));
+        let label = protocol.label();
+        let deadline = conn.deadline();
+        let http = matches!(protocol, Protocol::Http(_));
+        let handshake = async move {
+            if http {
+                let mut first = [0u8; 1];
+                // A byte or the end: peek returns as soon as there is either.
+                if stream.peek(&mut first).await? == 1
+                    && first[0] != HANDSHAKE_RECORD
+                    && first[0].is_ascii_uppercase()
+                {
+                    return Ok(Err(stream));
+                }
+            }
+            tls.accept(stream).await.map(Ok)
+        };
+        let outcome = tokio::select! {
+            outcome = tokio::time::timeout_at(deadline, handshake) => outcome,
+            // The server stops: a connection not yet served has nothing to finish.
+            _ = stop.wait_for(|stop| *stop) => return,
+        };
+        let labels = PortLabels { port: label };
+        let stream = match outcome {
+            Ok(Ok(Ok(stream))) => stream,
+            Ok(Ok(Err(plain))) => {
+                self.state
+                    .metrics
+                    .tls_handshake_failures
+                    .get_or_create(&labels)
+                    .inc();
+                let answer = ApiError::BadRequest(
+                    "this port speaks TLS: use https:// (the request was plain HTTP)".to_string(),
+                )
+                .http1_answer();
+                linger(plain, Some(answer), Some(place)).await;
+                return;
+            }
+            Ok(Err(e)) => {
+                self.state
+                    .metrics
+                    .tls_handshake_failures
+                    .get_or_create(&labels)
+                    .inc();
+                tracing::debug!(error = %e, port = label, %peer, "TLS handshake failed");
+                return;
+            }
+            Err(_) => {
+                self.state
+                    .metrics
+                    .connections_timed_out
+                    .get_or_create(&TimeoutLabels {
+                        protocol: label,
+                        timeout: "header_read",
+                    })
+                    .inc();
+                return;
+            }
+        };
+        let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+        self.connection(stream, peer, place, conn, protocol, h2, stop)
+            .await;
+    }
+}
