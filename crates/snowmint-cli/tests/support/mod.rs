@@ -186,6 +186,11 @@ impl Serve {
         })
     }
 
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.process.pid()
+    }
+
     /// Kills the process with SIGKILL, as a crash would.
     pub fn kill(&mut self) {
         let _ = self.process.kill();

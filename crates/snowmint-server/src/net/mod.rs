@@ -160,7 +160,9 @@ impl Net {
                     .connections_refused
                     .get_or_create(&labels)
                     .inc();
-                self.refuse(&stream, &protocol);
+                if tls.is_none() {
+                    self.refuse(&stream, &protocol);
+                }
                 continue;
             };
             let open = self
@@ -201,7 +203,8 @@ impl Net {
     }
 
     /// Answers a connection beyond `max_connections` and closes it: HTTP clients get a
-    /// JSON 503 if it fits in the socket's buffer at once; gRPC and Thrift clients see it
+    /// JSON 503 if it fits in the socket's buffer at once; gRPC and Thrift clients, and
+    /// every client of a TLS port (which would read plain text as a broken record), see it
     /// close.
     fn refuse(&self, stream: &TcpStream, protocol: &Protocol) {
         if let Protocol::Http(_) = protocol {
