@@ -175,3 +175,46 @@ fn a_certificate_and_a_key_that_do_not_belong_together_are_named() {
         "{text}"
     );
 }
+
+#[test]
+fn with_mutual_tls_only_a_client_with_a_certificate_of_the_ca_gets_ids() {
+    let (pki, state) = (Pki::new(), tempfile::tempdir().unwrap());
+    let ca = pki.ca().to_str().unwrap().to_string();
+    let serve = start(state.path(), &pki.server(), &["--tls-client-ca", &ca]);
+    let (ours, foreign) = (pki.client("app"), pki.foreign_client("intruder"));
+    let with = |pair: &Pair| {
+        Tls::new()
+            .ca_pem_file(pki.ca())
+            .unwrap()
+            .identity_pem_files(&pair.cert, &pair.key)
+            .unwrap()
+    };
+    wait_ready(&serve, with(&ours));
+    for (transport, url) in urls(&serve) {
+        let ids = client(transport, &url, Some(with(&ours)))
+            .next_ids(100)
+            .unwrap();
+        assert_eq!(ids.len(), 100, "{transport:?}");
+        let anonymous = client(
+            transport,
+            &url,
+            Some(Tls::new().ca_pem_file(pki.ca()).unwrap()),
+        );
+        assert_eq!(
+            refused(&anonymous),
+            format!(
+                "no endpoint gave ids: {url} (TLS handshake failed: the server requires a client \
+                 certificate (give one with Tls::identity_pem_files))"
+            ),
+            "{transport:?}"
+        );
+        assert_eq!(
+            refused(&client(transport, &url, Some(with(&foreign)))),
+            format!(
+                "no endpoint gave ids: {url} (TLS handshake failed: the server refused the client \
+                 certificate: UnknownCA)"
+            ),
+            "{transport:?}"
+        );
+    }
+}

@@ -25,6 +25,8 @@ const AROUND: usize = 64;
 pub(crate) struct Conn {
     client: IdServiceClient<Channel>,
     token: Option<MetadataValue<Ascii>>,
+    /// For an `https://` endpoint: its TLS settings and URL, to [`tls::probe`] it.
+    tls: Option<(tls::Settings, String)>,
 }
 
 impl Conn {
@@ -38,8 +40,13 @@ impl Conn {
             .map_err(|e| invalid(chain(&e)))?
             .connect_timeout(settings.timeout)
             .tcp_nodelay(true);
-        let channel = match (&settings.tls, url.starts_with("https:")) {
-            (Some(tls), true) => {
+        let tls = settings
+            .tls
+            .clone()
+            .filter(|_| url.starts_with("https:"))
+            .map(|tls| (tls, url.to_string()));
+        let channel = match &tls {
+            Some((tls, _)) => {
                 // tonic's own connector is not used: its timeout and nodelay are set here.
                 let mut tcp = HttpConnector::new();
                 tcp.enforce_http(false);
@@ -47,7 +54,7 @@ impl Conn {
                 tcp.set_connect_timeout(Some(settings.timeout));
                 endpoint.connect_with_connector_lazy(tls.connector(tcp, true))
             }
-            _ => endpoint.connect_lazy(),
+            None => endpoint.connect_lazy(),
         };
         let client = IdServiceClient::new(channel)
             .max_decoding_message_size(settings.max_batch * ID_BYTES + AROUND);
@@ -59,7 +66,7 @@ impl Conn {
             ),
             None => None,
         };
-        Ok(Conn { client, token })
+        Ok(Conn { client, token, tls })
     }
 
     pub(crate) async fn fetch(&mut self, count: usize) -> Result<Vec<u64>, CallError> {
@@ -73,7 +80,17 @@ impl Conn {
         }
         match self.client.next_batch(request).await {
             Ok(response) => Ok(response.into_inner().ids),
-            Err(status) => Err(describe(&status)),
+            Err(status) => {
+                let never_answered = std::error::Error::source(&status).is_some();
+                if never_answered
+                    && tls::explain(&status).is_none()
+                    && let Some((tls, url)) = &self.tls
+                    && let Some(reason) = tls::probe(tls, url).await
+                {
+                    return Err(CallError::failed(reason));
+                }
+                Err(describe(&status))
+            }
         }
     }
 }

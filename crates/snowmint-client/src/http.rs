@@ -23,6 +23,8 @@ enum Pool {
 
 pub(crate) struct Conn {
     client: Pool,
+    /// For an `https://` endpoint: its TLS settings, to [`tls::probe`] it.
+    tls: Option<tls::Settings>,
     /// `http://host:port`, without a trailing slash.
     base: String,
     token: Option<HeaderValue>,
@@ -50,6 +52,7 @@ impl Conn {
         };
         Ok(Conn {
             client,
+            tls: settings.tls.clone().filter(|_| url.starts_with("https:")),
             base: url.trim_end_matches('/').to_string(),
             token,
         })
@@ -67,8 +70,22 @@ impl Conn {
         let response = match &self.client {
             Pool::Plain(client) => client.request(request).await,
             Pool::Tls(client) => client.request(request).await,
-        }
-        .map_err(|e| CallError::failed(tls::explain(&e).unwrap_or_else(|| chain(&e))))?;
+        };
+        let response = match response {
+            Ok(response) => response,
+            Err(e) => {
+                if let Some(explained) = tls::explain(&e) {
+                    return Err(CallError::failed(explained));
+                }
+                // The request may have met the closed socket before the server's alert.
+                if let Some(tls) = &self.tls
+                    && let Some(reason) = tls::probe(tls, &self.base).await
+                {
+                    return Err(CallError::failed(reason));
+                }
+                return Err(CallError::failed(chain(&e)));
+            }
+        };
         let status = response.status();
         let body = response
             .into_body()

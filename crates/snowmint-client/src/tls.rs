@@ -10,6 +10,7 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -215,6 +216,43 @@ impl Settings {
         } else {
             builder.enable_http1().wrap_connector(inner)
         }
+    }
+}
+
+/// How long [`probe`] waits for the server's word after the handshake: a server that
+/// refuses the client's certificate says so at once, right after the handshake.
+const PROBE_WAIT: Duration = Duration::from_millis(100);
+
+/// Why the server at `url` (`https://host:port`) closes TLS connections, if it says: one
+/// connection that completes the handshake offering `h2` and then only reads.
+///
+/// In TLS 1.3 a server checks the client's certificate after the client's side of the
+/// handshake is done, and sends its refusal as it closes. HTTP/2 writes at once, so a
+/// gRPC call meets the closed socket ("broken pipe", "connection closed") before it reads
+/// the alert; this connection writes nothing, so it reads it.
+pub(crate) async fn probe(settings: &Settings, url: &str) -> Option<String> {
+    let uri: http::Uri = url.parse().ok()?;
+    let host = uri.host()?.trim_start_matches('[').trim_end_matches(']');
+    let port = uri.port_u16().unwrap_or(443);
+    let name = settings.domain_name.as_deref().unwrap_or(host);
+    let name = rustls::pki_types::ServerName::try_from(name.to_string()).ok()?;
+    let mut config = (*settings.config).clone();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let tcp = tokio::net::TcpStream::connect((host, port)).await.ok()?;
+    let mut tls = match connector.connect(name, tcp).await {
+        Ok(tls) => tls,
+        Err(e) => return explain(&e),
+    };
+    let mut byte = [0u8; 1];
+    match tokio::time::timeout(
+        PROBE_WAIT,
+        tokio::io::AsyncReadExt::read(&mut tls, &mut byte),
+    )
+    .await
+    {
+        Ok(Err(e)) => explain(&e),
+        _ => None,
     }
 }
 
