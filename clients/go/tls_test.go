@@ -10,20 +10,22 @@ import (
 	"testing"
 )
 
-// tlsServer is the running `snowmint serve --datacenter 1 --worker 7` over TLS the tests
-// ask, and the PEM file of the CA that signs its certificate.
-func tlsServer(t *testing.T) (string, string) {
+// tlsServer is the running `snowmint serve --datacenter 1 --worker 7` over mutual TLS the
+// tests ask, the PEM file of the CA that signs its certificate, and a client certificate and
+// key it takes.
+func tlsServer(t *testing.T) (u, ca, cert, key string) {
 	t.Helper()
-	u, ca := os.Getenv("SNOWMINT_TLS_URL"), os.Getenv("SNOWMINT_CA")
-	if u == "" || ca == "" {
-		t.Fatal("SNOWMINT_TLS_URL or SNOWMINT_CA is not set: run test.sh, or start `snowmint serve --tls-cert ... --tls-key ...` and set them")
+	u, ca = os.Getenv("SNOWMINT_TLS_URL"), os.Getenv("SNOWMINT_CA")
+	cert, key = os.Getenv("SNOWMINT_CLIENT_CERT"), os.Getenv("SNOWMINT_CLIENT_KEY")
+	if u == "" || ca == "" || cert == "" || key == "" {
+		t.Fatal("SNOWMINT_TLS_URL, SNOWMINT_CA, SNOWMINT_CLIENT_CERT or SNOWMINT_CLIENT_KEY is not set: run test.sh, or start `snowmint serve --tls-cert ... --tls-key ... --tls-client-ca ...` and set them")
 	}
-	return u, ca
+	return u, ca, cert, key
 }
 
 func TestIDsComeOverHTTPSFromAServerTheCAFileVouchesFor(t *testing.T) {
-	u, ca := tlsServer(t)
-	c := &Client{BaseURL: u, CAFile: ca, BatchSize: 10}
+	u, ca, cert, key := tlsServer(t)
+	c := &Client{BaseURL: u, CAFile: ca, CertFile: cert, KeyFile: key, BatchSize: 10}
 	first, err := c.NextID(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +38,7 @@ func TestIDsComeOverHTTPSFromAServerTheCAFileVouchesFor(t *testing.T) {
 }
 
 func TestWithoutTheCAFileTheServersCertificateIsNotTrusted(t *testing.T) {
-	u, _ := tlsServer(t)
+	u, _, _, _ := tlsServer(t)
 	_, err := (&Client{BaseURL: u}).NextID(context.Background())
 	want := "GET " + u + "/v1/ids?count=100 failed: the server's certificate is not trusted: "
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
@@ -45,6 +47,15 @@ func TestWithoutTheCAFileTheServersCertificateIsNotTrusted(t *testing.T) {
 	var cerr *ConnectionError
 	if !errors.As(err, &cerr) || !untrusted(cerr.Err) {
 		t.Errorf("a *ConnectionError with the certificate's error: %#v", err)
+	}
+}
+
+func TestWithoutAClientCertificateTheServerRefuses(t *testing.T) {
+	u, ca, _, _ := tlsServer(t)
+	_, err := (&Client{BaseURL: u, CAFile: ca}).NextID(context.Background())
+	var cerr *ConnectionError
+	if !errors.As(err, &cerr) || !strings.HasPrefix(err.Error(), "GET "+u+"/v1/ids?count=100 failed: ") {
+		t.Fatalf("error %v, want a *ConnectionError", err)
 	}
 }
 

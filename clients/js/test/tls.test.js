@@ -1,5 +1,7 @@
-// The client over TLS: a real `snowmint serve --tls-cert ... --tls-key ...`
-// (SNOWMINT_TLS_URL, started with --datacenter 1 --worker 7) whose CA is SNOWMINT_CA.
+// The client over TLS: a real `snowmint serve --tls-cert ... --tls-key ... --tls-client-ca
+// ...` (SNOWMINT_TLS_URL, started with --datacenter 1 --worker 7) whose CA is SNOWMINT_CA,
+// and which takes the client certificate SNOWMINT_CLIENT_CERT with its key
+// SNOWMINT_CLIENT_KEY.
 
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -11,12 +13,16 @@ import { Client, ConfigError, ConnectionError, decode } from "snowmint";
 
 const SERVER = process.env.SNOWMINT_TLS_URL;
 const CA = process.env.SNOWMINT_CA;
-const needsServer = { skip: SERVER && CA ? false : "SNOWMINT_TLS_URL or SNOWMINT_CA is not set" };
+const CERT = process.env.SNOWMINT_CLIENT_CERT;
+const KEY = process.env.SNOWMINT_CLIENT_KEY;
+const needsServer = {
+  skip: SERVER && CA && CERT && KEY ? false : "SNOWMINT_TLS_URL, SNOWMINT_CA, SNOWMINT_CLIENT_CERT or SNOWMINT_CLIENT_KEY is not set",
+};
 const bounded = { timeout: 10_000 };
 
 describe("over TLS", bounded, () => {
   test("ids come over https from a server the caFile vouches for", needsServer, async () => {
-    const client = new Client(SERVER, { caFile: CA, batchSize: 10 });
+    const client = new Client(SERVER, { caFile: CA, certFile: CERT, keyFile: KEY, batchSize: 10 });
     const ids = [await client.nextId(), ...(await client.nextIds(20))];
     assert.equal(new Set(ids).size, 21);
     for (let i = 1; i < ids.length; i++) {
@@ -31,6 +37,14 @@ describe("over TLS", bounded, () => {
       assert.ok(error instanceof ConnectionError, String(error));
       assert.ok(error.message.startsWith(`cannot reach ${SERVER}/v1/ids?count=100: `), error.message);
       assert.match(error.message, /the server's certificate is not trusted: /);
+      return true;
+    });
+  });
+
+  test("without a client certificate the server refuses", needsServer, async () => {
+    await assert.rejects(new Client(SERVER, { caFile: CA }).nextId(), (error) => {
+      assert.ok(error instanceof ConnectionError, String(error));
+      assert.ok(error.message.startsWith(`cannot reach ${SERVER}/v1/ids?count=100: `), error.message);
       return true;
     });
   });

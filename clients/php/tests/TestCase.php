@@ -84,19 +84,22 @@ abstract class TestCase
     }
 
     /**
-     * The same kind of server over TLS, and the PEM file of the CA that signs its
-     * certificate.
+     * The same kind of server over mutual TLS, the PEM file of the CA that signs its
+     * certificate, and a client certificate and key it takes.
      *
-     * @return array{string, string}
+     * @return array{string, string, string, string}
      */
     protected static function tlsServer(): array
     {
-        $url = getenv('SNOWMINT_TLS_URL');
-        $ca = getenv('SNOWMINT_CA');
-        if ($url === false || $url === '' || $ca === false || $ca === '') {
-            throw new \RuntimeException('SNOWMINT_TLS_URL and SNOWMINT_CA must name a running snowmint serve over TLS and its CA');
+        $found = [];
+        foreach (['SNOWMINT_TLS_URL', 'SNOWMINT_CA', 'SNOWMINT_CLIENT_CERT', 'SNOWMINT_CLIENT_KEY'] as $name) {
+            $value = getenv($name);
+            if ($value === false || $value === '') {
+                throw new \RuntimeException("{$name} must be set: a running snowmint serve over mutual TLS, its CA, a client certificate and its key");
+            }
+            $found[] = $value;
         }
-        return [$url, $ca];
+        return $found;
     }
 
     /** @return array{layouts: list<array<string, mixed>>, vectors: list<array<string, string>>} */

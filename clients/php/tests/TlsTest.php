@@ -11,14 +11,15 @@ use function Snowmint\decode;
 
 /**
  * Ids over TLS from the real server at SNOWMINT_TLS_URL (`snowmint serve --tls-cert ...
- * --tls-key ...`, datacenter 1, worker 7), whose CA is SNOWMINT_CA.
+ * --tls-key ... --tls-client-ca ...`, datacenter 1, worker 7), whose CA is SNOWMINT_CA and
+ * which takes the client certificate SNOWMINT_CLIENT_CERT with its key SNOWMINT_CLIENT_KEY.
  */
 final class TlsTest extends TestCase
 {
     public function testIdsComeOverHttpsFromAServerTheCaFileVouchesFor(): void
     {
-        [$url, $ca] = self::tlsServer();
-        $client = new Client($url, batchSize: 10, caFile: $ca);
+        [$url, $ca, $cert, $key] = self::tlsServer();
+        $client = new Client($url, batchSize: 10, caFile: $ca, certFile: $cert, keyFile: $key);
         $ids = [$client->nextId(), ...$client->nextIds(20)];
         $this->assertSame(21, count(array_unique($ids)), 'distinct ids');
         for ($i = 1; $i < count($ids); $i++) {
@@ -35,6 +36,14 @@ final class TlsTest extends TestCase
         $prefix = "cannot get {$url}/v1/ids?count=1000: the server's certificate is not trusted: ";
         $this->assertTrue(str_starts_with($e->getMessage(), $prefix), "\"{$e->getMessage()}\" starts with \"{$prefix}\"");
         $this->assertTrue(str_contains($e->getMessage(), 'certificate verify failed'), "OpenSSL's reason in \"{$e->getMessage()}\"");
+    }
+
+    public function testWithoutAClientCertificateTheServerRefuses(): void
+    {
+        [$url, $ca] = self::tlsServer();
+        $e = $this->assertThrows(ConnectionException::class, null, fn () => (new Client($url, caFile: $ca))->nextId());
+        $prefix = "cannot get {$url}/v1/ids?count=1000: ";
+        $this->assertTrue(str_starts_with($e->getMessage(), $prefix), "\"{$e->getMessage()}\" starts with \"{$prefix}\"");
     }
 
     public function testACaFileThatCannotBeReadIsNamed(): void

@@ -1,5 +1,6 @@
-"""The client over TLS: a real `snowmint serve --tls-cert ... --tls-key ...`
-(SNOWMINT_TLS_URL, started with --datacenter 1 --worker 7) whose CA is SNOWMINT_CA."""
+"""The client over TLS: a real `snowmint serve --tls-cert ... --tls-key ... --tls-client-ca
+...` (SNOWMINT_TLS_URL, started with --datacenter 1 --worker 7) whose CA is SNOWMINT_CA, and
+which takes the client certificate SNOWMINT_CLIENT_CERT with its key SNOWMINT_CLIENT_KEY."""
 
 from __future__ import annotations
 
@@ -9,13 +10,15 @@ import unittest
 
 from snowmint import Client, ConfigError, ConnectionError, decode
 
-from .support import CA, TLS_SERVER, needs_tls_server
+from .support import CA, CLIENT_CERT, CLIENT_KEY, TLS_SERVER, needs_tls_server
 
 
 class OverTLS(unittest.TestCase):
     @needs_tls_server
     def test_ids_come_over_https_from_a_server_the_ca_file_vouches_for(self) -> None:
-        client = Client(TLS_SERVER, ca_file=CA, batch_size=10)
+        client = Client(
+            TLS_SERVER, ca_file=CA, cert_file=CLIENT_CERT, key_file=CLIENT_KEY, batch_size=10
+        )
         ids = [client.next_id(), *client.next_ids(20)]
         self.assertEqual(ids, sorted(set(ids)))
         parts = decode(ids[0], "twitter")
@@ -28,6 +31,12 @@ class OverTLS(unittest.TestCase):
         message = str(caught.exception)
         self.assertIn(f"cannot reach {TLS_SERVER}/v1/ids?count=100: ", message)
         self.assertIn("the server's certificate is not trusted: ", message)
+
+    @needs_tls_server
+    def test_without_a_client_certificate_the_server_refuses(self) -> None:
+        with self.assertRaises(ConnectionError) as caught:
+            Client(TLS_SERVER, ca_file=CA).next_id()
+        self.assertIn(f"cannot reach {TLS_SERVER}/v1/ids?count=100: ", str(caught.exception))
 
 
 class TlsSettings(unittest.TestCase):

@@ -17,7 +17,9 @@ import java.util.concurrent.TimeoutException;
  *
  * <p>Environment: {@code SNOWMINT_VECTORS}, the path of testdata/vectors.json;
  * {@code SNOWMINT_URL}, a running {@code snowmint serve --datacenter 1 --worker 7}; and
- * {@code SNOWMINT_TLS_URL}, the same over TLS, whose CA is the PEM file {@code SNOWMINT_CA}.
+ * {@code SNOWMINT_TLS_URL}, the same over mutual TLS, whose CA is the PEM file
+ * {@code SNOWMINT_CA} and which takes the client certificate {@code SNOWMINT_CLIENT_CERT}
+ * with its key {@code SNOWMINT_CLIENT_KEY}.
  */
 final class TestRunner {
     /** A test's body. */
@@ -40,7 +42,8 @@ final class TestRunner {
         TestRunner r = new TestRunner();
         DecodeTest.register(r, env("SNOWMINT_VECTORS"));
         ClientTest.register(r, env("SNOWMINT_URL"));
-        TlsTest.register(r, env("SNOWMINT_TLS_URL"), env("SNOWMINT_CA"));
+        TlsTest.register(r, env("SNOWMINT_TLS_URL"), env("SNOWMINT_CA"),
+                env("SNOWMINT_CLIENT_CERT"), env("SNOWMINT_CLIENT_KEY"));
         System.exit(r.runAll(args.length > 0 ? args[0] : "") == 0 ? 0 : 1);
     }
 

@@ -11,21 +11,25 @@ import javax.net.ssl.SSLHandshakeException;
 
 /**
  * The client over TLS: a real {@code snowmint serve --tls-cert ... --tls-key ...
- * --datacenter 1 --worker 7} whose CA is the PEM file {@code ca}.
+ * --tls-client-ca ... --datacenter 1 --worker 7} whose CA is the PEM file {@code ca}, and
+ * which takes the client certificate {@code cert} with its key {@code key}.
  */
 final class TlsTest {
     private TlsTest() {}
 
-    static void register(TestRunner r, String url, String ca) {
+    static void register(TestRunner r, String url, String ca, String cert, String key) {
         r.test("ids come over https from a server the CA file vouches for",
-                () -> idsOverHttps(url, Path.of(ca)));
+                () -> idsOverHttps(url, Path.of(ca), Path.of(cert), Path.of(key)));
         r.test("without the CA file the server's certificate is not trusted",
                 () -> untrusted(url));
+        r.test("without a client certificate the server refuses",
+                () -> anonymous(url, Path.of(ca)));
         r.test("bad TLS files are refused, named", TlsTest::badFiles);
     }
 
-    private static void idsOverHttps(String url, Path ca) throws Exception {
-        Client client = Client.builder(url).caFile(ca).batchSize(10).build();
+    private static void idsOverHttps(String url, Path ca, Path cert, Path key) throws Exception {
+        Client client = Client.builder(url).caFile(ca).certFile(cert).keyFile(key)
+                .batchSize(10).build();
         long first = client.nextId();
         long[] rest = client.nextIds(20);
         long[] ids = new long[21];
@@ -45,6 +49,13 @@ final class TlsTest {
         String prefix = "GET " + url + "/v1/ids?count=100 failed: the server's certificate is not trusted: ";
         check(e.getMessage().startsWith(prefix), "\"" + e.getMessage() + "\" starts with \"" + prefix + "\"");
         check(e.getCause() instanceof SSLHandshakeException, "caused by " + e.getCause());
+    }
+
+    private static void anonymous(String url, Path ca) throws Exception {
+        ConnectionException e = fails(ConnectionException.class,
+                () -> Client.builder(url).caFile(ca).build().nextId());
+        String prefix = "GET " + url + "/v1/ids?count=100 failed: ";
+        check(e.getMessage().startsWith(prefix), "\"" + e.getMessage() + "\" starts with \"" + prefix + "\"");
     }
 
     private static void badFiles() throws Exception {
