@@ -1,6 +1,6 @@
 //! The clients in other languages (`clients/<language>/`), each run by its own `test.sh`
-//! against a real `snowmint serve` on a free loopback port, and a second one over TLS, with
-//! the shared test vectors; and their preset tables, which `scripts/gen-clients` writes from
+//! against a real `snowmint serve` on a free loopback port, and a second one over mutual
+//! TLS, with the shared test vectors; and their preset tables, which `scripts/gen-clients` writes from
 //! those vectors.
 //!
 //! A toolchain that is missing fails its test here: `scripts/setup` installs them all.
@@ -13,18 +13,21 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use snowmint_client::{Client, Tls, Transport};
-use snowmint_testkit::{Pki, eventually};
+use snowmint_testkit::{Pair, Pki, eventually};
 use support::{Serve, serve_command, spawn_logged};
 
 /// The flags every server of these tests runs with: the ids the clients' tests expect.
 const SERVER_FLAGS: [&str; 6] = ["--grpc-addr", "off", "--datacenter", "1", "--worker", "7"];
 
-/// `snowmint serve` over TLS with a certificate of its own CA, for every suite at once.
+/// `snowmint serve` over TLS with a certificate of its own CA, asking clients for a
+/// certificate of the same CA (mutual TLS), for every suite at once.
 struct TlsServer {
     /// `https://127.0.0.1:PORT`: an address its certificate names (as `localhost` and
     /// `::1`), with no name to resolve.
     url: String,
     pki: Pki,
+    /// The client certificate the suites present.
+    client: Pair,
     /// Killed when the last suite drops the server.
     _serve: Mutex<Serve>,
     _state: tempfile::TempDir,
@@ -48,20 +51,28 @@ impl TlsServer {
 
     fn start() -> TlsServer {
         let pki = Pki::new();
-        let pair = pki.server();
+        let (pair, presented) = (pki.server(), pki.client("clients"));
         let state = tempfile::tempdir().unwrap();
         let mut cmd = serve_command(state.path(), &SERVER_FLAGS);
         cmd.arg("--tls-cert")
             .arg(&pair.cert)
             .arg("--tls-key")
-            .arg(&pair.key);
+            .arg(&pair.key)
+            .arg("--tls-client-ca")
+            .arg(pki.ca());
         let serve = spawn_logged(cmd);
         let url = format!("https://{}", serve.http);
         // Ready once an id comes over TLS: `/readyz` is behind TLS too.
         let client = Client::builder()
             .endpoints([url.as_str()])
             .transport(Transport::Http)
-            .tls(Tls::new().ca_pem_file(pki.ca()).unwrap())
+            .tls(
+                Tls::new()
+                    .ca_pem_file(pki.ca())
+                    .unwrap()
+                    .identity_pem_files(&presented.cert, &presented.key)
+                    .unwrap(),
+            )
             .build_blocking()
             .unwrap();
         eventually(Duration::from_secs(15), "an id over TLS", || {
@@ -70,6 +81,7 @@ impl TlsServer {
         TlsServer {
             url,
             pki,
+            client: presented,
             _serve: Mutex::new(serve),
             _state: state,
         }
@@ -82,7 +94,7 @@ fn root() -> PathBuf {
 }
 
 /// Runs `clients/<language>/test.sh` against a server of datacenter 1, worker 7, and the
-/// shared one over TLS.
+/// shared one over mutual TLS.
 fn run_suite(language: &str) {
     let state = tempfile::tempdir().unwrap();
     let mut serve = spawn_logged(serve_command(state.path(), &SERVER_FLAGS));
@@ -96,6 +108,8 @@ fn run_suite(language: &str) {
         .env("SNOWMINT_URL", format!("http://{}", serve.http))
         .env("SNOWMINT_TLS_URL", &tls.url)
         .env("SNOWMINT_CA", tls.pki.ca())
+        .env("SNOWMINT_CLIENT_CERT", &tls.client.cert)
+        .env("SNOWMINT_CLIENT_KEY", &tls.client.key)
         .env(
             "SNOWMINT_VECTORS",
             root().join("testdata/vectors.json").canonicalize().unwrap(),
