@@ -2,13 +2,17 @@ package snowmint
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,8 +53,16 @@ type Client struct {
 	// RefillBelow fetches the next batch once fewer ids than this are left, 0..=BatchSize
 	// (0: a quarter of BatchSize).
 	RefillBelow int
-	// HTTPClient sends the requests (nil: http.DefaultClient).
+	// HTTPClient sends the requests (nil: http.DefaultClient, or a client with the TLS
+	// files below when one is named).
 	HTTPClient *http.Client
+	// CAFile is, for an https:// server, the PEM file of the CA that signs its certificate
+	// (empty: the system's CAs).
+	CAFile string
+	// CertFile and KeyFile, together, are the PEM client certificate and its key, for a
+	// server started with --tls-client-ca.
+	CertFile string
+	KeyFile  string
 
 	mu     sync.Mutex
 	set    *settings // checked from the fields on first use
@@ -63,6 +75,7 @@ type settings struct {
 	timeout     time.Duration
 	batchSize   int
 	refillBelow int
+	httpClient  *http.Client
 }
 
 // batch is what a fetch brings: ids or an error.
@@ -253,6 +266,22 @@ func (c *Client) settings() (*settings, error) {
 	if s.refillBelow == 0 {
 		s.refillBelow = s.batchSize / 4
 	}
+	s.httpClient = c.HTTPClient
+	if c.CAFile != "" || c.CertFile != "" || c.KeyFile != "" {
+		if c.HTTPClient != nil {
+			return nil, errors.New("give CAFile, CertFile and KeyFile, or an HTTPClient, not both")
+		}
+		config, err := c.tlsConfig()
+		if err != nil {
+			return nil, err
+		}
+		transport := http.DefaultTransport.(*http.Transport).Clone()
+		transport.TLSClientConfig = config
+		s.httpClient = &http.Client{Transport: transport}
+	}
+	if s.httpClient == nil {
+		s.httpClient = http.DefaultClient
+	}
 	c.set = s
 	return s, nil
 }
@@ -274,11 +303,7 @@ func (c *Client) fetch(ctx context.Context, s *settings, count int) ([]uint64, e
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
-	httpClient := c.HTTPClient
-	if httpClient == nil {
-		httpClient = http.DefaultClient
-	}
-	resp, err := httpClient.Do(req)
+	resp, err := s.httpClient.Do(req)
 	if err == nil {
 		defer resp.Body.Close()
 		var body []byte
@@ -298,7 +323,56 @@ func (c *Client) fetch(ctx context.Context, s *settings, count int) ([]uint64, e
 	if errors.As(err, &uerr) {
 		err = uerr.Err
 	}
+	if untrusted(err) {
+		return nil, &ConnectionError{URL: u, Err: err,
+			msg: fmt.Sprintf("GET %s failed: the server's certificate is not trusted: %v", u, err)}
+	}
 	return nil, &ConnectionError{URL: u, Err: err, msg: fmt.Sprintf("GET %s failed: %v", u, err)}
+}
+
+// untrusted says whether err is the server's certificate failing the client's checks: no
+// CA the client trusts signed it, it names another host, or it is invalid (expired).
+func untrusted(err error) bool {
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	return errors.As(err, &unknown) || errors.As(err, &host) || errors.As(err, &invalid)
+}
+
+// tlsConfig reads CAFile, CertFile and KeyFile.
+func (c *Client) tlsConfig() (*tls.Config, error) {
+	config := &tls.Config{MinVersion: tls.VersionTLS12}
+	if c.CAFile != "" {
+		pem, err := os.ReadFile(c.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("CAFile %s: cannot read it: %w", strconv.Quote(c.CAFile), pathless(err))
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("CAFile %s: holds no PEM certificate", strconv.Quote(c.CAFile))
+		}
+		config.RootCAs = pool
+	}
+	if (c.CertFile == "") != (c.KeyFile == "") {
+		return nil, errors.New("CertFile and KeyFile go together: give both or neither")
+	}
+	if c.CertFile != "" {
+		pair, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("CertFile %s with KeyFile %s: %w", strconv.Quote(c.CertFile), strconv.Quote(c.KeyFile), pathless(err))
+		}
+		config.Certificates = []tls.Certificate{pair}
+	}
+	return config, nil
+}
+
+// pathless is a file error without the path the message names already.
+func pathless(err error) error {
+	var perr *fs.PathError
+	if errors.As(err, &perr) {
+		return perr.Err
+	}
+	return err
 }
 
 func parseIDs(u string, status int, body []byte, count int) ([]uint64, error) {

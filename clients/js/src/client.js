@@ -1,6 +1,9 @@
 // Ids from `snowmint serve` over HTTP, through a local buffer that is refilled in the
 // background before it runs dry. Ids stay decimal strings: a Number would round them.
 
+import { readFileSync } from "node:fs";
+import { Agent, request as httpsRequest } from "node:https";
+
 import { ConfigError, ConnectionError, ServerError } from "./errors.js";
 
 /** The server's default largest count of /v1/ids (its --max-batch). */
@@ -45,6 +48,11 @@ export class Client {
    * @param {number} [options.maxBatch] the server's --max-batch (default 100000): larger
    *   counts are fetched in parts
    * @param {typeof fetch} [options.fetch] the fetch function to use (default the global one)
+   * @param {string} [options.caFile] for an https:// server: the PEM file of the CA that
+   *   signs its certificate (default the system's CAs)
+   * @param {string} [options.certFile] with keyFile: the PEM client certificate for a
+   *   server started with --tls-client-ca
+   * @param {string} [options.keyFile] the client certificate's PEM private key
    */
   constructor(baseUrl, options = {}) {
     const {
@@ -53,7 +61,10 @@ export class Client {
       batchSize = 100,
       refillBelow = Math.floor(batchSize / 4),
       maxBatch = SERVER_MAX_BATCH,
-      fetch = globalThis.fetch,
+      fetch,
+      caFile,
+      certFile,
+      keyFile,
     } = options;
     let url;
     try {
@@ -77,7 +88,12 @@ export class Client {
     this.#batchSize = whole(batchSize, "batch size", 1, this.#maxBatch, "the max batch");
     this.#refillBelow = whole(refillBelow, "refill threshold", 0, this.#batchSize, "the batch size");
     this.#timeoutMs = whole(timeoutMs, "timeout", 1, 2 ** 31 - 1);
-    this.#fetch = fetch;
+    const tls = tlsOptions(caFile, certFile, keyFile);
+    if (tls && fetch) {
+      throw new ConfigError("give caFile, certFile and keyFile, or a fetch function, not both");
+    }
+    // The global fetch takes no CA: TLS settings go through node's own https module.
+    this.#fetch = fetch ?? (tls && url.protocol === "https:" ? httpsFetch(tls) : globalThis.fetch);
   }
 
   /** How many ids the buffer holds now. */
@@ -223,7 +239,13 @@ export class Client {
       if (signal.aborted) {
         throw new ConnectionError(`no answer from ${url} within ${this.#timeoutMs} ms`, { cause: error });
       }
-      const reason = error?.cause?.message ?? error?.message ?? String(error);
+      const cause = error?.cause ?? error;
+      const reason = cause?.message ?? String(error);
+      if (isCertificateError(cause)) {
+        throw new ConnectionError(`cannot reach ${url}: the server's certificate is not trusted: ${reason}`, {
+          cause: error,
+        });
+      }
       throw new ConnectionError(`cannot reach ${url}: ${reason}`, { cause: error });
     }
     let body;
@@ -243,6 +265,68 @@ export class Client {
     }
     return body;
   }
+}
+
+/** The contents of the TLS files, read now so that a bad path fails at once; or null. */
+function tlsOptions(caFile, certFile, keyFile) {
+  if (caFile === undefined && certFile === undefined && keyFile === undefined) {
+    return null;
+  }
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    throw new ConfigError("certFile and keyFile go together: give both or neither");
+  }
+  const read = (what, path) => {
+    if (path === undefined) {
+      return undefined;
+    }
+    try {
+      return readFileSync(path);
+    } catch (error) {
+      throw new ConfigError(`${what} ${JSON.stringify(String(path))}: cannot read it: ${error.message}`, {
+        cause: error,
+      });
+    }
+  };
+  return { ca: read("caFile", caFile), cert: read("certFile", certFile), key: read("keyFile", keyFile) };
+}
+
+/**
+ * A fetch over node's https module, with TLS settings the global fetch cannot take: as much
+ * of fetch as the client uses (headers, signal; ok, status, statusText, text()).
+ */
+function httpsFetch(tls) {
+  const agent = new Agent({ keepAlive: true, ...tls });
+  return (url, { headers, signal }) =>
+    new Promise((resolve, reject) => {
+      const req = httpsRequest(url, { agent, headers, signal }, (res) => {
+        const chunks = [];
+        res.on("data", (chunk) => chunks.push(chunk));
+        res.on("error", reject);
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          resolve({
+            ok: res.statusCode >= 200 && res.statusCode < 300,
+            status: res.statusCode,
+            statusText: res.statusMessage ?? "",
+            text: async () => text,
+          });
+        });
+      });
+      req.on("error", reject);
+      req.end();
+    });
+}
+
+/** Whether a request failed because the server's certificate was not accepted. */
+function isCertificateError(error) {
+  const code = typeof error?.code === "string" ? error.code : "";
+  return (
+    code.startsWith("CERT_") ||
+    code.includes("CERT_CHAIN") ||
+    code.includes("SELF_SIGNED") ||
+    code.startsWith("UNABLE_TO_") ||
+    code === "ERR_TLS_CERT_ALTNAME_INVALID"
+  );
 }
 
 function isDecimal(value) {

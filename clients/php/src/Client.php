@@ -31,11 +31,18 @@ final class Client
     /** A refill failed: the next one waits until a call finds the buffer short. */
     private bool $refillFailed = false;
     private int $pid;
+    /** @var array<string, mixed> the stream context's `ssl` options */
+    private array $tls;
 
     /**
      * @param string|null $token sent as `Authorization: Bearer TOKEN`
      * @param float $timeout seconds for connecting and for the answer
      * @param int|null $refillBelow default: a quarter of $batchSize
+     * @param string|null $caFile for an https:// server, the PEM file of the CA that signs
+     *     its certificate (default: the system's CAs)
+     * @param string|null $certFile with $keyFile, the PEM client certificate for a server
+     *     started with --tls-client-ca
+     * @param string|null $keyFile the client certificate's PEM private key
      *
      * @throws \InvalidArgumentException naming the bad argument
      */
@@ -45,6 +52,9 @@ final class Client
         private readonly float $timeout = 5.0,
         public readonly int $batchSize = 1000,
         ?int $refillBelow = null,
+        ?string $caFile = null,
+        ?string $certFile = null,
+        ?string $keyFile = null,
     ) {
         $this->baseUrl = rtrim($baseUrl, '/');
         $url = parse_url($this->baseUrl);
@@ -59,6 +69,31 @@ final class Client
             throw new \InvalidArgumentException("refillBelow {$refillBelow} is out of range 0..={$batchSize}");
         }
         $this->pid = getmypid() ?: 0;
+        $this->tls = self::tlsOptions($caFile, $certFile, $keyFile);
+    }
+
+    /**
+     * The stream context's `ssl` options, each file checked now so that a bad path fails at
+     * once.
+     *
+     * @return array<string, mixed>
+     */
+    private static function tlsOptions(?string $caFile, ?string $certFile, ?string $keyFile): array
+    {
+        if (($certFile === null) !== ($keyFile === null)) {
+            throw new \InvalidArgumentException('certFile and keyFile go together: give both or neither');
+        }
+        $options = ['verify_peer' => true, 'verify_peer_name' => true];
+        foreach (['caFile' => [$caFile, 'cafile'], 'certFile' => [$certFile, 'local_cert'], 'keyFile' => [$keyFile, 'local_pk']] as $name => [$path, $option]) {
+            if ($path === null) {
+                continue;
+            }
+            if (!is_file($path) || !is_readable($path)) {
+                throw new \InvalidArgumentException("{$name} \"{$path}\": cannot read it: no such readable file");
+            }
+            $options[$option] = $path;
+        }
+        return $options;
     }
 
     /**
@@ -170,10 +205,15 @@ final class Client
             'timeout' => $this->timeout,
             // Error statuses still give their body: the server's error text.
             'ignore_errors' => true,
-        ]]);
+        ], 'ssl' => $this->tls]);
         $warning = null;
-        set_error_handler(static function (int $level, string $message) use (&$warning): bool {
+        $untrusted = null;
+        set_error_handler(static function (int $level, string $message) use (&$warning, &$untrusted): bool {
             $warning = $message;
+            // OpenSSL's reason comes first; the last warning only says the stream failed.
+            if ($untrusted === null && str_contains($message, 'certificate verify failed')) {
+                $untrusted = preg_replace('/\s+/', ' ', $message);
+            }
             return true;
         });
         $started = microtime(true);
@@ -189,9 +229,11 @@ final class Client
             }
         }
         if ($text === false || $statusLine === null) {
-            $why = microtime(true) - $started >= $this->timeout
-                ? "no answer within {$this->timeout} s"
-                : preg_replace('/^.*?: /', '', (string) $warning);
+            $why = match (true) {
+                $untrusted !== null => "the server's certificate is not trusted: " . preg_replace('/^.*?: /', '', $untrusted),
+                microtime(true) - $started >= $this->timeout => "no answer within {$this->timeout} s",
+                default => preg_replace('/^.*?: /', '', (string) $warning),
+            };
             throw new ConnectionException("cannot get {$url}: {$why}");
         }
         [, $status, $reason] = array_pad(explode(' ', $statusLine, 3), 3, '');

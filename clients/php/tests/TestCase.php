@@ -83,6 +83,25 @@ abstract class TestCase
         return $url;
     }
 
+    /**
+     * The same kind of server over mutual TLS, the PEM file of the CA that signs its
+     * certificate, and a client certificate and key it takes.
+     *
+     * @return array{string, string, string, string}
+     */
+    protected static function tlsServer(): array
+    {
+        $found = [];
+        foreach (['SNOWMINT_TLS_URL', 'SNOWMINT_CA', 'SNOWMINT_CLIENT_CERT', 'SNOWMINT_CLIENT_KEY'] as $name) {
+            $value = getenv($name);
+            if ($value === false || $value === '') {
+                throw new \RuntimeException("{$name} must be set: a running snowmint serve over mutual TLS, its CA, a client certificate and its key");
+            }
+            $found[] = $value;
+        }
+        return $found;
+    }
+
     /** @return array{layouts: list<array<string, mixed>>, vectors: list<array<string, string>>} */
     protected static function vectors(): array
     {

@@ -20,6 +20,18 @@ VECTORS = Path(
 
 needs_server = unittest.skipUnless(SERVER, "SNOWMINT_URL is not set")
 
+#: The same kind of server over mutual TLS (`https://127.0.0.1:PORT`), the PEM file of the
+#: CA that signs its certificate, and a client certificate and key it takes.
+TLS_SERVER = os.environ.get("SNOWMINT_TLS_URL")
+CA = os.environ.get("SNOWMINT_CA")
+CLIENT_CERT = os.environ.get("SNOWMINT_CLIENT_CERT")
+CLIENT_KEY = os.environ.get("SNOWMINT_CLIENT_KEY")
+
+needs_tls_server = unittest.skipUnless(
+    TLS_SERVER and CA and CLIENT_CERT and CLIENT_KEY,
+    "SNOWMINT_TLS_URL, SNOWMINT_CA, SNOWMINT_CLIENT_CERT or SNOWMINT_CLIENT_KEY is not set",
+)
+
 #: (status, body, content type) for the n-th request (from 1) and its handler.
 Answer = Callable[[int, http.server.BaseHTTPRequestHandler], Tuple[int, object, str]]
 

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::{Client, Error, blocking};
+use crate::{Client, Error, Tls, blocking, tls};
 
 /// The default `max_age`: an id is handed out at most this long after it was issued.
 pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(1);
@@ -66,6 +66,7 @@ pub struct Builder {
     refill_below: f64,
     monotonic: bool,
     auth_token: Option<String>,
+    tls: Option<Tls>,
 }
 
 /// The settings, checked.
@@ -80,6 +81,8 @@ pub(crate) struct Settings {
     pub(crate) refill_below: f64,
     pub(crate) monotonic: bool,
     pub(crate) auth_token: Option<String>,
+    /// For the `https://` endpoints; `None` when there are none.
+    pub(crate) tls: Option<tls::Settings>,
 }
 
 impl Default for Builder {
@@ -94,6 +97,7 @@ impl Default for Builder {
             refill_below: DEFAULT_REFILL_BELOW,
             monotonic: false,
             auth_token: None,
+            tls: None,
         }
     }
 }
@@ -110,12 +114,14 @@ impl fmt::Debug for Builder {
             .field("refill_below", &self.refill_below)
             .field("monotonic", &self.monotonic)
             .field("auth_token", &self.auth_token.as_ref().map(|_| "<hidden>"))
+            .field("tls", &self.tls)
             .finish()
     }
 }
 
 impl Builder {
-    /// The servers to call, in order of preference: `http://HOST:PORT` each. The client
+    /// The servers to call, in order of preference: `http://HOST:PORT` each, or
+    /// `https://HOST:PORT` for a server that speaks TLS (see [`Builder::tls`]). The client
     /// starts with the first and stays with whichever last gave ids.
     pub fn endpoints<I, S>(mut self, endpoints: I) -> Builder
     where
@@ -170,9 +176,29 @@ impl Builder {
         self
     }
 
-    /// The servers' bearer token (`snowmint serve --auth-token`), sent on every call.
+    /// The servers' bearer token (`snowmint serve --auth-token`), sent on every call, over
+    /// TLS or not.
     pub fn auth_token(mut self, token: impl Into<String>) -> Builder {
         self.auth_token = Some(token.into());
+        self
+    }
+
+    /// The TLS settings of the `https://` endpoints: the CA that signs the servers'
+    /// certificates, a client certificate, the name to check. Without it, `https://`
+    /// endpoints trust the system's CA certificates; `http://` endpoints never use TLS.
+    ///
+    /// ```no_run
+    /// use snowmint_client::{Client, Transport, Tls};
+    ///
+    /// let client = Client::builder()
+    ///     .endpoints(["https://127.0.0.1:8443"])
+    ///     .transport(Transport::Http)
+    ///     .tls(Tls::new().ca_pem_file("ca.pem")?.domain_name("ids.internal"))
+    ///     .build_blocking()?;
+    /// # Ok::<(), snowmint_client::Error>(())
+    /// ```
+    pub fn tls(mut self, tls: Tls) -> Builder {
+        self.tls = Some(tls);
         self
     }
 
@@ -180,8 +206,9 @@ impl Builder {
     ///
     /// # Errors
     ///
-    /// A setting out of range, an endpoint that is no `http://` URL, or
-    /// [`Error::NoRuntime`] outside a tokio runtime.
+    /// A setting out of range, an endpoint that is no `http://` or `https://` URL, TLS
+    /// settings that cannot be used ([`Error::Tls`]), or [`Error::NoRuntime`] outside a
+    /// tokio runtime.
     pub fn build(self) -> Result<Client, Error> {
         let handle = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
         Client::start(self.check()?, &handle)
@@ -250,6 +277,20 @@ impl Builder {
         {
             return Err(bad_token());
         }
+        let any_https = self
+            .endpoints
+            .iter()
+            .any(|endpoint| endpoint.starts_with("https:"));
+        let tls = match (self.tls, any_https) {
+            (Some(tls), true) => Some(tls.config()?),
+            (None, true) => Some(Tls::new().config()?),
+            (Some(_), false) => {
+                return Err(Error::Tls(
+                    "TLS settings are given but no endpoint is an https:// URL".into(),
+                ));
+            }
+            (None, false) => None,
+        };
         Ok(Settings {
             endpoints: self.endpoints,
             transport: self.transport,
@@ -260,6 +301,7 @@ impl Builder {
             refill_below: self.refill_below,
             monotonic: self.monotonic,
             auth_token: self.auth_token,
+            tls,
         })
     }
 }
@@ -268,7 +310,7 @@ pub(crate) fn bad_token() -> Error {
     Error::InvalidToken
 }
 
-/// `http://HOST[:PORT]`, with nothing after but an optional `/`.
+/// `http://HOST[:PORT]` or `https://HOST[:PORT]`, with nothing after but an optional `/`.
 fn check_url(endpoint: &str) -> Result<(), Error> {
     let invalid = |reason: &str| Error::InvalidEndpoint {
         endpoint: endpoint.to_string(),
@@ -278,8 +320,12 @@ fn check_url(endpoint: &str) -> Result<(), Error> {
         .parse()
         .map_err(|e: http::uri::InvalidUri| invalid(&e.to_string()))?;
     match uri.scheme_str() {
-        Some("http") => {}
-        Some(other) => return Err(invalid(&format!("the scheme is {other}, not http"))),
+        Some("http" | "https") => {}
+        Some(other) => {
+            return Err(invalid(&format!(
+                "the scheme is {other}, not http or https"
+            )));
+        }
         None => return Err(invalid("no scheme")),
     }
     if uri.host().is_none_or(str::is_empty) {
@@ -352,23 +398,43 @@ mod tests {
     }
 
     #[test]
-    fn an_endpoint_that_is_no_http_url_is_named_with_the_reason() {
+    fn an_endpoint_that_is_no_http_or_https_url_is_named_with_the_reason() {
         let bad = |url: &str| refused(Builder::default().endpoints([url]));
         assert_eq!(
             bad("127.0.0.1:50051"),
-            "endpoint \"127.0.0.1:50051\" is not an http://HOST:PORT URL: no scheme"
+            "endpoint \"127.0.0.1:50051\" is not an http(s)://HOST:PORT URL: no scheme"
         );
         assert_eq!(
-            bad("https://example.test:443"),
-            "endpoint \"https://example.test:443\" is not an http://HOST:PORT URL: the scheme is https, not http"
+            bad("ftp://example.test:443"),
+            "endpoint \"ftp://example.test:443\" is not an http(s)://HOST:PORT URL: the scheme is ftp, not http or https"
         );
         assert_eq!(
             bad("http://127.0.0.1:8080/v1/ids"),
-            "endpoint \"http://127.0.0.1:8080/v1/ids\" is not an http://HOST:PORT URL: a path or query after the address"
+            "endpoint \"http://127.0.0.1:8080/v1/ids\" is not an http(s)://HOST:PORT URL: a path or query after the address"
         );
         assert_eq!(
             bad("http://"),
-            "endpoint \"http://\" is not an http://HOST:PORT URL: empty string"
+            "endpoint \"http://\" is not an http(s)://HOST:PORT URL: empty string"
+        );
+    }
+
+    #[test]
+    fn https_endpoints_take_tls_and_http_ones_need_none() {
+        let https =
+            Builder::default().endpoints(["https://127.0.0.1:8443", "http://127.0.0.1:8080"]);
+        assert!(https.check().unwrap().tls.is_some(), "the system's CAs");
+        assert!(one().check().unwrap().tls.is_none());
+        assert_eq!(
+            refused(one().tls(Tls::new())),
+            "tls: TLS settings are given but no endpoint is an https:// URL"
+        );
+        assert_eq!(
+            refused(
+                Builder::default()
+                    .endpoints(["https://127.0.0.1:8443"])
+                    .tls(Tls::new().domain_name("not a name"))
+            ),
+            "tls: domain_name \"not a name\": invalid dns name"
         );
     }
 

@@ -19,7 +19,7 @@ pub enum Error {
     #[error("no endpoint given: a client needs at least one")]
     NoEndpoints,
     /// An endpoint is not a URL the client can call.
-    #[error("endpoint {endpoint:?} is not an http://HOST:PORT URL: {reason}")]
+    #[error("endpoint {endpoint:?} is not an http(s)://HOST:PORT URL: {reason}")]
     InvalidEndpoint {
         /// The endpoint as given.
         endpoint: String,
@@ -40,6 +40,22 @@ pub enum Error {
     /// repeated in an error.
     #[error("auth_token cannot go in a header: use visible ASCII characters only, no spaces")]
     InvalidToken,
+    /// A TLS file (the CA file, the client certificate or its key) cannot be read or holds
+    /// nothing usable. The key itself is never repeated in an error.
+    #[error("{file} {}: {reason}", path.display())]
+    TlsFile {
+        /// Which file: `CA file`, `client certificate file` or `client key file`.
+        file: &'static str,
+        /// The file as named.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The TLS settings cannot be used: a client certificate and key that do not belong
+    /// together, a domain name that is no name, no CA to trust, or TLS given with no
+    /// `https://` endpoint.
+    #[error("tls: {0}")]
+    Tls(String),
     /// [`Builder::build`](crate::Builder::build) was called outside a tokio runtime.
     #[error("no tokio runtime: build the async client inside one, or use Builder::build_blocking")]
     NoRuntime,

@@ -5,6 +5,7 @@
 //! nothing of when its ids were issued but that it was after the stream began. A
 //! `NextBatch` sent at `t` gets ids issued after `t`: that is what bounds their age.
 
+use hyper_util::client::legacy::connect::HttpConnector;
 use tonic::Code;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::transport::{Channel, Endpoint};
@@ -12,6 +13,7 @@ use tonic::transport::{Channel, Endpoint};
 use crate::builder::Settings;
 use crate::endpoint::CallError;
 use crate::error::{Error, chain};
+use crate::tls;
 
 use snowmint_proto::v1::NextBatchRequest;
 use snowmint_proto::v1::id_service_client::IdServiceClient;
@@ -23,6 +25,8 @@ const AROUND: usize = 64;
 pub(crate) struct Conn {
     client: IdServiceClient<Channel>,
     token: Option<MetadataValue<Ascii>>,
+    /// For an `https://` endpoint: its TLS settings and URL, to [`tls::probe`] it.
+    tls: Option<(tls::Settings, String)>,
 }
 
 impl Conn {
@@ -36,7 +40,23 @@ impl Conn {
             .map_err(|e| invalid(chain(&e)))?
             .connect_timeout(settings.timeout)
             .tcp_nodelay(true);
-        let client = IdServiceClient::new(endpoint.connect_lazy())
+        let tls = settings
+            .tls
+            .clone()
+            .filter(|_| url.starts_with("https:"))
+            .map(|tls| (tls, url.to_string()));
+        let channel = match &tls {
+            Some((tls, _)) => {
+                // tonic's own connector is not used: its timeout and nodelay are set here.
+                let mut tcp = HttpConnector::new();
+                tcp.enforce_http(false);
+                tcp.set_nodelay(true);
+                tcp.set_connect_timeout(Some(settings.timeout));
+                endpoint.connect_with_connector_lazy(tls.connector(tcp, true))
+            }
+            None => endpoint.connect_lazy(),
+        };
+        let client = IdServiceClient::new(channel)
             .max_decoding_message_size(settings.max_batch * ID_BYTES + AROUND);
         let token = match &settings.auth_token {
             Some(token) => Some(
@@ -46,7 +66,7 @@ impl Conn {
             ),
             None => None,
         };
-        Ok(Conn { client, token })
+        Ok(Conn { client, token, tls })
     }
 
     pub(crate) async fn fetch(&mut self, count: usize) -> Result<Vec<u64>, CallError> {
@@ -60,14 +80,27 @@ impl Conn {
         }
         match self.client.next_batch(request).await {
             Ok(response) => Ok(response.into_inner().ids),
-            Err(status) => Err(describe(&status)),
+            Err(status) => {
+                let never_answered = std::error::Error::source(&status).is_some();
+                if never_answered
+                    && tls::explain(&status).is_none()
+                    && let Some((tls, url)) = &self.tls
+                    && let Some(reason) = tls::probe(tls, url).await
+                {
+                    return Err(CallError::failed(reason));
+                }
+                Err(describe(&status))
+            }
         }
     }
 }
 
 /// A failed call in words: the server's own, with its status, when it answered; the cause
-/// when the call never reached it.
+/// when the call never reached it, a failed TLS handshake said as such.
 fn describe(status: &tonic::Status) -> CallError {
+    if let Some(tls) = tls::explain(status) {
+        return CallError::failed(tls);
+    }
     let answered = std::error::Error::source(status).is_none();
     if answered && status.code() == Code::Unavailable {
         return CallError {

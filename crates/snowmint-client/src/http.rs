@@ -1,10 +1,11 @@
 //! Batches over HTTP/1.1: `GET /v1/ids?count=N` as plain text, one decimal id a line, on
-//! a kept-alive connection.
+//! a kept-alive connection, over TLS for an `https://` endpoint.
 
 use bytes::Bytes;
 use http::header::{ACCEPT, AUTHORIZATION, HeaderValue};
 use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Empty};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -12,9 +13,18 @@ use hyper_util::rt::TokioExecutor;
 use crate::builder::Settings;
 use crate::endpoint::CallError;
 use crate::error::{Error, chain};
+use crate::tls;
+
+/// The connection pool of one endpoint: plain or TLS, as its URL's scheme says.
+enum Pool {
+    Plain(Client<HttpConnector, Empty<Bytes>>),
+    Tls(Client<HttpsConnector<HttpConnector>, Empty<Bytes>>),
+}
 
 pub(crate) struct Conn {
-    client: Client<HttpConnector, Empty<Bytes>>,
+    client: Pool,
+    /// For an `https://` endpoint: its TLS settings, to [`tls::probe`] it.
+    tls: Option<tls::Settings>,
     /// `http://host:port`, without a trailing slash.
     base: String,
     token: Option<HeaderValue>,
@@ -25,7 +35,14 @@ impl Conn {
         let mut connector = HttpConnector::new();
         connector.set_connect_timeout(Some(settings.timeout));
         connector.set_nodelay(true);
-        let client = Client::builder(TokioExecutor::new()).build(connector);
+        let builder = Client::builder(TokioExecutor::new());
+        let client = match (&settings.tls, url.starts_with("https:")) {
+            (Some(tls), true) => {
+                connector.enforce_http(false);
+                Pool::Tls(builder.build(tls.connector(connector, false)))
+            }
+            _ => Pool::Plain(builder.build(connector)),
+        };
         let token = match &settings.auth_token {
             Some(token) => Some(
                 HeaderValue::from_str(&format!("Bearer {token}"))
@@ -35,6 +52,7 @@ impl Conn {
         };
         Ok(Conn {
             client,
+            tls: settings.tls.clone().filter(|_| url.starts_with("https:")),
             base: url.trim_end_matches('/').to_string(),
             token,
         })
@@ -49,11 +67,25 @@ impl Conn {
         let request = request
             .body(Empty::new())
             .map_err(|e| CallError::failed(chain(&e)))?;
-        let response = self
-            .client
-            .request(request)
-            .await
-            .map_err(|e| CallError::failed(chain(&e)))?;
+        let response = match &self.client {
+            Pool::Plain(client) => client.request(request).await,
+            Pool::Tls(client) => client.request(request).await,
+        };
+        let response = match response {
+            Ok(response) => response,
+            Err(e) => {
+                if let Some(explained) = tls::explain(&e) {
+                    return Err(CallError::failed(explained));
+                }
+                // The request may have met the closed socket before the server's alert.
+                if let Some(tls) = &self.tls
+                    && let Some(reason) = tls::probe(tls, &self.base).await
+                {
+                    return Err(CallError::failed(reason));
+                }
+                return Err(CallError::failed(chain(&e)));
+            }
+        };
         let status = response.status();
         let body = response
             .into_body()

@@ -20,6 +20,31 @@
 //! Code without a runtime uses [`Builder::build_blocking`], whose [`blocking::Client`] has
 //! the same calls without `.await`.
 //!
+//! # TLS
+//!
+//! An `https://` endpoint is called over TLS, gRPC and HTTP alike; an `http://` one never
+//! is. [`Tls`] names the CA that signs the servers' certificates (the system's CAs
+//! otherwise), a client certificate for servers that ask for one, and the name the
+//! certificates must hold; the bearer token goes with every call either way.
+//!
+//! ```no_run
+//! use snowmint_client::{Client, Tls};
+//!
+//! # async fn run() -> Result<(), snowmint_client::Error> {
+//! let client = Client::builder()
+//!     .endpoints(["https://ids-1.internal:50051", "https://ids-2.internal:50051"])
+//!     .tls(Tls::new().ca_pem_file("/etc/snowmint/ca.pem")?)
+//!     .auth_token("s3cret")
+//!     .build()?;
+//! let id = client.next_id().await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! A handshake that fails is said in its own words in [`Error::Unavailable`]: "the
+//! server's certificate is not trusted", "not valid for the name dialed", "the server
+//! requires a client certificate".
+//!
 //! # The prefetch buffer
 //!
 //! The client holds two batches: the one it hands ids out of and the one fetched behind
@@ -117,6 +142,7 @@ mod grpc;
 mod http;
 mod segment;
 mod stats;
+mod tls;
 
 pub mod blocking;
 
@@ -128,6 +154,7 @@ pub use client::Client;
 pub use error::{EndpointFailure, Error};
 pub use snowmint::Id;
 pub use stats::Stats;
+pub use tls::Tls;
 
 /// The crate's README examples, compiled as doctests so they cannot rot.
 #[cfg(doctest)]

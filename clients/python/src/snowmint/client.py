@@ -7,6 +7,7 @@ import collections
 import http.client
 import json
 import socket
+import ssl
 import threading
 import urllib.error
 import urllib.parse
@@ -47,6 +48,10 @@ class Client:
     left start a refill (default a quarter of the batch; 0 refills only an empty buffer);
     ``max_batch`` the server's ``--max-batch``, past which counts are fetched in parts;
     ``opener`` the ``urllib.request.OpenerDirector`` to use.
+
+    For an ``https://`` server, ``ca_file`` is the PEM file of the CA that signs its
+    certificate (the system's CAs without it); ``cert_file`` and ``key_file``, together, the
+    client certificate and key for a server started with ``--tls-client-ca``.
     """
 
     def __init__(
@@ -59,6 +64,9 @@ class Client:
         refill_below: Optional[int] = None,
         max_batch: int = SERVER_MAX_BATCH,
         opener: Optional[urllib.request.OpenerDirector] = None,
+        ca_file: Optional[str] = None,
+        cert_file: Optional[str] = None,
+        key_file: Optional[str] = None,
     ) -> None:
         parts = urllib.parse.urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -79,6 +87,11 @@ class Client:
         if refill_below is None:
             refill_below = batch_size // 4
         self.refill_below = _whole(refill_below, "refill threshold", 0, batch_size, "the batch size")
+        context = _tls_context(ca_file, cert_file, key_file)
+        if context is not None:
+            if opener is not None:
+                raise ConfigError("give ca_file, cert_file and key_file, or an opener, not both")
+            opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=context))
         self._opener = opener or urllib.request.build_opener()
         self._cond = threading.Condition()
         self._buffer: collections.deque[int] = collections.deque()
@@ -191,9 +204,13 @@ class Client:
         except urllib.error.URLError as error:
             if isinstance(error.reason, (socket.timeout, TimeoutError)):
                 raise self._timed_out(url) from error
+            if isinstance(error.reason, ssl.SSLCertVerificationError):
+                raise _untrusted(url, error.reason) from error
             raise ConnectionError(f"cannot reach {url}: {_reason(error.reason)}") from error
         except (socket.timeout, TimeoutError) as error:
             raise self._timed_out(url) from error
+        except ssl.SSLCertVerificationError as error:
+            raise _untrusted(url, error) from error
         except (OSError, http.client.HTTPException) as error:
             raise ConnectionError(f"cannot reach {url}: {_reason(error)}") from error
         try:
@@ -222,6 +239,33 @@ def _server_error(url: str, error: urllib.error.HTTPError) -> ServerError:
         detail = text.strip()[:_QUOTE_CHARS] or "(no body)"
     status = f"{error.code} {error.reason}".strip()
     return ServerError(f"server answered {status} to {url}: {detail}", error.code, detail)
+
+
+def _tls_context(
+    ca_file: Optional[str], cert_file: Optional[str], key_file: Optional[str]
+) -> Optional[ssl.SSLContext]:
+    """The TLS settings of an https:// server, or None when none is given."""
+    if ca_file is None and cert_file is None and key_file is None:
+        return None
+    if (cert_file is None) != (key_file is None):
+        raise ConfigError("cert_file and key_file go together: give both or neither")
+    try:
+        context = ssl.create_default_context(cafile=ca_file)
+    except (OSError, ssl.SSLError) as error:
+        raise ConfigError(f"ca_file {ca_file!r}: {_reason(error)}") from error
+    if cert_file is not None:
+        try:
+            context.load_cert_chain(cert_file, key_file)
+        except (OSError, ssl.SSLError) as error:
+            raise ConfigError(
+                f"cert_file {cert_file!r} with key_file {key_file!r}: {_reason(error)}"
+            ) from error
+    return context
+
+
+def _untrusted(url: str, error: ssl.SSLCertVerificationError) -> ConnectionError:
+    reason = error.verify_message or _reason(error)
+    return ConnectionError(f"cannot reach {url}: the server's certificate is not trusted: {reason}")
 
 
 def _reason(reason: object) -> str:

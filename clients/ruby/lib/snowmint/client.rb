@@ -2,6 +2,7 @@
 
 require "json"
 require "net/http"
+require "openssl"
 require "uri"
 
 module Snowmint
@@ -23,7 +24,12 @@ module Snowmint
 
     # +token+ is sent as `Authorization: Bearer TOKEN`; +timeout+ (seconds) bounds
     # connecting and each read. +refill_below+ defaults to a quarter of +batch_size+.
-    def initialize(base_url, token: nil, timeout: 5, batch_size: 1000, refill_below: nil)
+    #
+    # For an https:// server, +ca_file+ is the PEM file of the CA that signs its
+    # certificate (the system's CAs without it); +cert_file+ and +key_file+, together, the
+    # PEM client certificate and key for a server started with --tls-client-ca.
+    def initialize(base_url, token: nil, timeout: 5, batch_size: 1000, refill_below: nil,
+                   ca_file: nil, cert_file: nil, key_file: nil)
       @base_url = base_url.to_s.chomp("/")
       unless %w[http https].include?(URI(@base_url).scheme) && URI(@base_url).host
         raise ArgumentError, "base url #{base_url.inspect} is not an http:// or https:// url"
@@ -35,6 +41,8 @@ module Snowmint
       unless @refill_below.is_a?(Integer) && @refill_below.between?(0, batch_size)
         raise ArgumentError, "refill_below #{refill_below.inspect} is out of range 0..=#{batch_size}"
       end
+
+      @tls = tls_options(ca_file, cert_file, key_file)
 
       @lock = Mutex.new
       @refilled = ConditionVariable.new
@@ -92,6 +100,34 @@ module Snowmint
 
     private
 
+    # Net::HTTP's TLS options, the files read now so that a bad one fails at once.
+    def tls_options(ca_file, cert_file, key_file)
+      raise ArgumentError, "cert_file and key_file go together: give both or neither" if cert_file.nil? != key_file.nil?
+
+      options = { verify_mode: OpenSSL::SSL::VERIFY_PEER }
+      if ca_file
+        readable(ca_file, "ca_file")
+        options[:ca_file] = ca_file
+      end
+      if cert_file
+        options[:cert] = read_pem(cert_file, "cert_file") { |pem| OpenSSL::X509::Certificate.new(pem) }
+        options[:key] = read_pem(key_file, "key_file") { |pem| OpenSSL::PKey.read(pem) }
+      end
+      options
+    end
+
+    def readable(path, what)
+      File.read(path)
+    rescue SystemCallError, IOError => e
+      raise ArgumentError, "#{what} #{path.to_s.inspect}: cannot read it: #{e.message}"
+    end
+
+    def read_pem(path, what)
+      yield readable(path, what)
+    rescue OpenSSL::OpenSSLError => e
+      raise ArgumentError, "#{what} #{path.to_s.inspect}: #{e.message}"
+    end
+
     def positive(value, what)
       return value if value.is_a?(Integer) && value >= 1
 
@@ -144,12 +180,20 @@ module Snowmint
       request["Authorization"] = "Bearer #{@token}" if @token
       response = Net::HTTP.start(uri.host, uri.port, use_ssl: uri.scheme == "https",
                                                      open_timeout: @timeout, read_timeout: @timeout,
-                                                     write_timeout: @timeout) do |http|
+                                                     write_timeout: @timeout, **@tls) do |http|
         http.request(request)
       end
       answer(uri, response)
     rescue SystemCallError, IOError, SocketError, Timeout::Error, Net::ProtocolError, OpenSSL::SSL::SSLError => e
-      raise ConnectionError, "cannot get #{uri}: #{e.message} (#{e.class})"
+      raise ConnectionError, "cannot get #{uri}: #{untrusted(e)}#{e.message} (#{e.class})"
+    end
+
+    # What a failed TLS check of the server's certificate says before its own words.
+    def untrusted(error)
+      return "" unless error.is_a?(OpenSSL::SSL::SSLError)
+      return "" unless error.message.include?("certificate verify failed") || error.message.include?("does not match")
+
+      "the server's certificate is not trusted: "
     end
 
     def answer(uri, response)

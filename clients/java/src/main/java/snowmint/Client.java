@@ -5,6 +5,7 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParseException;
 import com.google.gson.JsonParser;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
@@ -13,13 +14,34 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyFactory;
+import java.security.KeyStore;
+import java.security.NoSuchAlgorithmException;
+import java.security.PrivateKey;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
+import java.security.spec.InvalidKeySpecException;
+import java.security.spec.PKCS8EncodedKeySpec;
 import java.time.Duration;
+import java.util.Base64;
+import java.util.Collection;
+import java.util.List;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.TrustManagerFactory;
 
 /**
  * Gets ids from a {@code snowmint serve} over HTTP.
@@ -36,6 +58,14 @@ import java.util.concurrent.ExecutionException;
  * Client client = Client.builder("http://127.0.0.1:8080").build();
  * long id = client.nextId();
  * long[] ids = client.nextIds(10);
+ * }</pre>
+ *
+ * <p>Over TLS, with the CA that signs the server's certificate:
+ *
+ * <pre>{@code
+ * Client client = Client.builder("https://ids.internal:8443")
+ *         .caFile(Path.of("/etc/snowmint/ca.pem"))
+ *         .build();
  * }</pre>
  *
  * <p>Ids are unsigned 64-bit values in a {@code long}: a server with a 64-bit layout
@@ -70,10 +100,13 @@ public class Client {
         this.timeout = b.timeout;
         this.batchSize = b.batchSize;
         this.refillBelow = b.refillBelow == null ? b.batchSize / 4 : b.refillBelow;
-        this.http = HttpClient.newBuilder()
+        HttpClient.Builder http = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(timeout)
-                .build();
+                .connectTimeout(timeout);
+        if (b.tls != null) {
+            http.sslContext(b.tls);
+        }
+        this.http = http.build();
     }
 
     /**
@@ -211,7 +244,19 @@ public class Client {
             return new ConnectionException(
                     "GET " + uri + " timed out after " + timeout.toMillis() + " ms", cause);
         }
-        return new ConnectionException("GET " + uri + " failed: " + why(cause), cause);
+        String untrusted = untrusted(cause) ? "the server's certificate is not trusted: " : "";
+        return new ConnectionException("GET " + uri + " failed: " + untrusted + why(cause), cause);
+    }
+
+    /** Whether the server's certificate failed the checks: no trusted CA signed it, or it
+     * names another host. */
+    private static boolean untrusted(Throwable err) {
+        for (Throwable t = err; t != null; t = t.getCause()) {
+            if (t instanceof CertificateException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The first message down a chain of causes: the JDK's own exceptions often have none. */
@@ -293,6 +338,11 @@ public class Client {
         private Duration timeout = DEFAULT_TIMEOUT;
         private int batchSize = DEFAULT_BATCH_SIZE;
         private Integer refillBelow;
+        private Path caFile;
+        private Path certFile;
+        private Path keyFile;
+        /** Built from the TLS files by {@link #check()}; null for the JDK's defaults. */
+        private SSLContext tls;
 
         Builder(String baseUrl) {
             Objects.requireNonNull(baseUrl, "baseUrl");
@@ -354,9 +404,37 @@ public class Client {
         }
 
         /**
+         * For an https server: the PEM file of the CA that signs its certificate (default:
+         * the JDK's CAs). Read by {@link #build()}.
+         */
+        public Builder caFile(Path caFile) {
+            this.caFile = Objects.requireNonNull(caFile, "caFile");
+            return this;
+        }
+
+        /**
+         * With {@link #keyFile(Path)}: the PEM client certificate (a chain allowed) for a
+         * server started with {@code --tls-client-ca}. Read by {@link #build()}.
+         */
+        public Builder certFile(Path certFile) {
+            this.certFile = Objects.requireNonNull(certFile, "certFile");
+            return this;
+        }
+
+        /**
+         * The client certificate's private key: a PEM {@code PRIVATE KEY} (PKCS#8) file, EC or
+         * RSA. Read by {@link #build()}.
+         */
+        public Builder keyFile(Path keyFile) {
+            this.keyFile = Objects.requireNonNull(keyFile, "keyFile");
+            return this;
+        }
+
+        /**
          * The client.
          *
-         * @throws IllegalArgumentException the refill threshold is out of range 0..=batch size
+         * @throws IllegalArgumentException the refill threshold is out of range 0..=batch
+         *     size, or a TLS file cannot be read or holds nothing usable (named)
          */
         public Client build() {
             check();
@@ -368,6 +446,101 @@ public class Client {
             if (refillBelow != null && (refillBelow < 0 || refillBelow > batchSize)) {
                 throw new IllegalArgumentException("refill threshold " + refillBelow
                         + " is out of range 0..=" + batchSize + " (the batch size)");
+            }
+            if ((certFile == null) != (keyFile == null)) {
+                throw new IllegalArgumentException(
+                        "certFile and keyFile go together: give both or neither");
+            }
+            if (caFile != null || certFile != null) {
+                tls = sslContext();
+            }
+        }
+
+        /** The TLS settings from the PEM files, with the JDK's own classes. */
+        private SSLContext sslContext() {
+            try {
+                TrustManager[] trust = null;
+                if (caFile != null) {
+                    KeyStore roots = KeyStore.getInstance(KeyStore.getDefaultType());
+                    roots.load(null, null);
+                    int i = 0;
+                    for (Certificate ca : certificates("caFile", caFile)) {
+                        roots.setCertificateEntry("ca-" + i++, ca);
+                    }
+                    TrustManagerFactory tmf =
+                            TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+                    tmf.init(roots);
+                    trust = tmf.getTrustManagers();
+                }
+                KeyManager[] keys = null;
+                if (certFile != null) {
+                    Certificate[] chain =
+                            certificates("certFile", certFile).toArray(new Certificate[0]);
+                    KeyStore identity = KeyStore.getInstance("PKCS12");
+                    identity.load(null, null);
+                    identity.setKeyEntry("client", privateKey(keyFile), new char[0], chain);
+                    KeyManagerFactory kmf =
+                            KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+                    kmf.init(identity, new char[0]);
+                    keys = kmf.getKeyManagers();
+                }
+                SSLContext context = SSLContext.getInstance("TLS");
+                context.init(keys, trust, null);
+                return context;
+            } catch (GeneralSecurityException | IOException e) {
+                throw new IllegalArgumentException("TLS settings: " + e.getMessage(), e);
+            }
+        }
+
+        private static Collection<? extends Certificate> certificates(String what, Path file) {
+            byte[] pem = read(what, file);
+            Collection<? extends Certificate> certs;
+            try {
+                certs = CertificateFactory.getInstance("X.509")
+                        .generateCertificates(new ByteArrayInputStream(pem));
+            } catch (CertificateException e) {
+                certs = List.of();
+            }
+            if (certs.isEmpty()) {
+                throw new IllegalArgumentException(
+                        what + " " + Layout.quote(file.toString()) + ": holds no PEM certificate");
+            }
+            return certs;
+        }
+
+        private static PrivateKey privateKey(Path file) {
+            String pem = new String(read("keyFile", file), StandardCharsets.US_ASCII);
+            String begin = "-----BEGIN PRIVATE KEY-----";
+            String end = "-----END PRIVATE KEY-----";
+            int from = pem.indexOf(begin);
+            int to = pem.indexOf(end);
+            String noKey = "keyFile " + Layout.quote(file.toString())
+                    + ": holds no PEM PRIVATE KEY (PKCS#8)";
+            if (from < 0 || to < from) {
+                throw new IllegalArgumentException(noKey);
+            }
+            byte[] der;
+            try {
+                der = Base64.getMimeDecoder().decode(pem.substring(from + begin.length(), to));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(noKey, e);
+            }
+            for (String algorithm : new String[] {"EC", "RSA", "Ed25519"}) {
+                try {
+                    return KeyFactory.getInstance(algorithm).generatePrivate(new PKCS8EncodedKeySpec(der));
+                } catch (InvalidKeySpecException | NoSuchAlgorithmException e) {
+                    // Another algorithm, then.
+                }
+            }
+            throw new IllegalArgumentException(noKey + " of EC, RSA or Ed25519");
+        }
+
+        private static byte[] read(String what, Path file) {
+            try {
+                return Files.readAllBytes(file);
+            } catch (IOException e) {
+                throw new IllegalArgumentException(what + " " + Layout.quote(file.toString())
+                        + ": cannot read it: " + e.getClass().getSimpleName(), e);
             }
         }
     }

@@ -11,11 +11,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * A plain test runner: every test in {@link DecodeTest} and {@link ClientTest}, each bounded
- * in time, then "N passed, N failed"; the exit status is 1 when any failed.
+ * A plain test runner: every test in {@link DecodeTest}, {@link ClientTest} and
+ * {@link TlsTest}, each bounded in time, then "N passed, N failed"; the exit status is 1 when
+ * any failed.
  *
- * <p>Environment: {@code SNOWMINT_VECTORS}, the path of testdata/vectors.json, and
- * {@code SNOWMINT_URL}, a running {@code snowmint serve --datacenter 1 --worker 7}.
+ * <p>Environment: {@code SNOWMINT_VECTORS}, the path of testdata/vectors.json;
+ * {@code SNOWMINT_URL}, a running {@code snowmint serve --datacenter 1 --worker 7}; and
+ * {@code SNOWMINT_TLS_URL}, the same over mutual TLS, whose CA is the PEM file
+ * {@code SNOWMINT_CA} and which takes the client certificate {@code SNOWMINT_CLIENT_CERT}
+ * with its key {@code SNOWMINT_CLIENT_KEY}.
  */
 final class TestRunner {
     /** A test's body. */
@@ -38,6 +42,8 @@ final class TestRunner {
         TestRunner r = new TestRunner();
         DecodeTest.register(r, env("SNOWMINT_VECTORS"));
         ClientTest.register(r, env("SNOWMINT_URL"));
+        TlsTest.register(r, env("SNOWMINT_TLS_URL"), env("SNOWMINT_CA"),
+                env("SNOWMINT_CLIENT_CERT"), env("SNOWMINT_CLIENT_KEY"));
         System.exit(r.runAll(args.length > 0 ? args[0] : "") == 0 ? 0 : 1);
     }
 
