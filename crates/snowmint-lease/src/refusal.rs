@@ -11,31 +11,34 @@ use rustls::{AlertDescription, CertificateError};
 /// ...`. `trust` names what the certificate must be signed by (`tls_ca=FILE`, or the
 /// system's CAs).
 pub(crate) fn tls_refusal(err: &(dyn Error + 'static), trust: &str) -> Option<String> {
-    let tls = chain(err).find_map(|cause| {
-        cause.downcast_ref::<rustls::Error>().or_else(|| {
-            cause
-                .downcast_ref::<std::io::Error>()?
-                .get_ref()?
-                .downcast_ref::<rustls::Error>()
-        })
-    })?;
+    let tls = chain(err).find_map(|cause| cause.downcast_ref::<rustls::Error>())?;
     Some(format!("TLS refused: {}", words(tls, trust)))
 }
 
 /// `err`, then each of its causes, looking inside I/O errors, whose `source` skips the
-/// error they carry.
+/// error they carry, and through the shared (`Arc`) errors client libraries keep, whose
+/// type hides the one they share.
 pub(crate) fn chain<'a>(
     err: &'a (dyn Error + 'static),
 ) -> impl Iterator<Item = &'a (dyn Error + 'static)> {
-    std::iter::successors(Some(err), |&cause: &&'a (dyn Error + 'static)| match cause
-        .downcast_ref::<std::io::Error>()
-    {
-        Some(io) => io
-            .get_ref()
-            .map(|inner| inner as &(dyn Error + 'static))
-            .or_else(|| cause.source()),
-        None => cause.source(),
+    std::iter::successors(Some(unshared(err)), |&cause: &&'a (dyn Error + 'static)| {
+        let next = match cause.downcast_ref::<std::io::Error>() {
+            Some(io) => io
+                .get_ref()
+                .map(|inner| inner as &(dyn Error + 'static))
+                .or_else(|| cause.source()),
+            None => cause.source(),
+        };
+        next.map(unshared)
     })
+}
+
+/// The error an `Arc` shares, or `err` itself.
+fn unshared<'a>(err: &'a (dyn Error + 'static)) -> &'a (dyn Error + 'static) {
+    match err.downcast_ref::<std::sync::Arc<dyn Error + Send + Sync>>() {
+        Some(shared) => &**shared,
+        None => err,
+    }
 }
 
 fn words(err: &rustls::Error, trust: &str) -> String {
@@ -80,11 +83,23 @@ fn certificate(err: &CertificateError, trust: &str) -> String {
             presented,
         } => format!(
             "the server's certificate is for {}, not {} (NotValidForName)",
-            presented.join(", "),
+            presented
+                .iter()
+                .map(|name| bare(name))
+                .collect::<Vec<_>>()
+                .join(", "),
             expected.to_str()
         ),
         other => format!("the server's certificate is refused ({other:?})"),
     }
+}
+
+/// A name as rustls presents it, `DnsName("h")` or `IpAddress(10.0.0.1)`, without its kind.
+fn bare(presented: &str) -> &str {
+    presented
+        .split_once('(')
+        .and_then(|(_, rest)| rest.strip_suffix(')'))
+        .map_or(presented, |inner| inner.trim_matches('"'))
 }
 
 /// What a certificate must be signed by, for messages: the `tls_ca=` file (or the
@@ -115,6 +130,8 @@ mod tests {
             tls_refusal(&expired, "").as_deref(),
             Some("TLS refused: the server's certificate has expired")
         );
+        assert_eq!(bare("DnsName(\"other.invalid\")"), "other.invalid");
+        assert_eq!(bare("IpAddress(10.0.0.1)"), "10.0.0.1");
         let plain = std::io::Error::other("connection reset");
         assert_eq!(tls_refusal(&plain, ""), None);
     }

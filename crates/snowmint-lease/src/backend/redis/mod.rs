@@ -95,7 +95,7 @@ impl RedisRegistry {
     /// let err = RedisRegistry::from_url("redis://:secret@h:6379/x").unwrap_err();
     /// assert_eq!(
     ///     err.to_string(),
-    ///     "lease URL \"redis://***@h:6379/x\": invalid database number; expected redis://[USER:PASSWORD@]HOST[:PORT][/DB][?wait=N]"
+    ///     "lease URL \"redis://***@h:6379/x\": invalid database number; expected redis[s]://[USER:PASSWORD@]HOST[:PORT][/DB][?wait=N&password_file=FILE&tls_ca=FILE&tls_cert=FILE&tls_key=FILE]"
     /// );
     /// # Ok::<(), snowmint_lease::LeaseError>(())
     /// ```

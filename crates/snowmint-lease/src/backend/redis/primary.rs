@@ -73,6 +73,8 @@ pub(super) struct Primary {
     pub(super) replicas: u32,
     /// With TLS, what the servers' certificates must be signed by, for messages.
     trust: Option<String>,
+    /// The user the URL names (`default` if none), for messages.
+    user: String,
     /// Made on first use, on the runtime that uses it.
     link: Mutex<Option<Link>>,
 }
@@ -92,6 +94,12 @@ enum Finder {
 impl Primary {
     /// The primary of a checked URL; connects on first use.
     pub(super) fn new(target: Target) -> Primary {
+        let user = match &target.route {
+            Route::Direct(client) => client.get_connection_info().redis_settings().username(),
+            Route::Sentinel { node, .. } => node.username(),
+        }
+        .unwrap_or("default")
+        .to_string();
         let finder = match target.route {
             Route::Direct(client) => Finder::Direct(client),
             Route::Sentinel {
@@ -110,6 +118,7 @@ impl Primary {
             shown: target.shown,
             replicas: target.replicas,
             trust: target.trust,
+            user,
             link: Mutex::new(None),
         }
     }
@@ -148,7 +157,8 @@ impl Primary {
             }
             Some("NOPERM") => {
                 let detail = err.detail().unwrap_or_default().trim();
-                return Some(format!("the user lacks the rights: {detail} (NOPERM)"));
+                let user = &self.user;
+                return Some(format!("user {user} lacks the rights: {detail} (NOPERM)"));
             }
             _ => {}
         }
@@ -209,7 +219,17 @@ impl Primary {
         super::super::within(OPERATION_TIMEOUT, attempts, || {
             self.forget();
             let ms = OPERATION_TIMEOUT.as_millis();
-            LeaseError::unavailable("redis", format!("{}: no answer within {ms} ms", self.shown))
+            // A plain port reads a TLS handshake as the start of a command, and waits.
+            let hint = match self.trust {
+                Some(_) => {
+                    " (a frozen server, or a plain port that leaves the TLS handshake unanswered)"
+                }
+                None => "",
+            };
+            LeaseError::unavailable(
+                "redis",
+                format!("{}: no answer within {ms} ms{hint}", self.shown),
+            )
         })
         .await
     }
