@@ -110,6 +110,13 @@ pub trait Server {
     /// Kills it with SIGKILL, as a crash would, and waits for it to exit.
     fn kill(&mut self);
 
+    /// For a test's own reads of a secured server, whose [`Server::url`] has only a
+    /// client's rights: a URL with every right (over TLS), and the CA file its
+    /// certificate is checked against. `None` for the others: `url` has every right.
+    fn admin(&self) -> Option<(String, std::path::PathBuf)> {
+        None
+    }
+
     /// Stops it cleanly, copies its data directory into `to` (a cold backup: new files,
     /// as every backup tool writes), and starts it again.
     ///
@@ -198,7 +205,14 @@ fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
 /// `url()`.
 macro_rules! server_controls {
     ($guard:ident) => {
+        $crate::server_controls!($guard, |_guard: &$guard| None);
+    };
+    ($guard:ident, $admin:expr) => {
         impl $crate::Server for $guard {
+            fn admin(&self) -> Option<(String, std::path::PathBuf)> {
+                ($admin)(self)
+            }
+
             fn url(&self) -> String {
                 $guard::url(self)
             }

@@ -137,6 +137,18 @@ impl Redis {
     #[must_use]
     #[track_caller]
     pub fn start_secured(pki: &Pki) -> Redis {
+        Redis::start_secured_with(pki, &pki.server())
+    }
+
+    /// As [`start_secured`](Self::start_secured), serving `certificate` (one for more
+    /// names than the loopback ones, say).
+    ///
+    /// # Panics
+    ///
+    /// As [`Redis::start`].
+    #[must_use]
+    #[track_caller]
+    pub fn start_secured_with(pki: &Pki, certificate: &Pair) -> Redis {
         let program = program::find_on_path("redis-server", "redis-server");
         let mut made = None;
         let server = Instance::start_probed(&KIND, |port, dir| {
@@ -144,6 +156,7 @@ impl Redis {
             fs::create_dir(&data)
                 .unwrap_or_else(|err| panic!("cannot create {}: {err}", data.display()));
             let (access, config) = Access::new(dir, pki, port);
+            access.set_certificate(certificate);
             let probe = Access {
                 password: access.password.clone(),
                 admin: access.admin.clone(),
@@ -164,6 +177,20 @@ impl Redis {
             server,
             access: made,
         }
+    }
+
+    /// A secured server's admin URL (`rediss://admin:PASSWORD@127.0.0.1:PORT/0`, every
+    /// right) and its CA, for a test's own reads over TLS; `None` for an open server.
+    #[must_use]
+    pub fn admin_url(&self) -> Option<(String, PathBuf)> {
+        let access = self.access.as_ref()?;
+        let url = format!(
+            "rediss://{}:{}@127.0.0.1:{}/0",
+            crate::redis_secured::ADMIN,
+            access.admin,
+            self.server.port
+        );
+        Some((url, access.ca()))
     }
 
     /// The lease backend user's password in a secured server (see
@@ -478,4 +505,4 @@ pub(crate) fn answers_ping(port: u16) -> bool {
     BufReader::new(stream).read_line(&mut reply).is_ok() && reply == "+PONG\r\n"
 }
 
-crate::server_controls!(Redis);
+crate::server_controls!(Redis, Redis::admin_url);

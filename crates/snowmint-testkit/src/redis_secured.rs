@@ -17,7 +17,7 @@ pub const LEASE_ACL: &str = "resetkeys ~snowmint:* resetchannels -@all +evalsha 
 /// The lease backend's user name in a secured server.
 pub const LEASE_USER: &str = "snowmint";
 /// The kit's own user, with every right.
-const ADMIN: &str = "admin";
+pub(crate) const ADMIN: &str = "admin";
 
 /// The users, files and socket of a secured server.
 pub(crate) struct Access {
