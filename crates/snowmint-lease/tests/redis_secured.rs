@@ -262,3 +262,20 @@ async fn a_certificate_that_expires_under_a_held_lease_freezes_the_fence() {
     )
     .await;
 }
+
+/// `rediss+sentinel://` speaks TLS to the sentinels too: a sentinel whose certificate the
+/// URL's CA did not sign is refused by name (here a secured Redis stands in for one, since
+/// the handshake comes before any question).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sentinels_are_reached_over_tls_and_their_certificate_checked() {
+    let (pki, redis) = secured();
+    let port = redis.port();
+    let foreign = pki.foreign_ca().display().to_string();
+    let url = format!("rediss+sentinel://127.0.0.1:{port}/main?tls_ca={foreign}");
+    assert_eq!(
+        refusal(&url).await,
+        format!(
+            "redis registry is unavailable: rediss+sentinel://127.0.0.1:{port}/main/0: no primary \"main\": 0 of 1 sentinels named a primary, fewer than a majority: TLS refused: the server's certificate is not signed by tls_ca={foreign} (UnknownIssuer)"
+        )
+    );
+}

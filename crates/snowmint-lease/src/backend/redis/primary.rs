@@ -285,7 +285,15 @@ impl Primary {
         let named = lookup.primary().await.map_err(|e| {
             let name = &lookup.name;
             let message = format!("{}: no primary {name:?}", self.shown);
-            LeaseError::unavailable_because("redis", message, e)
+            // Sentinels that refuse the handshake: which check, in plain words.
+            let refused = self
+                .trust
+                .as_ref()
+                .and_then(|trust| refusal::tls_refusal(&e, trust));
+            match refused {
+                Some(words) => LeaseError::unavailable("redis", format!("{message}: {e}: {words}")),
+                None => LeaseError::unavailable_because("redis", message, e),
+            }
         })?;
         if let Some(Link::Named(connection, at)) = self.cached()
             && at == named
