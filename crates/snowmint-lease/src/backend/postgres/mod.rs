@@ -107,14 +107,19 @@ impl PostgresRegistry {
         }
         let (base, query) = url.split_once('?').unwrap_or((url, ""));
         let taken = tls::take(query).map_err(|problem| invalid(&one_line(&problem)))?;
-        // The driver reads the rest: its own parameters, in the URL's order.
-        let rest = form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(&taken.rest)
-            .finish();
+        // The driver reads the rest: its own parameters, as written (re-encoding would
+        // turn `options=-c%20...` into `-c+...`, which it does not decode).
+        let rest: Vec<&str> = query
+            .split('&')
+            .filter(|pair| {
+                let key = form_urlencoded::parse(pair.as_bytes()).next();
+                key.is_some_and(|(key, _)| !tls::PARAMETERS.contains(&&*key))
+            })
+            .collect();
         let driver_url = if rest.is_empty() {
             base.to_string()
         } else {
-            format!("{base}?{rest}")
+            format!("{base}?{}", rest.join("&"))
         };
         let mut config: Config = driver_url
             .parse()

@@ -72,15 +72,25 @@ pub(super) struct Tls {
     key: Option<(&'static str, PathBuf)>,
 }
 
-/// What [`take`] leaves: the TLS settings, the password from `password_file=`, and the
-/// URL's other parameters for the driver.
+/// The URL parameters taken here, none of them the driver's.
+pub(super) const PARAMETERS: [&str; 8] = [
+    "sslmode",
+    "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "tls_ca",
+    "tls_cert",
+    "tls_key",
+    "password_file",
+];
+
+/// What [`take`] reads: the TLS settings and the password from `password_file=`.
 pub(super) struct Taken {
     pub(super) tls: Tls,
     pub(super) password: Option<String>,
-    pub(super) rest: Vec<(String, String)>,
 }
 
-/// Takes the TLS parameters and `password_file=` out of `query`.
+/// Reads the TLS parameters and `password_file=` of `query` ([`PARAMETERS`]).
 pub(super) fn take(query: &str) -> Result<Taken, String> {
     let (secured, rest) = Secured::take(query)?;
     let files = secured.tls.clone().unwrap_or_default();
@@ -90,7 +100,6 @@ pub(super) fn take(query: &str) -> Result<Taken, String> {
         cert: files.cert.map(|path| ("tls_cert", path)),
         key: files.key.map(|path| ("tls_key", path)),
     };
-    let mut others = Vec::new();
     let mut mode = None;
     for (key, value) in rest {
         let (slot, common) = match key.as_str() {
@@ -103,10 +112,7 @@ pub(super) fn take(query: &str) -> Result<Taken, String> {
             "sslrootcert" => (&mut tls.ca, "tls_ca"),
             "sslcert" => (&mut tls.cert, "tls_cert"),
             "sslkey" => (&mut tls.key, "tls_key"),
-            _ => {
-                others.push((key, value));
-                continue;
-            }
+            _ => continue,
         };
         let parameter = match key.as_str() {
             "sslrootcert" => "sslrootcert",
@@ -141,7 +147,6 @@ pub(super) fn take(query: &str) -> Result<Taken, String> {
     Ok(Taken {
         tls,
         password: secured.password()?,
-        rest: others,
     })
 }
 
