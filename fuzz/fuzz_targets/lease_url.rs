@@ -8,11 +8,13 @@
 use libfuzzer_sys::fuzz_target;
 
 /// Each scheme, and the backend it picks.
-const SCHEMES: [(&str, &str); 8] = [
+const SCHEMES: [(&str, &str); 10] = [
     ("static:", "static"),
     ("file:", "file"),
     ("redis://", "redis"),
+    ("rediss://", "redis"),
     ("redis+sentinel://", "redis"),
+    ("rediss+sentinel://", "redis"),
     ("etcd://", "etcd"),
     ("postgres://", "postgres"),
     ("postgresql://", "postgres"),

@@ -33,6 +33,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // The one crypto provider of every TLS connection (the lease poller's, a secured run's).
+    snowmint_lease::install_crypto_provider();
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Run(args) => campaign::run(args),

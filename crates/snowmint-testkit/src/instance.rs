@@ -44,18 +44,33 @@ impl Instance {
     where
         C: Fn() -> Command + Send + Sync + 'static,
     {
+        let ready = kind.ready;
+        Instance::start_probed(kind, |port, dir| (setup(port, dir), move || ready(port)))
+    }
+
+    /// As [`Instance::start`], for a server whose readiness probe needs what `setup` made
+    /// (a socket in its directory, a password): `setup` answers the probe too, and the
+    /// kind's own is not used.
+    #[track_caller]
+    pub(crate) fn start_probed<C, P>(
+        kind: &Kind,
+        mut setup: impl FnMut(u16, &Path) -> (C, P),
+    ) -> Instance
+    where
+        C: Fn() -> Command + Send + Sync + 'static,
+        P: Fn() -> bool + Send + Sync + 'static,
+    {
         let make = || {
             let port = free_port();
             let dir = scratch_dir(kind.name);
-            let command = setup(port, dir.path());
-            let ready = kind.ready;
+            let (command, ready) = setup(port, dir.path());
             let daemon = Daemon::new(
                 kind.program,
                 port,
                 dir.path().join(format!("{}.log", kind.name)),
                 kind.stop_signal,
                 Box::new(command),
-                Box::new(move || ready(port)),
+                Box::new(ready),
             );
             Instance { daemon, port, dir }
         };

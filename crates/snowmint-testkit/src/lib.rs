@@ -51,10 +51,12 @@ mod net;
 mod pki;
 mod postgres;
 mod postgres_replicated;
+mod postgres_secured;
 mod process;
 mod program;
 mod redis;
 mod redis_replicated;
+mod redis_secured;
 mod sentinel;
 mod serve;
 mod wait;
@@ -68,8 +70,10 @@ pub use net::free_port;
 pub use pki::{LOOPBACK_NAMES, Pair, Pki, Validity};
 pub use postgres::Postgres;
 pub use postgres_replicated::PostgresReplicated;
+pub use postgres_secured::{CERT_ROLE, LEASE_ROLE};
 pub use redis::Redis;
 pub use redis_replicated::RedisReplicated;
+pub use redis_secured::{LEASE_ACL, LEASE_USER};
 pub use sentinel::{PRIMARY_NAME, Sentinels};
 pub use serve::{Addresses, LeaseTimes, ServeCommand, Serving};
 pub use wait::{Frozen, eventually, eventually_async};
@@ -105,6 +109,13 @@ pub trait Server {
     fn restart(&mut self);
     /// Kills it with SIGKILL, as a crash would, and waits for it to exit.
     fn kill(&mut self);
+
+    /// For a test's own reads of a secured server, whose [`Server::url`] has only a
+    /// client's rights: a URL with every right (over TLS), and the CA file its
+    /// certificate is checked against. `None` for the others: `url` has every right.
+    fn admin(&self) -> Option<(String, std::path::PathBuf)> {
+        None
+    }
 
     /// Stops it cleanly, copies its data directory into `to` (a cold backup: new files,
     /// as every backup tool writes), and starts it again.
@@ -194,7 +205,14 @@ fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
 /// `url()`.
 macro_rules! server_controls {
     ($guard:ident) => {
+        $crate::server_controls!($guard, |_guard: &$guard| None);
+    };
+    ($guard:ident, $admin:expr) => {
         impl $crate::Server for $guard {
+            fn admin(&self) -> Option<(String, std::path::PathBuf)> {
+                ($admin)(self)
+            }
+
             fn url(&self) -> String {
                 $guard::url(self)
             }

@@ -11,6 +11,8 @@ use std::process::Command;
 
 use crate::instance::{Instance, Kind};
 use crate::net;
+use crate::pki::{Pair, Pki};
+use crate::postgres_secured::{self, Access, LEASE_ROLE};
 use crate::program::{self, Missing};
 
 /// The superuser `initdb` creates, and the user of [`Postgres::url`].
@@ -65,6 +67,9 @@ const KIND: Kind = Kind {
 /// ```
 pub struct Postgres {
     server: Instance,
+    /// The roles and files of the secured form, and where `psql` is; `None` for an open
+    /// server.
+    access: Option<(Access, PathBuf)>,
 }
 
 /// The user and group the server runs as.
@@ -100,7 +105,112 @@ impl Postgres {
         };
         let account = run_as();
         let server = Instance::start(&KIND, |port, dir| cluster(&bin, account, port, dir));
-        Postgres { server }
+        Postgres {
+            server,
+            access: None,
+        }
+    }
+
+    /// Starts PostgreSQL in its secured form and waits until it accepts sessions: `ssl =
+    /// on` with a certificate for the loopback names signed by `pki`'s CA (which also
+    /// signs the client certificates it takes); over TCP only TLS (`hostssl`), with
+    /// SCRAM passwords; the lease role [`LEASE_ROLE`](crate::LEASE_ROLE), not a superuser,
+    /// owning the database of the same name, where the backend creates its table; and
+    /// [`CERT_ROLE`](crate::CERT_ROLE), which logs in with a client certificate
+    /// ([`Pki::client`] with its name) and owns a database of its name too.
+    /// [`url`](Self::url) is the lease role's URL with `sslmode=verify-full`.
+    ///
+    /// # Panics
+    ///
+    /// As [`Postgres::start`], or if the roles cannot be made.
+    ///
+    /// ```no_run
+    /// let pki = snowmint_testkit::Pki::new();
+    /// let postgres = snowmint_testkit::Postgres::start_secured(&pki);
+    /// assert!(postgres.url().starts_with("postgres://snowmint:"));
+    /// assert!(postgres.url().contains("sslmode=verify-full&sslrootcert="));
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn start_secured(pki: &Pki) -> Postgres {
+        let bin = match bin_dir() {
+            Ok(bin) => bin,
+            Err(missing) => panic!("{missing}"),
+        };
+        let account = run_as();
+        let mut made = None;
+        let server = Instance::start_probed(&KIND, |port, dir| {
+            let command = cluster(&bin, account, port, dir);
+            made = Some(Access::new(dir, pki, account));
+            let socket = dir.join(format!(".s.PGSQL.{port}"));
+            let probe = move || {
+                std::os::unix::net::UnixStream::connect(&socket).is_ok_and(|stream| {
+                    let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(1)));
+                    answers_startup(stream)
+                })
+            };
+            (command, probe)
+        });
+        let access = made.expect("the secured cluster was made");
+        access.create_roles(&bin, server.dir.path(), server.port);
+        Postgres {
+            server,
+            access: Some((access, bin)),
+        }
+    }
+
+    /// The lease role's password in a secured server.
+    ///
+    /// # Panics
+    ///
+    /// If the server is not a secured one.
+    #[must_use]
+    pub fn password(&self) -> &str {
+        &self.secured().0.password
+    }
+
+    /// The CA certificate that signs a secured server's certificate: a copy in the
+    /// server's directory, there as long as the guard.
+    ///
+    /// # Panics
+    ///
+    /// If the server is not a secured one.
+    #[must_use]
+    pub fn ca(&self) -> PathBuf {
+        self.secured().0.ca()
+    }
+
+    /// Gives a secured server `pair` as its certificate from its next start on: a
+    /// [`restart`](crate::Server::restart) serves it, and ends every session, so clients
+    /// meet it at their next handshake.
+    ///
+    /// # Panics
+    ///
+    /// If the server is not a secured one, or the files cannot be copied.
+    pub fn set_certificate(&self, pair: &Pair) {
+        self.secured().0.set_certificate(pair);
+    }
+
+    /// Runs `statement` as the superuser over the private socket of a secured server
+    /// (to add a role, say); answers what `psql` prints, unaligned and without headers.
+    ///
+    /// # Errors
+    ///
+    /// What `psql` says when the statement fails.
+    ///
+    /// # Panics
+    ///
+    /// If the server is not a secured one.
+    pub fn sql(&self, statement: &str) -> Result<String, String> {
+        let (_, bin) = self.secured();
+        postgres_secured::sql(bin, self.server.dir.path(), self.server.port, statement)
+    }
+
+    #[track_caller]
+    fn secured(&self) -> &(Access, PathBuf) {
+        self.access
+            .as_ref()
+            .expect("a secured server (Postgres::start_secured)")
     }
 
     /// The port the server listens on, on 127.0.0.1; the same across restarts.
@@ -126,7 +236,8 @@ impl Postgres {
     }
 
     /// The server as a `postgres://` URL for the superuser and the `postgres` database,
-    /// the form `snowmint serve --lease` and `tokio-postgres` take.
+    /// the form `snowmint serve --lease` and `tokio-postgres` take; for a secured server,
+    /// the lease role's, with its password, `sslmode=verify-full` and the CA.
     ///
     /// ```no_run
     /// let postgres = snowmint_testkit::Postgres::start();
@@ -137,10 +248,18 @@ impl Postgres {
     /// ```
     #[must_use]
     pub fn url(&self) -> String {
-        format!(
-            "postgres://{SUPERUSER}@127.0.0.1:{}/{DATABASE}",
-            self.server.port
-        )
+        match &self.access {
+            Some((access, _)) => format!(
+                "postgres://{LEASE_ROLE}:{}@127.0.0.1:{}/{LEASE_ROLE}?sslmode=verify-full&sslrootcert={}",
+                access.password,
+                self.server.port,
+                access.ca().display()
+            ),
+            None => format!(
+                "postgres://{SUPERUSER}@127.0.0.1:{}/{DATABASE}",
+                self.server.port
+            ),
+        }
     }
 }
 
@@ -285,6 +404,15 @@ pub(crate) fn initdb(bin: &Path, data: &Path, dir: &Path, account: Option<Accoun
 /// Whether the server accepts a session: a startup message for the superuser is answered
 /// with "ready for query", not "the database system is starting up".
 pub(crate) fn accepts_sessions(port: u16) -> bool {
+    let Ok(stream) = net::connect(port) else {
+        return false;
+    };
+    answers_startup(stream)
+}
+
+/// Whether the server on `stream` answers a startup message for the superuser with "ready
+/// for query".
+fn answers_startup(mut stream: impl Read + Write) -> bool {
     /// Protocol version 3.0, as the startup message spells it.
     const PROTOCOL_3_0: u32 = 3 << 16;
     /// The most a probe reads of one message; startup answers are a few dozen bytes.
@@ -292,9 +420,6 @@ pub(crate) fn accepts_sessions(port: u16) -> bool {
     /// The Terminate message: type 'X' and its own length, 4.
     const TERMINATE: [u8; 5] = [b'X', 0, 0, 0, 4];
 
-    let Ok(mut stream) = net::connect(port) else {
-        return false;
-    };
     let mut body = PROTOCOL_3_0.to_be_bytes().to_vec();
     for field in ["user", SUPERUSER, "database", DATABASE] {
         body.extend_from_slice(field.as_bytes());

@@ -5,7 +5,7 @@
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU16, Ordering};
@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use crate::instance::{Instance, Kind};
 use crate::net;
+use crate::pki::{Pair, Pki};
 use crate::program;
+use crate::redis_secured::{Access, LEASE_USER};
 
 /// What the guard needs to know to run a `redis-server` on a port of its own.
 const KIND: Kind = Kind {
@@ -36,7 +38,7 @@ const REPLICATION_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the readiness probe of a replica waits for it to acknowledge a write.
 const ACK_WAIT_MS: u64 = 100;
 /// How long a test's own request to a server may take: loopback answers in microseconds.
-const QUERY_TIMEOUT: Duration = Duration::from_secs(2);
+pub(crate) const QUERY_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A `redis-server` of its own on a free loopback port, stopped when dropped.
 ///
@@ -67,6 +69,8 @@ const QUERY_TIMEOUT: Duration = Duration::from_secs(2);
 /// ```
 pub struct Redis {
     server: Instance,
+    /// The users and files of the secured form; `None` for an open server.
+    access: Option<Access>,
 }
 
 impl Redis {
@@ -95,7 +99,159 @@ impl Redis {
             let program = program.clone();
             move || redis_command(&program, port, &data, None)
         });
-        Redis { server }
+        Redis {
+            server,
+            access: None,
+        }
+    }
+
+    /// Starts a `redis-server` in its secured form and waits until it answers: its port
+    /// speaks TLS only, with a certificate for the loopback names signed by `pki`'s CA
+    /// (client certificates signed by it are taken, not required); the open default user
+    /// is off, and the lease backend's user [`LEASE_USER`](crate::LEASE_USER) may touch
+    /// only snowmint's keys and run only the commands it uses
+    /// ([`LEASE_ACL`](crate::LEASE_ACL)). [`url`](Self::url) is a `rediss://` URL with that
+    /// user, its password and the CA. The kit's own questions ([`info`](Self::info),
+    /// [`command`](Self::command)) go over a Unix socket as an admin user.
+    ///
+    /// # Panics
+    ///
+    /// As [`Redis::start`].
+    ///
+    /// ```
+    /// use snowmint_testkit::{Pki, Redis};
+    ///
+    /// let pki = Pki::new();
+    /// let redis = Redis::start_secured(&pki);
+    /// assert!(redis.url().starts_with(&format!("rediss://snowmint:{}@127.0.0.1:{}/0?tls_ca=", redis.password(), redis.port())));
+    /// assert!(redis.info("server").contains("redis_version"));
+    /// // Plain text to its port gets no answer.
+    /// use std::io::{Read, Write};
+    /// let mut plain = std::net::TcpStream::connect(("127.0.0.1", redis.port()))?;
+    /// plain.write_all(b"PING\r\n")?;
+    /// let mut reply = Vec::new();
+    /// let _ = plain.read_to_end(&mut reply);
+    /// assert!(!reply.starts_with(b"+PONG"));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn start_secured(pki: &Pki) -> Redis {
+        Redis::start_secured_with(pki, &pki.server())
+    }
+
+    /// As [`start_secured`](Self::start_secured), serving `certificate` (one for more
+    /// names than the loopback ones, say).
+    ///
+    /// # Panics
+    ///
+    /// As [`Redis::start`].
+    #[must_use]
+    #[track_caller]
+    pub fn start_secured_with(pki: &Pki, certificate: &Pair) -> Redis {
+        let program = program::find_on_path("redis-server", "redis-server");
+        let mut made = None;
+        let server = Instance::start_probed(&KIND, |port, dir| {
+            let data = dir.join("data");
+            fs::create_dir(&data)
+                .unwrap_or_else(|err| panic!("cannot create {}: {err}", data.display()));
+            let (access, config) = Access::new(dir, pki, port);
+            access.set_certificate(certificate);
+            let probe = Access {
+                password: access.password.clone(),
+                admin: access.admin.clone(),
+                socket: access.socket.clone(),
+                tls: access.tls.clone(),
+            };
+            made = Some(access);
+            let program = program.clone();
+            let command = move || {
+                let mut command = Command::new(&program);
+                command.arg(&config);
+                add_options(&mut command, 0, &data, None);
+                command
+            };
+            (command, move || probe.answers_ping())
+        });
+        Redis {
+            server,
+            access: made,
+        }
+    }
+
+    /// A secured server's admin URL (`rediss://admin:PASSWORD@127.0.0.1:PORT/0`, every
+    /// right) and its CA, for a test's own reads over TLS; `None` for an open server.
+    #[must_use]
+    pub fn admin_url(&self) -> Option<(String, PathBuf)> {
+        let access = self.access.as_ref()?;
+        let url = format!(
+            "rediss://{}:{}@127.0.0.1:{}/0",
+            crate::redis_secured::ADMIN,
+            access.admin,
+            self.server.port
+        );
+        Some((url, access.ca()))
+    }
+
+    /// The lease backend user's password in a secured server (see
+    /// [`start_secured`](Self::start_secured)).
+    ///
+    /// # Panics
+    ///
+    /// If the server is not a secured one.
+    #[must_use]
+    pub fn password(&self) -> &str {
+        &self.secured().password
+    }
+
+    /// The CA certificate that signs a secured server's certificate: a copy in the
+    /// server's directory, there as long as the guard.
+    ///
+    /// # Panics
+    ///
+    /// If the server is not a secured one.
+    #[must_use]
+    pub fn ca(&self) -> PathBuf {
+        self.secured().ca()
+    }
+
+    /// Gives a secured server `pair` as its certificate from its next start on: a
+    /// [`restart`](crate::Server::restart) serves it (an expired one, say), and drops
+    /// every connection, so clients meet it at their next handshake.
+    ///
+    /// # Panics
+    ///
+    /// If the server is not a secured one, or the files cannot be copied.
+    pub fn set_certificate(&self, pair: &Pair) {
+        self.secured().set_certificate(pair);
+    }
+
+    /// Runs `command` as the admin (a secured server) or the default user (an open one),
+    /// on a connection of its own: to add a user, read a key, change the configuration.
+    ///
+    /// # Errors
+    ///
+    /// What the server answers, or a connection that fails.
+    ///
+    /// ```
+    /// let pki = snowmint_testkit::Pki::new();
+    /// let redis = snowmint_testkit::Redis::start_secured(&pki);
+    /// let ok: String = redis.command(redis::cmd("SET").arg("k").arg("v"))?;
+    /// assert_eq!(ok, "OK");
+    /// # Ok::<(), redis::RedisError>(())
+    /// ```
+    pub fn command<T: redis::FromRedisValue>(&self, command: &redis::Cmd) -> redis::RedisResult<T> {
+        match &self.access {
+            Some(access) => command.query(&mut access.connect()?),
+            None => query(self.port(), command),
+        }
+    }
+
+    #[track_caller]
+    fn secured(&self) -> &Access {
+        self.access
+            .as_ref()
+            .expect("a secured server (Redis::start_secured)")
     }
 
     /// Starts a replica of `primary` (`--replicaof`), persisting as [`Redis::start`] does,
@@ -126,7 +282,10 @@ impl Redis {
             let program = program.clone();
             move || redis_command(&program, port, &data, Some(of))
         });
-        Redis { server }
+        Redis {
+            server,
+            access: None,
+        }
     }
 
     /// Starts a member of a [`RedisReplicated`](crate::RedisReplicated): a server run as
@@ -152,7 +311,10 @@ impl Redis {
                 command
             }
         });
-        Redis { server }
+        Redis {
+            server,
+            access: None,
+        }
     }
 
     /// Waits until `replica` has every write this server has made so far (its replication
@@ -208,7 +370,7 @@ impl Redis {
     #[must_use]
     #[track_caller]
     pub fn info(&self, section: &str) -> String {
-        query(self.port(), redis::cmd("INFO").arg(section))
+        self.command(redis::cmd("INFO").arg(section))
             .unwrap_or_else(|err| panic!("INFO {section} on port {}: {err}", self.port()))
     }
 
@@ -223,7 +385,9 @@ impl Redis {
         self.server.port
     }
 
-    /// The server's address as a `redis://` URL, the form `snowmint serve --lease` takes.
+    /// The server's address as a `redis://` URL, the form `snowmint serve --lease` takes;
+    /// for a secured server, `rediss://` with the lease user, its password and the CA
+    /// (`?tls_ca=`).
     ///
     /// ```
     /// let redis = snowmint_testkit::Redis::start();
@@ -231,12 +395,26 @@ impl Redis {
     /// ```
     #[must_use]
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.server.port)
+        match &self.access {
+            Some(access) => format!(
+                "rediss://{LEASE_USER}:{}@127.0.0.1:{}/0?tls_ca={}",
+                access.password,
+                self.server.port,
+                access.ca().display()
+            ),
+            None => format!("redis://127.0.0.1:{}", self.server.port),
+        }
     }
 }
 
 fn redis_command(program: &Path, port: u16, data: &Path, replica_of: Option<u16>) -> Command {
     let mut command = Command::new(program);
+    add_options(&mut command, port, data, replica_of);
+    command
+}
+
+/// The options of every start: the plain port (0: none), persistence, replication.
+fn add_options(command: &mut Command, port: u16, data: &Path, replica_of: Option<u16>) {
     command
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
         .arg("--dir")
@@ -251,7 +429,6 @@ fn redis_command(program: &Path, port: u16, data: &Path, replica_of: Option<u16>
     if let Some(primary) = replica_of {
         command.args(["--replicaof", "127.0.0.1", &primary.to_string()]);
     }
-    command
 }
 
 /// Sends `command` to the server on `127.0.0.1:port` on a connection of its own.
@@ -328,4 +505,4 @@ pub(crate) fn answers_ping(port: u16) -> bool {
     BufReader::new(stream).read_line(&mut reply).is_ok() && reply == "+PONG\r\n"
 }
 
-crate::server_controls!(Redis);
+crate::server_controls!(Redis, Redis::admin_url);

@@ -289,3 +289,26 @@ fn last_line(text: &str) -> &str {
         .unwrap_or_default()
         .trim()
 }
+
+/// A secured Redis keeps every write across a crash, as an open one does, and its port
+/// answers TLS only.
+#[test]
+fn a_secured_redis_keeps_its_writes_across_a_kill() {
+    let pki = snowmint_testkit::Pki::new();
+    let mut redis = snowmint_testkit::Redis::start_secured(&pki);
+    let set: String = redis
+        .command(
+            redis::cmd("SET")
+                .arg("snowmint:k")
+                .arg("v")
+                .arg("PX")
+                .arg(60_000),
+        )
+        .unwrap();
+    assert_eq!(set, "OK");
+    redis.kill();
+    redis.restart();
+    let got: Option<String> = redis.command(redis::cmd("GET").arg("snowmint:k")).unwrap();
+    assert_eq!(got.as_deref(), Some("v"));
+    assert!(redis.url().starts_with("rediss://snowmint:"));
+}

@@ -51,6 +51,11 @@ pub struct Args {
     /// PostgreSQL primary and its streaming standby
     #[arg(long)]
     cluster: bool,
+    /// The registry in its secured form (Redis only): a port that speaks TLS only and an
+    /// ACL user allowed only snowmint's keys and commands; the servers lease over
+    /// `rediss://`, and the lease poller reads over TLS as an admin
+    #[arg(long)]
+    secured: bool,
     /// The campaign's size
     #[arg(long, value_enum, default_value = "ci")]
     profile: Profile,
@@ -184,9 +189,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         least,
     );
     println!(
-        "snowmint-chaos run --registry {}{} --profile {} --seed {seed}: {} servers, {} faults planned, at least {ids_wanted} ids",
+        "snowmint-chaos run --registry {}{}{} --profile {} --seed {seed}: {} servers, {} faults planned, at least {ids_wanted} ids",
         flag_value(args.registry),
         if args.cluster { " --cluster" } else { "" },
+        if args.secured { " --secured" } else { "" },
         flag_value(args.profile),
         args.servers,
         plan.len()
@@ -215,13 +221,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let mut registry = registry::Registry::start(args.registry, args.cluster, work.path())?;
-    let backups = work.path().join("backups");
     let netns = if networked {
         Some(Arc::new(net::Netns::create(&cleanup)?))
     } else {
         None
     };
+    // A secured registry's certificate names the address the isolated servers reach it at.
+    let secured = args.secured.then(|| {
+        let mut names = snowmint_testkit::LOOPBACK_NAMES.map(String::from).to_vec();
+        names.extend(netns.as_ref().map(|netns| netns.host_addr.to_string()));
+        names
+    });
+    let mut registry =
+        registry::Registry::start(args.registry, args.cluster, secured, work.path())?;
+    let backups = work.path().join("backups");
     let isolated_lease = match (&netns, registry.port()) {
         (Some(netns), Some(port)) => {
             let target = std::net::SocketAddr::from(([127, 0, 0, 1], port));

@@ -39,7 +39,7 @@ async fn within<T>(
 }
 
 /// Picks a registry from a lease URL: `static:W`, `hostname`, `file:DIR`, `redis://...`,
-/// `redis+sentinel://...`, `etcd://host:port[,host:port...]`, `postgres://...` or
+/// `rediss://...`, `redis+sentinel://...`, `rediss+sentinel://...`, `etcd://host:port[,host:port...]`, `postgres://...` or
 /// `zookeeper://host:port,.../path`.
 ///
 /// # Errors
@@ -76,7 +76,15 @@ pub fn registry_from_url(url: &str) -> Result<Arc<dyn Registry>, LeaseError> {
         }
         return Ok(Arc::new(FileRegistry::new(PathBuf::from(dir))));
     }
-    if url.starts_with("redis://") || url.starts_with("redis+sentinel://") {
+    if [
+        "redis://",
+        "rediss://",
+        "redis+sentinel://",
+        "rediss+sentinel://",
+    ]
+    .iter()
+    .any(|scheme| url.starts_with(scheme))
+    {
         return Ok(Arc::new(RedisRegistry::from_url(url)?));
     }
     if url.starts_with("etcd://") {
@@ -89,6 +97,6 @@ pub fn registry_from_url(url: &str) -> Result<Arc<dyn Registry>, LeaseError> {
         return Ok(Arc::new(ZooKeeperRegistry::from_url(url)?));
     }
     Err(LeaseError::Invalid(format!(
-        "unknown lease URL {url:?}: expected static:W, hostname, file:DIR, redis://HOST:PORT, redis+sentinel://HOST:PORT[,HOST:PORT...]/MASTER, etcd://HOST:PORT[,HOST:PORT...], postgres://... or zookeeper://HOST:PORT[,HOST:PORT...]/PATH"
+        "unknown lease URL {url:?}: expected static:W, hostname, file:DIR, redis[s]://HOST:PORT, redis[s]+sentinel://HOST:PORT[,HOST:PORT...]/MASTER, etcd://HOST:PORT[,HOST:PORT...], postgres://... or zookeeper://HOST:PORT[,HOST:PORT...]/PATH"
     )))
 }

@@ -522,6 +522,72 @@ pub async fn keeper_fence_freezes_while_the_registry_is_down(
     assert!(next.high_water_ms >= Some(issued));
 }
 
+/// A keeper over a secured registry whose certificate expires while it holds a lease:
+/// `expire` gives the server an expired certificate and restarts it, which drops every
+/// connection, so the next renewal meets it at the handshake. Renewals then fail with a
+/// message that ends with `check` (which registry, where, which check), the fence stays
+/// where the last renewal put it until the clock passes it, as for a registry that is
+/// down; with a valid certificate again (`mend`) renewals resume.
+pub async fn keeper_fence_freezes_while_the_certificate_has_expired<S>(
+    server: &mut S,
+    expire: impl FnOnce(&mut S),
+    mend: impl FnOnce(&mut S),
+    check: &str,
+) where
+    S: snowmint_testkit::Server,
+{
+    let registry = registry_from_url(&server.url()).unwrap();
+    let clock = Arc::new(SystemClock::new());
+    let keeper = Keeper::start(
+        Arc::clone(&registry),
+        claim("expiry", "pod", 1),
+        SETTINGS,
+        clock.clone(),
+    );
+    let mut status = keeper.status();
+    let first = held_when(&mut status, "a first renewal", |_| true).await;
+    let renewed = held_when(&mut status, "a second renewal", |h| {
+        h.valid_until_ms > first.valid_until_ms
+    })
+    .await;
+
+    let expired_at = clock.now_ms();
+    tokio::task::block_in_place(|| expire(server));
+    let frozen = held_when(&mut status, "a refused renewal", |h| {
+        h.last_error
+            .as_ref()
+            .is_some_and(|e| Chain(e).to_string().ends_with(check))
+    })
+    .await;
+    let error = Chain(frozen.last_error.as_ref().unwrap()).to_string();
+    assert!(!error.contains('\n'), "one line: {error}");
+    assert!(frozen.valid_until_ms >= renewed.valid_until_ms);
+    let limit = SETTINGS.ttl - SETTINGS.safety_margin;
+    assert!(
+        frozen.valid_until_ms <= expired_at + limit.as_millis() as u64,
+        "the fence is from a renewal before the expiry"
+    );
+    while clock.now_ms() <= frozen.valid_until_ms {
+        status.changed().await.expect("the keeper runs");
+        let LeaseStatus::Held(held) = status.borrow_and_update().clone() else {
+            panic!("still held while renewals fail")
+        };
+        assert_eq!(
+            (held.valid_until_ms, held.acquisition),
+            (frozen.valid_until_ms, frozen.acquisition)
+        );
+        let error = Chain(held.last_error.as_ref().expect("still failing")).to_string();
+        assert!(error.ends_with(check), "{error}");
+    }
+
+    tokio::task::block_in_place(|| mend(server));
+    held_when(&mut status, "a renewal with a valid certificate", |h| {
+        h.last_error.is_none() && h.valid_until_ms > frozen.valid_until_ms
+    })
+    .await;
+    keeper.release(clock.now_ms()).await.unwrap();
+}
+
 /// The next `Held` status that `wanted` accepts (the current one included), within 10 s.
 pub async fn held_when(
     status: &mut tokio::sync::watch::Receiver<LeaseStatus>,

@@ -153,10 +153,13 @@ pub struct ServeSettings {
     #[arg(long, env = "SNOWMINT_WORKER_THREADS", value_name = "N")]
     pub worker_threads: Option<u64>,
 
-    /// Where the worker id comes from: static:W, hostname, file:DIR, redis://HOST:PORT,
-    /// redis+sentinel://HOST:PORT[,HOST:PORT...]/MASTER,
-    /// etcd://HOST:PORT[,HOST:PORT...], postgres://USER@HOST:PORT/DB or
-    /// zookeeper://HOST:PORT[,HOST:PORT...]/PATH (default: static: the --worker value)
+    /// Where the worker id comes from: static:W, hostname, file:DIR,
+    /// redis://[USER:PASSWORD@]HOST:PORT, rediss://... (TLS),
+    /// redis+sentinel://HOST:PORT[,HOST:PORT...]/MASTER, rediss+sentinel://... (TLS),
+    /// etcd://HOST:PORT[,HOST:PORT...], postgres://USER@HOST:PORT/DB[?sslmode=verify-full]
+    /// or zookeeper://HOST:PORT[,HOST:PORT...]/PATH (default: static: the --worker value).
+    /// Files: tls_ca=, tls_cert=, tls_key=, password_file= (PostgreSQL also sslrootcert=,
+    /// sslcert=, sslkey=)
     #[arg(
         long,
         env = "SNOWMINT_LEASE",

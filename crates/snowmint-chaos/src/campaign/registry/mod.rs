@@ -79,9 +79,26 @@ pub enum Registry {
 }
 
 impl Registry {
-    /// Starts the registry of `kind`, as a cluster if `clustered`; `dir` holds the `file`
-    /// registry's files.
-    pub fn start(kind: Kind, clustered: bool, dir: &Path) -> anyhow::Result<Registry> {
+    /// Starts the registry of `kind`, as a cluster if `clustered`, in its secured form if
+    /// `secured` names the host names and addresses its certificate is for; `dir` holds
+    /// the `file` registry's files.
+    pub fn start(
+        kind: Kind,
+        clustered: bool,
+        secured: Option<Vec<String>>,
+        dir: &Path,
+    ) -> anyhow::Result<Registry> {
+        if let Some(names) = secured {
+            anyhow::ensure!(
+                kind == Kind::Redis && !clustered,
+                "--secured runs a single Redis: give --registry redis, without --cluster"
+            );
+            // The server keeps copies of the files it needs: the authority may go.
+            let pki = snowmint_testkit::Pki::new();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let redis = snowmint_testkit::Redis::start_secured_with(&pki, &pki.server_for(&names));
+            return Ok(Registry::Process(kind, Box::new(redis)));
+        }
         if clustered {
             return Ok(Registry::Cluster(kind, start_cluster(kind)?));
         }
@@ -207,8 +224,21 @@ impl Reader {
             });
         }
         Ok(match (kind, registry) {
-            (Kind::Redis, _) => Reader::Redis {
-                client: Box::new(redis::Client::open(registry.url()).context("the Redis URL")?),
+            (Kind::Redis, Registry::Process(_, server)) => Reader::Redis {
+                client: Box::new(match server.admin() {
+                    // A secured Redis: its admin, over TLS.
+                    Some((url, ca)) => {
+                        let root_cert = std::fs::read(&ca)
+                            .with_context(|| format!("the CA {}", ca.display()))?;
+                        let certificates = redis::TlsCertificates {
+                            client_tls: None,
+                            root_cert: Some(root_cert),
+                        };
+                        redis::Client::build_with_tls(url, certificates)
+                            .context("the secured Redis's admin URL")?
+                    }
+                    None => redis::Client::open(server.url()).context("the Redis URL")?,
+                }),
                 connection: None,
             },
             (Kind::File, Registry::Dir(dir)) => Reader::Locks(dir.clone()),

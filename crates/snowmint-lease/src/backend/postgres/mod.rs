@@ -3,6 +3,7 @@
 
 mod protocol;
 mod session;
+mod tls;
 mod url;
 
 use std::fmt;
@@ -10,12 +11,13 @@ use std::fmt;
 use snowmint::error::Chain;
 use tokio::sync::Mutex;
 use tokio_postgres::Config;
-use tokio_postgres::config::SslMode;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use self::session::Session;
-use self::url::{redact, target};
+use self::url::target;
 use super::CONNECT_TIMEOUT;
 use crate::registry::{Claim, Lease, LeaseError, Registry};
+use crate::secured::redact;
 
 /// Leases worker ids through a PostgreSQL table, created at first use if absent:
 ///
@@ -64,6 +66,10 @@ pub struct PostgresRegistry {
     config: Config,
     /// Hosts, ports and database, for messages: never the password.
     target: String,
+    /// The TLS connector of `sslmode=`; `None` for `disable`.
+    tls: Option<MakeRustlsConnect>,
+    /// What the server's certificate must be signed by, for messages.
+    trust: String,
     /// The open session, if any; held for the length of a call.
     session: Mutex<Option<Session>>,
 }
@@ -73,11 +79,15 @@ impl PostgresRegistry {
     /// (`connect_timeout`, `application_name` and the other parameters included); connects
     /// on first use.
     ///
+    /// TLS is libpq's `sslmode=`, from `disable` to `verify-full` (the default `prefer`),
+    /// with libpq's `sslrootcert=`, `sslcert=` and `sslkey=` or every backend's `tls_ca=`,
+    /// `tls_cert=` and `tls_key=`; the password may come from a file, `password_file=`.
+    ///
     /// # Errors
     ///
-    /// [`LeaseError::Invalid`] for a URL that does not parse, names no host, or requires
-    /// TLS (`sslmode=require`), which this backend does not speak. The message quotes the
-    /// URL with its password hidden.
+    /// [`LeaseError::Invalid`] for a URL that does not parse, names no host, names an
+    /// unknown `sslmode`, or a file that cannot be read. The message quotes the URL with
+    /// its password hidden.
     ///
     /// ```
     /// use snowmint_lease::PostgresRegistry;
@@ -95,7 +105,23 @@ impl PostgresRegistry {
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
             return Err(invalid("expected postgres://USER@HOST:PORT/DATABASE"));
         }
-        let mut config: Config = url
+        let (base, query) = url.split_once('?').unwrap_or((url, ""));
+        let taken = tls::take(query).map_err(|problem| invalid(&one_line(&problem)))?;
+        // The driver reads the rest: its own parameters, as written (re-encoding would
+        // turn `options=-c%20...` into `-c+...`, which it does not decode).
+        let rest: Vec<&str> = query
+            .split('&')
+            .filter(|pair| {
+                let key = form_urlencoded::parse(pair.as_bytes()).next();
+                key.is_some_and(|(key, _)| !tls::PARAMETERS.contains(&&*key))
+            })
+            .collect();
+        let driver_url = if rest.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}?{}", rest.join("&"))
+        };
+        let mut config: Config = driver_url
             .parse()
             .map_err(|err| invalid(&one_line(&Chain(&err).to_string())))?;
         if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
@@ -103,12 +129,20 @@ impl PostgresRegistry {
                 "no host; expected postgres://USER@HOST:PORT/DATABASE",
             ));
         }
-        if config.get_ssl_mode() == SslMode::Require {
-            return Err(invalid(
-                "sslmode=require needs TLS, which the postgres lease backend does not support; \
-                 use sslmode=prefer or sslmode=disable",
-            ));
+        if let Some(password) = taken.password {
+            if config.get_password().is_some() {
+                return Err(invalid(
+                    "give the password in the URL or in password_file=, not both",
+                ));
+            }
+            config.password(password);
         }
+        config.ssl_mode(taken.tls.mode.driver());
+        let tls = taken
+            .tls
+            .client_config()
+            .map_err(|problem| invalid(&one_line(&problem)))?
+            .map(MakeRustlsConnect::new);
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
@@ -118,6 +152,8 @@ impl PostgresRegistry {
         }
         Ok(PostgresRegistry {
             target: target(&config),
+            trust: taken.tls.trust(),
+            tls,
             config,
             session: Mutex::new(None),
         })

@@ -8,11 +8,11 @@ use snowmint::error::Chain;
 use tokio::sync::MutexGuard;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 
-use super::PostgresRegistry;
 use super::protocol::{
     CREATE_TABLE, HOLDER, INSERT, LAYOUT, LEFT, LOWEST_MISSING, REACH, RELEASE, RENEW, VOUCHED,
     take_sql,
 };
+use super::{PostgresRegistry, one_line};
 use crate::registry::LeaseError;
 
 /// How long the whole of one call may take, connecting included: past it the registry is
@@ -52,9 +52,52 @@ impl PostgresRegistry {
         LeaseError::unavailable("postgres", format!("{}: {problem}", self.target))
     }
 
-    /// Unavailable because of `err`, which says what the server or the connection did.
+    /// Unavailable because of `err`, which says what the server or the connection did:
+    /// in plain words when the server refused us (TLS, credentials, rights), one line
+    /// that names the check.
     pub(super) fn failed(&self, err: tokio_postgres::Error) -> LeaseError {
-        LeaseError::unavailable_because("postgres", &self.target, err)
+        self.failed_at(&self.target, err)
+    }
+
+    fn failed_at(&self, at: &str, err: tokio_postgres::Error) -> LeaseError {
+        match self.refusal(&err) {
+            Some(words) => LeaseError::unavailable("postgres", format!("{at}: {words}")),
+            None => LeaseError::unavailable_because("postgres", at, err),
+        }
+    }
+
+    /// What the server refused, if it refused: the TLS handshake, TLS itself, the
+    /// credentials, or a statement the role has no rights to.
+    fn refusal(&self, err: &tokio_postgres::Error) -> Option<String> {
+        if let Some(words) = crate::refusal::tls_refusal(err, &self.trust) {
+            return Some(words);
+        }
+        if crate::refusal::chain(err)
+            .any(|cause| cause.to_string() == "server does not support TLS")
+        {
+            return Some(
+                "TLS to a plain port: the server does not offer TLS (ssl = off), and sslmode requires it"
+                    .into(),
+            );
+        }
+        let db = err.as_db_error()?;
+        let user = self.config.get_user().unwrap_or("?");
+        let said = one_line(db.message());
+        let code = db.code().code();
+        match code {
+            // invalid_password
+            "28P01" => Some(format!(
+                "wrong user name or password for user {user} ({code})"
+            )),
+            // invalid_authorization_specification: pg_hba.conf has no line for it.
+            "28000" if said.contains("no encryption") => Some(format!(
+                "the server takes only TLS connections, and sslmode=disable sent plain text: {said} ({code})"
+            )),
+            "28000" => Some(format!("the server refused user {user}: {said} ({code})")),
+            // insufficient_privilege
+            "42501" => Some(format!("user {user} lacks the rights: {said} ({code})")),
+            _ => None,
+        }
     }
 
     /// Runs one call on the open session, or a new one, within [`CALL_TIMEOUT`], then
@@ -86,20 +129,28 @@ impl PostgresRegistry {
     }
 
     async fn connect(&self) -> Result<Session, LeaseError> {
-        let cannot = |err: tokio_postgres::Error| {
-            LeaseError::unavailable_because(
-                "postgres",
-                format!("{}: cannot connect", self.target),
-                err,
-            )
+        let cannot_connect = format!("{}: cannot connect", self.target);
+        let cannot = |err: tokio_postgres::Error| match self.refusal(&err) {
+            Some(_) => self.failed_at(&self.target, err),
+            None => self.failed_at(&cannot_connect, err),
         };
-        let (client, connection) = self.config.connect(NoTls).await.map_err(cannot)?;
         let target = self.target.clone();
-        tokio::spawn(async move {
-            if let Err(err) = connection.await {
-                tracing::debug!(%target, error = %Chain(&err), "postgres registry connection ended");
+        let ended = move |err: tokio_postgres::Error| {
+            tracing::debug!(%target, error = %Chain(&err), "postgres registry connection ended");
+        };
+        let client = match &self.tls {
+            Some(tls) => {
+                let (client, connection) =
+                    self.config.connect(tls.clone()).await.map_err(cannot)?;
+                tokio::spawn(async move { connection.await.map_err(ended) });
+                client
             }
-        });
+            None => {
+                let (client, connection) = self.config.connect(NoTls).await.map_err(cannot)?;
+                tokio::spawn(async move { connection.await.map_err(ended) });
+                client
+            }
+        };
         let setup = format!(
             "SET statement_timeout = {STATEMENT_TIMEOUT_MS};
              SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_MS};

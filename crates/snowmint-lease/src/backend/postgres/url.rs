@@ -1,5 +1,5 @@
-//! Where the registry is, for messages: its hosts, ports and database, and its URL with
-//! the password hidden.
+//! Where the registry is, for messages: its hosts, ports and database, never its
+//! credentials. (A URL itself is shown through [`crate::redact`].)
 
 use tokio_postgres::Config;
 use tokio_postgres::config::Host;
@@ -35,42 +35,28 @@ pub(super) fn target(config: &Config) -> String {
     format!("{}/{}", hosts.join(","), config.get_dbname().unwrap_or(""))
 }
 
-/// The URL with its password, in the user part or as a parameter, replaced by `***`.
-pub(super) fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(end);
-    let authority = match authority.rsplit_once('@') {
-        Some((userinfo, hosts)) => match userinfo.split_once(':') {
-            Some((user, _password)) => format!("{user}:***@{hosts}"),
-            None => authority.to_string(),
-        },
-        None => authority.to_string(),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let params: Vec<&str> = query
-                .split('&')
-                .map(|p| {
-                    if p.starts_with("password=") {
-                        "password=***"
-                    } else {
-                        p
-                    }
-                })
-                .collect();
-            format!("{path}?{}", params.join("&"))
-        }
-        None => tail.to_string(),
-    };
-    format!("{scheme}://{authority}{tail}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::PostgresRegistry;
+
+    #[test]
+    fn a_password_file_gives_the_password_and_may_not_repeat_the_url_s() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pw");
+        std::fs::write(&file, "s3cret\n").unwrap();
+        let url = format!("postgres://app@db/fleet?password_file={}", file.display());
+        let registry = PostgresRegistry::from_url(&url).unwrap();
+        assert_eq!(registry.config.get_password(), Some(&b"s3cret"[..]));
+        assert!(!format!("{registry:?}").contains("s3cret"));
+        let both = format!("postgres://app:x@db/fleet?password_file={}", file.display());
+        assert_eq!(
+            invalid(&both),
+            format!(
+                r#"lease URL "postgres://app:***@db/fleet?password_file={}": give the password in the URL or in password_file=, not both"#,
+                file.display()
+            )
+        );
+    }
 
     fn invalid(url: &str) -> String {
         PostgresRegistry::from_url(url).unwrap_err().to_string()
@@ -95,9 +81,29 @@ mod tests {
             r#"lease URL "postgres:///fleet": no host; expected postgres://USER@HOST:PORT/DATABASE"#
         );
         assert_eq!(
-            invalid("postgres://db/fleet?sslmode=require"),
-            r#"lease URL "postgres://db/fleet?sslmode=require": sslmode=require needs TLS, which the postgres lease backend does not support; use sslmode=prefer or sslmode=disable"#
+            invalid("postgres://db/fleet?sslmode=verify_full"),
+            r#"lease URL "postgres://db/fleet?sslmode=verify_full": sslmode=verify_full is not a mode: disable, allow, prefer, require, verify-ca or verify-full"#
         );
+        assert_eq!(
+            invalid("postgres://db/fleet?sslmode=verify-ca&sslrootcert=/none/ca.pem"),
+            r#"lease URL "postgres://db/fleet?sslmode=verify-ca&sslrootcert=/none/ca.pem": sslrootcert=/none/ca.pem: cannot read it: No such file or directory (os error 2)"#
+        );
+        assert_eq!(
+            invalid("postgres://db/fleet?sslrootcert=/a.pem&tls_ca=/b.pem"),
+            r#"lease URL "postgres://db/fleet?sslrootcert=/a.pem&tls_ca=/b.pem": sslrootcert and tls_ca name the same file: give one (tls_ca is every backend's name, sslrootcert libpq's)"#
+        );
+        assert_eq!(
+            invalid("postgres://db/fleet?sslcert=/c.pem"),
+            r#"lease URL "postgres://db/fleet?sslcert=/c.pem": sslcert needs a key: sslkey= or tls_key="#
+        );
+        assert_eq!(
+            invalid("postgres://db/fleet?sslmode=disable&sslrootcert=/a.pem"),
+            r#"lease URL "postgres://db/fleet?sslmode=disable&sslrootcert=/a.pem": sslmode=disable takes no certificates: drop them, or choose a mode with TLS"#
+        );
+        // Every mode with TLS is taken: the certificate is checked at the handshake.
+        for mode in ["disable", "allow", "prefer", "require"] {
+            PostgresRegistry::from_url(&format!("postgres://db/fleet?sslmode={mode}")).unwrap();
+        }
         assert_eq!(
             invalid("host=db user=app"),
             r#"lease URL "host=db user=app": expected postgres://USER@HOST:PORT/DATABASE"#

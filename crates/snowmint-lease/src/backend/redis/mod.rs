@@ -72,9 +72,12 @@ impl RedisRegistry {
     /// A registry for `redis://[USER:PASSWORD@]HOST[:PORT][/DB]`, or for the primary that
     /// Sentinel knows as `NAME`,
     /// `redis+sentinel://[USER:PASSWORD@]HOST[:PORT][,HOST[:PORT]...]/NAME[/DB]` (the
-    /// sentinels' port defaults to 26379; the credentials are the primary's). Either takes
-    /// `?wait=N`: an acquisition or renewal counts only once `N` replicas have
-    /// acknowledged it. Connects on first use.
+    /// sentinels' port defaults to 26379; the credentials are the primary's). `rediss://`
+    /// and `rediss+sentinel://` are the same over TLS, to the sentinels and the primary,
+    /// with `tls_ca=FILE` (else the system's CAs) and optionally `tls_cert=FILE` and
+    /// `tls_key=FILE`. Each takes `?wait=N`: an acquisition or renewal counts only once
+    /// `N` replicas have acknowledged it; and `password_file=FILE`, the password's first
+    /// line. Connects on first use.
     ///
     /// # Errors
     ///
@@ -92,13 +95,13 @@ impl RedisRegistry {
     /// let err = RedisRegistry::from_url("redis://:secret@h:6379/x").unwrap_err();
     /// assert_eq!(
     ///     err.to_string(),
-    ///     "lease URL \"redis://***@h:6379/x\": invalid database number; expected redis://[USER:PASSWORD@]HOST[:PORT][/DB][?wait=N]"
+    ///     "lease URL \"redis://***@h:6379/x\": invalid database number; expected redis[s]://[USER:PASSWORD@]HOST[:PORT][/DB][?wait=N&password_file=FILE&tls_ca=FILE&tls_cert=FILE&tls_key=FILE]"
     /// );
     /// # Ok::<(), snowmint_lease::LeaseError>(())
     /// ```
     pub fn from_url(url: &str) -> Result<RedisRegistry, LeaseError> {
         Ok(RedisRegistry {
-            primary: Primary::new(url::parse(url)?)?,
+            primary: Primary::new(url::parse(url)?),
         })
     }
 }

@@ -9,13 +9,14 @@ use redis::aio::{
     ConnectionLike, ConnectionManager, ConnectionManagerConfig, MultiplexedConnection,
 };
 use redis::{
-    AsyncConnectionConfig, ConnectionAddr, ErrorKind, FromRedisValue, IntoConnectionInfo,
-    RedisConnectionInfo, RedisError, Role, Script, ServerErrorKind,
+    AsyncConnectionConfig, ConnectionAddr, ErrorKind, FromRedisValue, RedisConnectionInfo,
+    RedisError, Role, Script, ServerErrorKind, TlsCertificates,
 };
 
 use super::sentinels::SentinelLookup;
-use super::url::{Route, Target};
+use super::url::{self, Route, Target};
 use crate::backend::CONNECT_TIMEOUT;
+use crate::refusal;
 use crate::registry::LeaseError;
 
 /// Every request answers within this or fails. A request that ends with `WAIT` included.
@@ -70,6 +71,10 @@ pub(super) struct Primary {
     pub(super) shown: String,
     /// Replicas that must acknowledge what a confirmed script wrote.
     pub(super) replicas: u32,
+    /// With TLS, what the servers' certificates must be signed by, for messages.
+    trust: Option<String>,
+    /// The user the URL names (`default` if none), for messages.
+    user: String,
     /// Made on first use, on the runtime that uses it.
     link: Mutex<Option<Link>>,
 }
@@ -81,30 +86,95 @@ enum Finder {
         lookup: SentinelLookup,
         /// The credentials and database for the primary.
         node: RedisConnectionInfo,
+        /// The TLS files for the primary; `None` without TLS.
+        tls: Option<TlsCertificates>,
     },
 }
 
 impl Primary {
     /// The primary of a checked URL; connects on first use.
-    pub(super) fn new(target: Target) -> Result<Primary, LeaseError> {
+    pub(super) fn new(target: Target) -> Primary {
+        let user = match &target.route {
+            Route::Direct(client) => client.get_connection_info().redis_settings().username(),
+            Route::Sentinel { node, .. } => node.username(),
+        }
+        .unwrap_or("default")
+        .to_string();
         let finder = match target.route {
             Route::Direct(client) => Finder::Direct(client),
             Route::Sentinel {
                 sentinels,
                 name,
                 node,
+                tls,
             } => Finder::Sentinels {
-                lookup: SentinelLookup::new(name, sentinels).map_err(|e| {
-                    LeaseError::Invalid(format!("lease URL {:?}: {e}", target.shown))
-                })?,
+                lookup: SentinelLookup::new(name, sentinels),
                 node,
+                tls,
             },
         };
-        Ok(Primary {
+        Primary {
             finder,
             shown: target.shown,
             replicas: target.replicas,
+            trust: target.trust,
+            user,
             link: Mutex::new(None),
+        }
+    }
+
+    /// Unavailable because of `err`, met at `at` (the URL, or the primary the sentinels
+    /// named): in plain words when the server refused us (TLS, credentials, rights), one
+    /// line that names the check; else the client library's error as the cause.
+    pub(super) fn failed(&self, at: String, err: RedisError) -> LeaseError {
+        match self.refusal(&err) {
+            Some(words) => LeaseError::unavailable("redis", format!("{at}: {words}")),
+            None => LeaseError::unavailable_because("redis", at, err),
+        }
+    }
+
+    /// What the server refused, if it refused: the TLS handshake, the credentials, a
+    /// command or key the user may not touch; or a plain connection the server dropped
+    /// unanswered, as a TLS port does.
+    fn refusal(&self, err: &RedisError) -> Option<String> {
+        if let Some(trust) = &self.trust
+            && let Some(words) = refusal::tls_refusal(err, trust)
+        {
+            return Some(words);
+        }
+        if err.kind() == ErrorKind::AuthenticationFailed {
+            return Some("wrong user name or password (the server refused AUTH)".into());
+        }
+        match err.code() {
+            Some("WRONGPASS") => {
+                return Some("wrong user name or password (WRONGPASS)".into());
+            }
+            Some("NOAUTH") => {
+                return Some(
+                    "the server wants a user and password (NOAUTH): give USER:PASSWORD@ or password_file=FILE"
+                        .into(),
+                );
+            }
+            Some("NOPERM") => {
+                let detail = err.detail().unwrap_or_default().trim();
+                let user = &self.user;
+                return Some(format!("user {user} lacks the rights: {detail} (NOPERM)"));
+            }
+            _ => {}
+        }
+        let dropped = refusal::chain(err).any(|cause| {
+            cause.downcast_ref::<std::io::Error>().is_some_and(|io| {
+                matches!(
+                    io.kind(),
+                    std::io::ErrorKind::UnexpectedEof
+                        | std::io::ErrorKind::ConnectionReset
+                        | std::io::ErrorKind::BrokenPipe
+                )
+            })
+        });
+        (self.trust.is_none() && dropped).then(|| {
+            "the server closed the connection unanswered: plain text to a TLS port? (write rediss://)"
+                .into()
         })
     }
 
@@ -144,12 +214,22 @@ impl Primary {
                     self.retry_after(err);
                 }
             }
-            result.map_err(|err| LeaseError::unavailable_because("redis", &self.shown, err))
+            result.map_err(|err| self.failed(self.shown.clone(), err))
         };
         super::super::within(OPERATION_TIMEOUT, attempts, || {
             self.forget();
             let ms = OPERATION_TIMEOUT.as_millis();
-            LeaseError::unavailable("redis", format!("{}: no answer within {ms} ms", self.shown))
+            // A plain port reads a TLS handshake as the start of a command, and waits.
+            let hint = match self.trust {
+                Some(_) => {
+                    " (a frozen server, or a plain port that leaves the TLS handshake unanswered)"
+                }
+                None => "",
+            };
+            LeaseError::unavailable(
+                "redis",
+                format!("{}: no answer within {ms} ms{hint}", self.shown),
+            )
         })
         .await
     }
@@ -195,17 +275,25 @@ impl Primary {
                     .set_number_of_retries(1)
                     .set_max_delay(Duration::from_millis(200));
                 let manager = ConnectionManager::new_lazy_with_config(client.clone(), config)
-                    .map_err(|e| LeaseError::unavailable_because("redis", &self.shown, e))?;
+                    .map_err(|e| self.failed(self.shown.clone(), e))?;
                 let link = Link::Managed(manager);
                 *self.slot() = Some(link.clone());
                 return Ok(link);
             }
-            Finder::Sentinels { lookup, node } => (lookup, node),
+            Finder::Sentinels { lookup, node, tls } => (lookup, (node, tls)),
         };
         let named = lookup.primary().await.map_err(|e| {
             let name = &lookup.name;
             let message = format!("{}: no primary {name:?}", self.shown);
-            LeaseError::unavailable_because("redis", message, e)
+            // Sentinels that refuse the handshake: which check, in plain words.
+            let refused = self
+                .trust
+                .as_ref()
+                .and_then(|trust| refusal::tls_refusal(&e, trust));
+            match refused {
+                Some(words) => LeaseError::unavailable("redis", format!("{message}: {e}: {words}")),
+                None => LeaseError::unavailable_because("redis", message, e),
+            }
         })?;
         if let Some(Link::Named(connection, at)) = self.cached()
             && at == named
@@ -214,22 +302,21 @@ impl Primary {
         }
         let (host, port) = named.clone();
         let address = format!("{host}:{port}");
-        let unreachable = |e: RedisError| {
-            let message = format!("{}: primary {address}", self.shown);
-            LeaseError::unavailable_because("redis", message, e)
-        };
-        let info = ConnectionAddr::Tcp(host, port)
-            .into_connection_info()
-            .map_err(unreachable)?
-            .set_redis_settings(node.clone());
+        let unreachable =
+            |e: RedisError| self.failed(format!("{}: primary {address}", self.shown), e);
+        let (node, tls) = node;
         let config = AsyncConnectionConfig::new()
             .set_connection_timeout(Some(CONNECT_TIMEOUT))
             .set_response_timeout(Some(RESPONSE_TIMEOUT));
-        let mut connection = redis::Client::open(info)
-            .map_err(unreachable)?
-            .get_multiplexed_async_connection_with_config(&config)
-            .await
-            .map_err(unreachable)?;
+        let mut connection = url::client(
+            ConnectionAddr::Tcp(host, port),
+            Some(node.clone()),
+            tls.as_ref(),
+        )
+        .map_err(unreachable)?
+        .get_multiplexed_async_connection_with_config(&config)
+        .await
+        .map_err(unreachable)?;
         // A server the sentinels name may not know yet that it was promoted.
         let role: Role = redis::cmd("ROLE")
             .query_async(&mut connection)

@@ -13,7 +13,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, Client, ConnectionInfo, RedisError};
+use redis::{AsyncConnectionConfig, Client, RedisError};
 
 use crate::backend::CONNECT_TIMEOUT;
 
@@ -45,13 +45,13 @@ pub(super) enum NoPrimary {
 }
 
 impl SentinelLookup {
-    /// A lookup of the primary named `name` through the sentinels at `sentinels`.
-    pub(super) fn new(name: String, sentinels: Vec<ConnectionInfo>) -> Result<Self, RedisError> {
+    /// A lookup of the primary named `name` through the clients of `sentinels`.
+    pub(super) fn new(name: String, sentinels: Vec<Client>) -> Self {
         let sentinels = sentinels
             .into_iter()
-            .map(|info| Ok((Client::open(info)?, Mutex::new(None))))
-            .collect::<Result<_, RedisError>>()?;
-        Ok(SentinelLookup { name, sentinels })
+            .map(|client| (client, Mutex::new(None)))
+            .collect();
+        SentinelLookup { name, sentinels }
     }
 
     /// The address (host, port) of the primary, as the newest configuration among the

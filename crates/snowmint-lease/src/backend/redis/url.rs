@@ -1,18 +1,29 @@
-//! The two forms of a Redis lease URL: `redis://` names one server, `redis+sentinel://` the
-//! sentinels that name the primary. Both may ask that replicas acknowledge every
-//! acquisition and renewal (`?wait=N`). Nothing here connects.
+//! The forms of a Redis lease URL: `redis://` names one server, `redis+sentinel://` the
+//! sentinels that name the primary, and `rediss://` and `rediss+sentinel://` the same over
+//! TLS (to the sentinels and to the primary alike). Each may ask that replicas acknowledge
+//! every acquisition and renewal (`?wait=N`), and takes the parameters every backend
+//! takes ([`Secured`]): the password from a file, and with TLS the CA, client certificate
+//! and key. Nothing here connects.
 
-use redis::{Client, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisConnectionInfo};
+use redis::{
+    Client, ClientTlsConfig, ConnectionAddr, IntoConnectionInfo, RedisConnectionInfo,
+    TlsCertificates,
+};
 
+use crate::refusal;
 use crate::registry::LeaseError;
+use crate::secured::Secured;
 
 /// The scheme of a URL that names one server.
 pub(super) const DIRECT: &str = "redis://";
+/// The scheme of a URL that names one server, reached over TLS.
+pub(super) const DIRECT_TLS: &str = "rediss://";
 /// The scheme of a URL that names sentinels.
 pub(super) const SENTINEL: &str = "redis+sentinel://";
-const DIRECT_FORM: &str = "redis://[USER:PASSWORD@]HOST[:PORT][/DB][?wait=N]";
-const SENTINEL_FORM: &str =
-    "redis+sentinel://[USER:PASSWORD@]HOST[:PORT][,HOST[:PORT]...]/NAME[/DB][?wait=N]";
+/// The scheme of a URL that names sentinels, reached (as the primary) over TLS.
+pub(super) const SENTINEL_TLS: &str = "rediss+sentinel://";
+const DIRECT_FORM: &str = "redis[s]://[USER:PASSWORD@]HOST[:PORT][/DB][?wait=N&password_file=FILE&tls_ca=FILE&tls_cert=FILE&tls_key=FILE]";
+const SENTINEL_FORM: &str = "redis[s]+sentinel://[USER:PASSWORD@]HOST[:PORT][,HOST[:PORT]...]/NAME[/DB][?wait=N&password_file=FILE&tls_ca=FILE&tls_cert=FILE&tls_key=FILE]";
 /// Sentinel's own port, for a sentinel named without one.
 const SENTINEL_PORT: u16 = 26_379;
 
@@ -25,6 +36,8 @@ pub(super) struct Target {
     pub(super) shown: String,
     /// How many replicas must acknowledge an acquisition or a renewal; 0: none.
     pub(super) replicas: u32,
+    /// With TLS, what the servers' certificates must be signed by, for messages.
+    pub(super) trust: Option<String>,
 }
 
 /// How the primary is found.
@@ -35,19 +48,47 @@ pub(super) enum Route {
     /// By asking the sentinels for the primary they know as `name`.
     Sentinel {
         /// The sentinels, in the URL's order.
-        sentinels: Vec<ConnectionInfo>,
+        sentinels: Vec<Client>,
         /// The name the sentinels monitor the primary under.
         name: String,
         /// The credentials and database for the primary (and its replicas); the sentinels
         /// themselves are asked without credentials.
         node: RedisConnectionInfo,
+        /// The TLS files for the primary, as for the sentinels; `None` without TLS.
+        tls: Option<TlsCertificates>,
     },
 }
 
-/// Checks `url`, of either form.
+/// A client for `addr`, over TLS with `tls` if it is given.
+pub(super) fn client(
+    addr: ConnectionAddr,
+    settings: Option<RedisConnectionInfo>,
+    tls: Option<&TlsCertificates>,
+) -> Result<Client, redis::RedisError> {
+    let addr = match (addr, tls) {
+        (ConnectionAddr::Tcp(host, port), Some(_)) => ConnectionAddr::TcpTls {
+            host,
+            port,
+            insecure: false,
+            tls_params: None,
+        },
+        (addr, _) => addr,
+    };
+    let mut info = addr.into_connection_info()?;
+    if let Some(settings) = settings {
+        info = info.set_redis_settings(settings);
+    }
+    match tls {
+        Some(tls) => Client::build_with_tls(info, tls.clone()),
+        None => Client::open(info),
+    }
+}
+
+/// Checks `url`, of any form.
 pub(super) fn parse(url: &str) -> Result<Target, LeaseError> {
     let (base, query) = url.split_once('?').unwrap_or((url, ""));
-    let form = if url.starts_with(SENTINEL) {
+    let sentinels = url.starts_with(SENTINEL) || url.starts_with(SENTINEL_TLS);
+    let form = if sentinels {
         SENTINEL_FORM
     } else {
         DIRECT_FORM
@@ -63,57 +104,147 @@ pub(super) fn parse(url: &str) -> Result<Target, LeaseError> {
             redacted(url)
         ))
     };
-    let replicas = replicas(query).map_err(|why| invalid(&why))?;
-    let (route, shown) = if let Some(rest) = base.strip_prefix(SENTINEL) {
-        sentinel(rest).map_err(|why| invalid(&why))?
-    } else if base.starts_with(DIRECT) {
-        direct(base).map_err(|why| invalid(&why))?
+    let (secured, rest) = Secured::take(query).map_err(|why| invalid(&why))?;
+    let replicas = replicas(&rest).map_err(|why| invalid(&why))?;
+    let tls = base.starts_with(DIRECT_TLS) || base.starts_with(SENTINEL_TLS);
+    if base.contains('#') {
+        return Err(invalid(
+            "a fragment (#insecure) is not taken: name the CA that signs the server's certificate with tls_ca=FILE",
+        ));
+    }
+    let certificates = match (&secured.tls, tls) {
+        (Some(_), false) => {
+            let scheme = if sentinels { SENTINEL_TLS } else { DIRECT_TLS };
+            return Err(invalid(&format!(
+                "tls_ca=, tls_cert= and tls_key= need TLS: write {scheme}"
+            )));
+        }
+        (files, true) => {
+            Some(tls_certificates(&secured, files.is_some()).map_err(|why| invalid(&why))?)
+        }
+        (None, false) => None,
+    };
+    let password = secured.password().map_err(|why| invalid(&why))?;
+    let (route, shown) = if let Some(rest) = base
+        .strip_prefix(SENTINEL)
+        .or_else(|| base.strip_prefix(SENTINEL_TLS))
+    {
+        let scheme = if tls { SENTINEL_TLS } else { SENTINEL };
+        sentinel(scheme, rest, password, certificates).map_err(|why| invalid(&why))?
+    } else if base.starts_with(DIRECT) || base.starts_with(DIRECT_TLS) {
+        direct(base, password, certificates).map_err(|why| invalid(&why))?
     } else {
         return Err(invalid(""));
     };
+    let trust = tls.then(|| {
+        let ca = secured.tls.as_ref().and_then(|files| files.ca.as_deref());
+        refusal::trust("tls_ca", ca)
+    });
     Ok(Target {
         route,
         shown,
         replicas,
+        trust,
     })
 }
 
-/// The `wait` parameter: how many replicas must acknowledge; 0 when absent.
-fn replicas(query: &str) -> Result<u32, String> {
+/// The TLS files as the client library takes them, checked first by the shared reader so
+/// that a bad file is named with its parameter. `named` is false when the URL names none:
+/// the system's CAs, and no client certificate.
+fn tls_certificates(secured: &Secured, named: bool) -> Result<TlsCertificates, String> {
+    let Some(files) = secured.tls.as_ref().filter(|_| named) else {
+        return Ok(TlsCertificates {
+            client_tls: None,
+            root_cert: None,
+        });
+    };
+    files.client_config(&[])?;
+    let read = |parameter: &str, path: &std::path::Path| {
+        std::fs::read(path)
+            .map_err(|e| format!("{parameter}={}: cannot read it: {e}", path.display()))
+    };
+    let root_cert = files
+        .ca
+        .as_deref()
+        .map(|ca| read("tls_ca", ca))
+        .transpose()?;
+    let client_tls = match (&files.cert, &files.key) {
+        (Some(cert), Some(key)) => Some(ClientTlsConfig {
+            client_cert: read("tls_cert", cert)?,
+            client_key: read("tls_key", key)?,
+        }),
+        _ => None,
+    };
+    Ok(TlsCertificates {
+        client_tls,
+        root_cert,
+    })
+}
+
+/// The `wait` parameter, among what the shared parameters left: how many replicas must
+/// acknowledge; 0 when absent.
+fn replicas(rest: &[(String, String)]) -> Result<u32, String> {
     let mut replicas = 0;
-    for pair in query.split('&').filter(|pair| !pair.is_empty()) {
-        match pair.split_once('=') {
-            Some(("wait", n)) => {
-                replicas = n.parse().map_err(|_| {
-                    format!("wait={n} is not a number of replicas (a whole number, 0 for none)")
-                })?;
-            }
-            _ => {
-                let key = pair.split('=').next().unwrap_or_default();
-                return Err(format!("unknown parameter {key:?}, the only one is wait"));
-            }
+    for (key, n) in rest {
+        if key != "wait" {
+            return Err(format!(
+                "unknown parameter {key:?}: the parameters are wait, password_file, tls_ca, tls_cert and tls_key"
+            ));
         }
+        replicas = n.parse().map_err(|_| {
+            format!("wait={n} is not a number of replicas (a whole number, 0 for none)")
+        })?;
     }
     Ok(replicas)
 }
 
-/// `redis://...`, without its parameters.
-fn direct(base: &str) -> Result<(Route, String), String> {
-    let client = Client::open(base).map_err(|e| crate_says(&e))?;
-    let info = client.get_connection_info();
-    let ConnectionAddr::Tcp(host, port) = info.addr() else {
-        return Err(String::new());
+/// The credentials of a URL's user part with the password from `password_file=`, if any:
+/// one or the other, not both.
+fn with_password(
+    settings: RedisConnectionInfo,
+    password: Option<String>,
+) -> Result<RedisConnectionInfo, String> {
+    match password {
+        None => Ok(settings),
+        Some(_) if settings.password().is_some() => {
+            Err("give the password in the URL or in password_file=, not both".to_string())
+        }
+        Some(password) => Ok(settings.set_password(password)),
+    }
+}
+
+/// `redis://...` or `rediss://...`, without its parameters.
+fn direct(
+    base: &str,
+    password: Option<String>,
+    tls: Option<TlsCertificates>,
+) -> Result<(Route, String), String> {
+    let info = base.into_connection_info().map_err(|e| crate_says(&e))?;
+    let (host, port) = match info.addr() {
+        ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. } => {
+            (host.clone(), *port)
+        }
+        _ => return Err(String::new()),
     };
-    let shown = format!(
-        "{DIRECT}{}:{port}/{}",
-        bracketed(host),
-        info.redis_settings().db()
-    );
+    let settings = with_password(info.redis_settings().clone(), password)?;
+    let scheme = if tls.is_some() { DIRECT_TLS } else { DIRECT };
+    let shown = format!("{scheme}{}:{port}/{}", bracketed(&host), settings.db());
+    let client = client(
+        ConnectionAddr::Tcp(host, port),
+        Some(settings),
+        tls.as_ref(),
+    )
+    .map_err(|e| crate_says(&e))?;
     Ok((Route::Direct(client), shown))
 }
 
-/// What follows `redis+sentinel://`, without its parameters.
-fn sentinel(rest: &str) -> Result<(Route, String), String> {
+/// What follows `redis+sentinel://` or `rediss+sentinel://`, without its parameters.
+fn sentinel(
+    scheme: &str,
+    rest: &str,
+    password: Option<String>,
+    tls: Option<TlsCertificates>,
+) -> Result<(Route, String), String> {
     // Master names hold only letters, digits and `.-_`, so the last `@` ends the
     // credentials, whatever they hold.
     let (userinfo, rest) = match rest.rfind('@') {
@@ -145,11 +276,10 @@ fn sentinel(rest: &str) -> Result<(Route, String), String> {
     let mut shown = Vec::new();
     for address in hosts.split(',') {
         let (host, port) = host_port(address)?;
-        let info = ConnectionAddr::Tcp(host.clone(), port)
-            .into_connection_info()
-            .map_err(|e| crate_says(&e))?;
-        sentinels.push(info);
         shown.push(format!("{}:{port}", bracketed(&host)));
+        let sentinel = client(ConnectionAddr::Tcp(host, port), None, tls.as_ref())
+            .map_err(|e| crate_says(&e))?;
+        sentinels.push(sentinel);
     }
     // The crate decodes credentials as it does for `redis://`: percent-encoded.
     let node = match userinfo {
@@ -161,11 +291,13 @@ fn sentinel(rest: &str) -> Result<(Route, String), String> {
         None => RedisConnectionInfo::default(),
     }
     .set_db(db);
-    let shown = format!("{SENTINEL}{}/{name}/{db}", shown.join(","));
+    let node = with_password(node, password)?;
+    let shown = format!("{scheme}{}/{name}/{db}", shown.join(","));
     let route = Route::Sentinel {
         sentinels,
         name: name.to_string(),
         node,
+        tls,
     };
     Ok((route, shown))
 }
@@ -265,6 +397,7 @@ mod tests {
             sentinels,
             name,
             node,
+            ..
         } = target.route
         else {
             panic!("not a sentinel route")
@@ -274,7 +407,10 @@ mod tests {
             (node.username(), node.password(), node.db()),
             (Some("app"), Some("p@ss"), 2)
         );
-        let addresses: Vec<String> = sentinels.iter().map(|s| s.addr().to_string()).collect();
+        let addresses: Vec<String> = sentinels
+            .iter()
+            .map(|s| s.get_connection_info().addr().to_string())
+            .collect();
         assert_eq!(addresses, ["s1:26380", "s2:26379", "::1:7"]);
         let target = parse("redis+sentinel://s1/main").unwrap();
         assert_eq!(target.shown, "redis+sentinel://s1:26379/main/0");
@@ -282,9 +418,51 @@ mod tests {
     }
 
     #[test]
+    fn a_tls_url_names_its_scheme_and_takes_a_password_from_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pw");
+        std::fs::write(&file, "s3cret\n").unwrap();
+        let url = format!(
+            "rediss://snowmint@h:6380/2?password_file={}",
+            file.display()
+        );
+        let target = parse(&url).unwrap();
+        assert_eq!(target.shown, "rediss://h:6380/2");
+        assert_eq!(target.trust.as_deref(), Some("a CA the system trusts"));
+        let Route::Direct(client) = &target.route else {
+            panic!("not a direct route")
+        };
+        let settings = client.get_connection_info().redis_settings();
+        assert_eq!(
+            (settings.username(), settings.password()),
+            (Some("snowmint"), Some("s3cret"))
+        );
+        assert!(!format!("{target:?}").contains("s3cret"));
+        let both = format!("redis://u:x@h?password_file={}", file.display());
+        assert_eq!(
+            message(&both),
+            format!(
+                "lease URL \"redis://***@h?password_file={}\": give the password in the URL or in password_file=, not both; expected {DIRECT_FORM}",
+                file.display()
+            )
+        );
+        let sentinel = format!(
+            "rediss+sentinel://app@s1,s2/main?password_file={}",
+            file.display()
+        );
+        let target = parse(&sentinel).unwrap();
+        assert_eq!(target.shown, "rediss+sentinel://s1:26379,s2:26379/main/0");
+        let Route::Sentinel { node, tls, .. } = target.route else {
+            panic!("not a sentinel route")
+        };
+        assert_eq!(node.password(), Some("s3cret"));
+        assert!(tls.is_some());
+    }
+
+    #[test]
     fn a_bad_url_is_named_without_its_password() {
-        let direct = "expected redis://[USER:PASSWORD@]HOST[:PORT][/DB][?wait=N]";
-        let sentinel = "expected redis+sentinel://[USER:PASSWORD@]HOST[:PORT][,HOST[:PORT]...]/NAME[/DB][?wait=N]";
+        let direct = format!("expected {DIRECT_FORM}");
+        let sentinel = format!("expected {SENTINEL_FORM}");
         for (url, said) in [
             (
                 "redis://",
@@ -307,7 +485,7 @@ mod tests {
             (
                 "redis://h?wiat=1",
                 format!(
-                    "lease URL \"redis://h?wiat=1\": unknown parameter \"wiat\", the only one is wait; {direct}"
+                    "lease URL \"redis://h?wiat=1\": unknown parameter \"wiat\": the parameters are wait, password_file, tls_ca, tls_cert and tls_key; {direct}"
                 ),
             ),
             (
@@ -338,6 +516,30 @@ mod tests {
                 "redis+sentinel://s1:0/m",
                 format!(
                     "lease URL \"redis+sentinel://s1:0/m\": sentinel \"s1:0\" has no valid port; {sentinel}"
+                ),
+            ),
+            (
+                "redis://:pw@h?tls_ca=/ca.pem",
+                format!(
+                    "lease URL \"redis://***@h?tls_ca=/ca.pem\": tls_ca=, tls_cert= and tls_key= need TLS: write rediss://; {direct}"
+                ),
+            ),
+            (
+                "rediss://h?tls_ca=/none/ca.pem",
+                format!(
+                    "lease URL \"rediss://h?tls_ca=/none/ca.pem\": tls_ca=/none/ca.pem: cannot read it: No such file or directory (os error 2); {direct}"
+                ),
+            ),
+            (
+                "rediss://h/#insecure",
+                format!(
+                    "lease URL \"rediss://h/#insecure\": a fragment (#insecure) is not taken: name the CA that signs the server's certificate with tls_ca=FILE; {direct}"
+                ),
+            ),
+            (
+                "rediss+sentinel://s1/m?tls_cert=/c.pem",
+                format!(
+                    "lease URL \"rediss+sentinel://s1/m?tls_cert=/c.pem\": tls_cert needs tls_key, the certificate's key; {sentinel}"
                 ),
             ),
             (

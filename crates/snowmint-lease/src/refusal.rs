@@ -1,0 +1,138 @@
+//! Why a registry refused a secured connection, in plain words: which TLS check failed,
+//! read from the rustls error wherever a client library wrapped it. Each backend adds
+//! its own words for what its server says after the handshake (a wrong password, missing
+//! rights).
+
+use std::error::Error;
+
+use rustls::{AlertDescription, CertificateError};
+
+/// The words for the first TLS failure in `err`'s chain, if there is one: `TLS refused:
+/// ...`. `trust` names what the certificate must be signed by (`tls_ca=FILE`, or the
+/// system's CAs).
+pub(crate) fn tls_refusal(err: &(dyn Error + 'static), trust: &str) -> Option<String> {
+    let tls = chain(err).find_map(|cause| cause.downcast_ref::<rustls::Error>())?;
+    Some(format!("TLS refused: {}", words(tls, trust)))
+}
+
+/// `err`, then each of its causes, looking inside I/O errors, whose `source` skips the
+/// error they carry, and through the shared (`Arc`) errors client libraries keep, whose
+/// type hides the one they share.
+pub(crate) fn chain<'a>(
+    err: &'a (dyn Error + 'static),
+) -> impl Iterator<Item = &'a (dyn Error + 'static)> {
+    std::iter::successors(Some(unshared(err)), |&cause: &&'a (dyn Error + 'static)| {
+        let next = match cause.downcast_ref::<std::io::Error>() {
+            Some(io) => io
+                .get_ref()
+                .map(|inner| inner as &(dyn Error + 'static))
+                .or_else(|| cause.source()),
+            None => cause.source(),
+        };
+        next.map(unshared)
+    })
+}
+
+/// The error an `Arc` shares, or `err` itself.
+fn unshared<'a>(err: &'a (dyn Error + 'static)) -> &'a (dyn Error + 'static) {
+    match err.downcast_ref::<std::sync::Arc<dyn Error + Send + Sync>>() {
+        Some(shared) => &**shared,
+        None => err,
+    }
+}
+
+fn words(err: &rustls::Error, trust: &str) -> String {
+    match err {
+        rustls::Error::InvalidCertificate(cert) => certificate(cert, trust),
+        rustls::Error::AlertReceived(alert) => match alert {
+            AlertDescription::CertificateRequired => {
+                "the server wants a client certificate (tls_cert=, tls_key=)".into()
+            }
+            AlertDescription::BadCertificate
+            | AlertDescription::UnknownCA
+            | AlertDescription::CertificateExpired
+            | AlertDescription::CertificateUnknown
+            | AlertDescription::AccessDenied => {
+                format!("the server refused our client certificate ({alert:?})")
+            }
+            other => format!("the server ended the handshake ({other:?})"),
+        },
+        rustls::Error::InvalidMessage(_) | rustls::Error::InappropriateMessage { .. } => {
+            "the server does not speak TLS on this port (TLS to a plain port?)".into()
+        }
+        other => other.to_string(),
+    }
+}
+
+fn certificate(err: &CertificateError, trust: &str) -> String {
+    match err {
+        CertificateError::Expired => "the server's certificate has expired".into(),
+        CertificateError::ExpiredContext { .. } => "the server's certificate has expired".into(),
+        CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
+            "the server's certificate is not valid yet".into()
+        }
+        CertificateError::UnknownIssuer => {
+            format!("the server's certificate is not signed by {trust} (UnknownIssuer)")
+        }
+        CertificateError::NotValidForName => {
+            "the server's certificate is not for the host name connected to (NotValidForName)"
+                .into()
+        }
+        CertificateError::NotValidForNameContext {
+            expected,
+            presented,
+        } => format!(
+            "the server's certificate is for {}, not {} (NotValidForName)",
+            presented
+                .iter()
+                .map(|name| bare(name))
+                .collect::<Vec<_>>()
+                .join(", "),
+            expected.to_str()
+        ),
+        other => format!("the server's certificate is refused ({other:?})"),
+    }
+}
+
+/// A name as rustls presents it, `DnsName("h")` or `IpAddress(10.0.0.1)`, without its kind.
+fn bare(presented: &str) -> &str {
+    presented
+        .split_once('(')
+        .and_then(|(_, rest)| rest.strip_suffix(')'))
+        .map_or(presented, |inner| inner.trim_matches('"'))
+}
+
+/// What a certificate must be signed by, for messages: the `tls_ca=` file (or the
+/// parameter the URL named it with), or the system's CAs.
+pub(crate) fn trust(parameter: &str, ca: Option<&std::path::Path>) -> String {
+    match ca {
+        Some(ca) => format!("{parameter}={}", ca.display()),
+        None => "a CA the system trusts".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_certificate_refusal_is_said_in_plain_words_through_io_errors() {
+        let inner = rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer);
+        let io = std::io::Error::new(std::io::ErrorKind::InvalidData, inner);
+        assert_eq!(
+            tls_refusal(&io, "tls_ca=/x/ca.pem").as_deref(),
+            Some(
+                "TLS refused: the server's certificate is not signed by tls_ca=/x/ca.pem (UnknownIssuer)"
+            )
+        );
+        let expired = rustls::Error::InvalidCertificate(CertificateError::Expired);
+        assert_eq!(
+            tls_refusal(&expired, "").as_deref(),
+            Some("TLS refused: the server's certificate has expired")
+        );
+        assert_eq!(bare("DnsName(\"other.invalid\")"), "other.invalid");
+        assert_eq!(bare("IpAddress(10.0.0.1)"), "10.0.0.1");
+        let plain = std::io::Error::other("connection reset");
+        assert_eq!(tls_refusal(&plain, ""), None);
+    }
+}

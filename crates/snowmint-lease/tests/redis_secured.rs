@@ -1,0 +1,281 @@
+//! The Redis registry against a real `redis-server` in its secured form: a port that
+//! speaks TLS only, the open default user off, and a lease user allowed only snowmint's
+//! keys and the commands it uses. The conformance suite runs over it; then each wrong
+//! setup is refused in one line that names the registry, where it is and which check
+//! failed, and a certificate that expires while a lease is held stops renewals.
+
+mod conformance;
+
+use std::sync::Arc;
+
+use snowmint_lease::{Claim, LeaseError, RedisRegistry, Registry};
+use snowmint_testkit::{LEASE_ACL, Pki, Redis, Server};
+
+fn secured() -> (Pki, Redis) {
+    let pki = Pki::new();
+    let redis = Redis::start_secured(&pki);
+    (pki, redis)
+}
+
+mod secured {
+    use super::*;
+
+    conformance::suite!({
+        let (pki, redis) = secured();
+        let url = redis.url();
+        ((pki, redis), url)
+    });
+}
+
+/// The one-line refusal `url` meets at its first acquisition.
+async fn refusal(url: &str) -> String {
+    let registry = RedisRegistry::from_url(url).expect("a valid URL");
+    let claim = Claim::new("refused", 0, 4, "pod", conformance::TTL);
+    let err = registry.acquire(&claim).await.expect_err("refused");
+    assert!(
+        matches!(
+            err,
+            LeaseError::Unavailable {
+                backend: "redis",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let said = snowmint::error::Chain(&err).to_string();
+    assert!(!said.contains('\n'), "one line: {said}");
+    said
+}
+
+fn at(redis: &Redis) -> String {
+    format!(
+        "redis registry is unavailable: rediss://127.0.0.1:{}/0",
+        redis.port()
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_user_with_exactly_its_rights_acquires_renews_and_releases() {
+    let (_pki, redis) = secured();
+    let registry: Arc<dyn Registry> = Arc::new(RedisRegistry::from_url(&redis.url()).unwrap());
+    let claim = conformance::claim("rights", "pod", 4);
+    let lease = registry.acquire(&claim).await.unwrap();
+    registry.renew(&claim, &lease, 1).await.unwrap();
+    registry.release(&claim, &lease, 1).await.unwrap();
+    // The rule list the docs give is the one the server runs with.
+    let operations = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/OPERATIONS.md"
+    ))
+    .unwrap();
+    assert!(
+        operations.contains(&format!("user snowmint on >PASSWORD {LEASE_ACL}")),
+        "docs/OPERATIONS.md gives the ACL line"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_password_from_a_file_is_taken_and_never_shown() {
+    let (_pki, redis) = secured();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("password");
+    std::fs::write(&file, format!("{}\n", redis.password())).unwrap();
+    let url = format!(
+        "rediss://snowmint@127.0.0.1:{}/0?tls_ca={}&password_file={}",
+        redis.port(),
+        redis.ca().display(),
+        file.display()
+    );
+    let registry = RedisRegistry::from_url(&url).unwrap();
+    let claim = conformance::claim("file", "pod", 4);
+    let lease = registry.acquire(&claim).await.unwrap();
+    registry.release(&claim, &lease, 1).await.unwrap();
+    assert!(!format!("{registry:?}").contains(redis.password()));
+    // A wrong one is refused, and not shown either.
+    std::fs::write(&file, "wrong-password\n").unwrap();
+    let said = refusal(&url).await;
+    assert_eq!(
+        said,
+        format!(
+            "{}: wrong user name or password (the server refused AUTH)",
+            at(&redis)
+        )
+    );
+    assert!(!said.contains("wrong-password"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_wrong_setup_is_refused_naming_the_check() {
+    let (pki, redis) = secured();
+    let port = redis.port();
+    let password = redis.password().to_string();
+    let ca = redis.ca();
+
+    // A CA that did not sign the server's certificate.
+    let foreign = pki.foreign_ca().display().to_string();
+    let url = format!("rediss://snowmint:{password}@127.0.0.1:{port}/0?tls_ca={foreign}");
+    assert_eq!(
+        refusal(&url).await,
+        format!(
+            "{}: TLS refused: the server's certificate is not signed by tls_ca={foreign} (UnknownIssuer)",
+            at(&redis)
+        )
+    );
+
+    // A wrong password, shown nowhere.
+    let url = format!(
+        "rediss://snowmint:not-it@127.0.0.1:{port}/0?tls_ca={}",
+        ca.display()
+    );
+    let said = refusal(&url).await;
+    assert_eq!(
+        said,
+        format!(
+            "{}: wrong user name or password (the server refused AUTH)",
+            at(&redis)
+        )
+    );
+    assert!(!said.contains("not-it"));
+
+    // A user without the rights: the commands, not the keys.
+    let _: String = redis
+        .command(
+            redis::cmd("ACL")
+                .arg("SETUSER")
+                .arg("reader")
+                .arg("on")
+                .arg(">reader-pw")
+                .arg("~snowmint:*")
+                .arg("-@all")
+                .arg("+get"),
+        )
+        .unwrap();
+    let url = format!(
+        "rediss://reader:reader-pw@127.0.0.1:{port}/0?tls_ca={}",
+        ca.display()
+    );
+    assert_eq!(
+        refusal(&url).await,
+        format!(
+            "{}: user reader lacks the rights: this user has no permissions to run the 'evalsha' command (NOPERM)",
+            at(&redis)
+        )
+    );
+    // ... and a user whose keys are not snowmint's.
+    let _: String = redis
+        .command(
+            redis::cmd("ACL")
+                .arg("SETUSER")
+                .arg("elsewhere")
+                .arg("on")
+                .arg(">elsewhere-pw")
+                .arg("~other:*")
+                .arg("+@all"),
+        )
+        .unwrap();
+    let url = format!(
+        "rediss://elsewhere:elsewhere-pw@127.0.0.1:{port}/0?tls_ca={}",
+        ca.display()
+    );
+    let said = refusal(&url).await;
+    assert!(
+        said.starts_with(&format!(
+            "{}: user elsewhere lacks the rights: ",
+            at(&redis)
+        )) && said.ends_with(" (NOPERM)"),
+        "{said}"
+    );
+
+    // Plain text to the TLS port.
+    let url = format!("redis://snowmint:{password}@127.0.0.1:{port}/0");
+    let said = refusal(&url).await;
+    assert_eq!(
+        said,
+        format!(
+            "redis registry is unavailable: redis://127.0.0.1:{port}/0: the server closed the connection unanswered: plain text to a TLS port? (write rediss://)"
+        )
+    );
+    assert!(!said.contains(&password));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_to_a_plain_port_is_refused() {
+    let pki = Pki::new();
+    let plain = Redis::start();
+    let url = format!(
+        "rediss://127.0.0.1:{}/0?tls_ca={}",
+        plain.port(),
+        pki.ca().display()
+    );
+    // A plain Redis reads the handshake as the start of an inline command: it answers
+    // with an error if the handshake's random bytes hold a line end, else it waits.
+    let said = refusal(&url).await;
+    let answered = format!(
+        "{}: TLS refused: the server does not speak TLS on this port (TLS to a plain port?)",
+        at(&plain)
+    );
+    let waited = format!(
+        "{}: no answer within 2000 ms (a frozen server, or a plain port that leaves the TLS handshake unanswered)",
+        at(&plain)
+    );
+    assert!(said == answered || said == waited, "{said}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_certificate_or_another_host_s_is_refused() {
+    let (pki, mut redis) = secured();
+    redis.set_certificate(&pki.expired_server());
+    redis.restart();
+    assert_eq!(
+        refusal(&redis.url()).await,
+        format!(
+            "{}: TLS refused: the server's certificate has expired",
+            at(&redis)
+        )
+    );
+    redis.set_certificate(&pki.server_for(&["other.invalid"]));
+    redis.restart();
+    assert_eq!(
+        refusal(&redis.url()).await,
+        format!(
+            "{}: TLS refused: the server's certificate is for other.invalid, not 127.0.0.1 (NotValidForName)",
+            at(&redis)
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_certificate_that_expires_under_a_held_lease_freezes_the_fence() {
+    let (pki, mut redis) = secured();
+    let (expired, valid) = (pki.expired_server(), pki.server());
+    conformance::keeper_fence_freezes_while_the_certificate_has_expired(
+        &mut redis,
+        |redis| {
+            redis.set_certificate(&expired);
+            redis.restart();
+        },
+        |redis| {
+            redis.set_certificate(&valid);
+            redis.restart();
+        },
+        ": TLS refused: the server's certificate has expired",
+    )
+    .await;
+}
+
+/// `rediss+sentinel://` speaks TLS to the sentinels too: a sentinel whose certificate the
+/// URL's CA did not sign is refused by name (here a secured Redis stands in for one, since
+/// the handshake comes before any question).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sentinels_are_reached_over_tls_and_their_certificate_checked() {
+    let (pki, redis) = secured();
+    let port = redis.port();
+    let foreign = pki.foreign_ca().display().to_string();
+    let url = format!("rediss+sentinel://127.0.0.1:{port}/main?tls_ca={foreign}");
+    assert_eq!(
+        refusal(&url).await,
+        format!(
+            "redis registry is unavailable: rediss+sentinel://127.0.0.1:{port}/main/0: no primary \"main\": 0 of 1 sentinels named a primary, fewer than a majority: TLS refused: the server's certificate is not signed by tls_ca={foreign} (UnknownIssuer)"
+        )
+    );
+}
