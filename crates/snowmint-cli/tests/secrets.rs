@@ -130,6 +130,7 @@ fn no_secret_is_printed_or_served_while_tokens_rotate_and_the_registry_refuses()
     let url = format!("redis://:{REGISTRY_PASSWORD}@127.0.0.1:{port}");
     let times = LeaseTimes::SHORT;
     let mut cmd = serve_builder(&dir.path().join("state"))
+        .grpc_addr("127.0.0.1:0")
         .lease(&url, "secrets-a", times)
         .arg("--auth-token-file")
         .arg(&tokens)
@@ -204,6 +205,7 @@ fn no_secret_is_printed_or_served_while_tokens_rotate_and_the_registry_refuses()
     // A server given the wrong password from the start.
     let wrong = format!("redis://:{REGISTRY_PASSWORD}@127.0.0.1:{port}");
     let mut cmd = serve_builder(&dir.path().join("state-b"))
+        .grpc_addr("127.0.0.1:0")
         .lease(&wrong, "secrets-b", times)
         .args(["--auth-token", TOKEN_FLAG])
         .command();

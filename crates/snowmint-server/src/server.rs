@@ -11,7 +11,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::net::{Net, Protocol};
-use crate::tls::{Reloader, Tls};
+use crate::tls::Tls;
 use crate::{AppState, Config, IdSource, ServingTls};
 
 /// Why the server could not start or stop cleanly. Each message says what failed here;
@@ -239,8 +239,7 @@ pub async fn run(
     if let Some(listener) = thrift {
         tasks.push(("thrift", serve(listener, Protocol::Thrift)));
     }
-    tokio::spawn(crate::reload::watch(state.clone(), stop_rx.clone()));
-    let _reloader = tls.map(|tls| Reloader::start(tls, state.clone()));
+    tokio::spawn(crate::reload::watch(state.clone(), tls, stop_rx.clone()));
     shutdown.await;
     tracing::info!(grace_ms = grace.as_millis() as u64, "shutting down");
     source.drain();

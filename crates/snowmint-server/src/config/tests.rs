@@ -218,7 +218,7 @@ fn each_bad_value_is_blamed_on_its_key() {
         (
             "lease",
             "\"consul://h:8500\"",
-            "config key `lease`: \"consul://h:8500\" expected static:W, hostname, file:DIR, redis://HOST:PORT, redis+sentinel://HOST:PORT[,HOST:PORT...]/MASTER, etcd://HOST:PORT[,HOST:PORT...], postgres://... or zookeeper://HOST:PORT[,HOST:PORT...]/PATH",
+            "config key `lease`: \"consul://h:8500\" expected static:W, hostname, file:DIR, redis[s]://HOST:PORT, redis[s]+sentinel://HOST:PORT[,HOST:PORT...]/MASTER, etcd://HOST:PORT[,HOST:PORT...], postgres://... or zookeeper://HOST:PORT[,HOST:PORT...]/PATH",
         ),
         (
             "lease",

@@ -4,10 +4,11 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
 
 use arc_swap::ArcSwap;
 use subtle::ConstantTimeEq;
+
+use crate::reload::Stamp;
 
 /// Where the tokens come from.
 #[derive(Clone, PartialEq, Eq)]
@@ -36,18 +37,7 @@ pub struct Tokens {
 /// The file the tokens were read from, and what it looked like then.
 struct Watched {
     path: PathBuf,
-    seen: Mutex<Option<Signature>>,
-}
-
-/// What tells a file's new version from its old: where it is on disk, its size and when
-/// it was written. A Kubernetes secret changes by a symbolic link moving to a new file,
-/// which changes the inode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Signature {
-    device: u64,
-    inode: u64,
-    len: u64,
-    modified: Option<SystemTime>,
+    seen: Mutex<Option<Stamp>>,
 }
 
 impl Tokens {
@@ -67,13 +57,13 @@ impl Tokens {
                 })
             }
             TokenSource::File(path) => {
-                let signature = signature(path).ok();
+                let stamp = Stamp::of(path);
                 let tokens = read(path)?;
                 Ok(Tokens {
                     valid: ArcSwap::from_pointee(tokens),
                     file: Some(Watched {
                         path: path.clone(),
-                        seen: Mutex::new(signature),
+                        seen: Mutex::new(stamp),
                     }),
                 })
             }
@@ -123,7 +113,7 @@ impl Tokens {
         let Some(watched) = &self.file else {
             return Ok(None);
         };
-        let now = signature(&watched.path).ok();
+        let now = Stamp::of(&watched.path);
         let mut seen = watched.seen.lock().unwrap_or_else(|e| e.into_inner());
         if !force && now.is_some() && *seen == now {
             return Ok(None);
@@ -155,17 +145,6 @@ impl fmt::Debug for Tokens {
             .field("file", &self.file())
             .finish_non_exhaustive()
     }
-}
-
-fn signature(path: &Path) -> std::io::Result<Signature> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(path)?;
-    Ok(Signature {
-        device: meta.dev(),
-        inode: meta.ino(),
-        len: meta.len(),
-        modified: meta.modified().ok(),
-    })
 }
 
 /// The tokens of the file at `path`: its lines, without surrounding spaces, but the blank

@@ -1,13 +1,11 @@
 //! TLS on the server's own ports: the certificate and key it serves, the CA its clients'
 //! certificates must come from (mutual TLS), and the rustls configuration each port's
-//! handshakes use, swapped whole when the files change (`reload.rs`).
+//! handshakes use, swapped whole when the files change (`crate::reload` watches them).
 //!
 //! - [`ServingTls`]: the files, as the validated config names them;
 //! - [`Loaded`]: those files read and checked (the key matches the certificate, the CA file
 //!   holds CA certificates), with the leaf's subject and expiry for logs and metrics;
-//! - [`Tls`]: what serves them: one [`Acceptor`] per port, and the reloader.
-
-mod reload;
+//! - [`Tls`]: what serves them: one [`Acceptor`] per port, swapped by [`Tls::reload`].
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -20,7 +18,6 @@ use rustls::server::danger::ClientCertVerifier;
 use rustls::sign::{CertifiedKey, SingleCertAndKey};
 use rustls::{RootCertStore, ServerConfig};
 
-pub use self::reload::Reloader;
 use crate::metrics::{Metrics, PortLabels};
 
 /// What the HTTP and gRPC ports offer in ALPN: both protocols on one port, as the plain
