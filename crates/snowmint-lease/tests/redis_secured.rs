@@ -9,7 +9,7 @@ mod conformance;
 use std::sync::Arc;
 
 use snowmint_lease::{Claim, LeaseError, RedisRegistry, Registry};
-use snowmint_testkit::{LEASE_ACL, Pki, Redis, Server};
+use snowmint_testkit::{DEFAULT_USER_ACL, LEASE_ACL, Pki, Redis, Server};
 
 fn secured() -> (Pki, Redis) {
     let pki = Pki::new();
@@ -72,6 +72,28 @@ async fn a_lease_user_with_exactly_its_rights_acquires_renews_and_releases() {
         operations.contains(&format!("user snowmint on >PASSWORD {LEASE_ACL}")),
         "docs/OPERATIONS.md gives the ACL line"
     );
+    assert!(
+        operations.contains(&format!("user default {DEFAULT_USER_ACL}\n")),
+        "docs/OPERATIONS.md gives the default user's line"
+    );
+}
+
+/// A lease and its mark outlive a crash of the secured server: Redis replays the
+/// acquisition's and renewals' transactions from its append-only file as the default
+/// user, which must keep its rights (a bare `user default off` lost them all).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_lease_outlives_a_kill_of_the_secured_server() {
+    let (_pki, mut redis) = secured();
+    let registry: Arc<dyn Registry> = Arc::new(RedisRegistry::from_url(&redis.url()).unwrap());
+    let claim = conformance::claim("crash", "pod", 4);
+    let lease = registry.acquire(&claim).await.unwrap();
+    registry.renew(&claim, &lease, 1).await.unwrap();
+    tokio::task::block_in_place(|| {
+        redis.kill();
+        redis.restart();
+    });
+    let renewed = registry.renew(&claim, &lease, 2).await;
+    assert!(renewed.is_ok(), "renewed after the restart: {renewed:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

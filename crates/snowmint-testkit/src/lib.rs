@@ -73,7 +73,7 @@ pub use postgres_replicated::PostgresReplicated;
 pub use postgres_secured::{CERT_ROLE, LEASE_ROLE};
 pub use redis::Redis;
 pub use redis_replicated::RedisReplicated;
-pub use redis_secured::{LEASE_ACL, LEASE_USER};
+pub use redis_secured::{DEFAULT_USER_ACL, LEASE_ACL, LEASE_USER};
 pub use sentinel::{PRIMARY_NAME, Sentinels};
 pub use serve::{Addresses, LeaseTimes, ServeCommand, Serving};
 pub use wait::{Frozen, eventually, eventually_async};

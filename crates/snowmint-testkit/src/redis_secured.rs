@@ -2,7 +2,8 @@
 //! only, and users instead of the open default one. The lease backend's user may touch
 //! only snowmint's keys and run only the commands it uses ([`LEASE_ACL`]); the kit's own
 //! questions go as an admin user over a Unix socket in the server's private directory, so
-//! that they work whatever certificate the server has.
+//! that they work whatever certificate the server has. The default user is off but keeps
+//! its rights ([`DEFAULT_USER_ACL`]): Redis replays its append-only file as that user.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -13,6 +14,16 @@ use crate::pki::{Pair, Pki};
 /// (`snowmint:*`), no channels, and exactly the commands it sends, its scripts' included.
 /// `docs/OPERATIONS.md` gives the same line.
 pub const LEASE_ACL: &str = "resetkeys ~snowmint:* resetchannels -@all +evalsha +script|load +wait +role +select +del +exists +get +set +pexpire +pttl +hget +hset +zadd +zrangebyscore +time +info";
+
+/// The default user's rule list in a secured server: off, so no connection is the default
+/// user unless it authenticates as another, yet with every right. Redis replays its
+/// append-only file as the default user, and in a transaction (`MULTI` ... `EXEC`, as it
+/// records a script that writes more than once: each acquisition and renewal of a lease)
+/// it checks each command against that user's rights, and silently drops the
+/// transactions the user may not run. A bare `user default off` takes every right away:
+/// after a restart, Redis 7.0 answered `-NOPERM` to its own file and came back without a
+/// lease or mark written since the file began. `docs/OPERATIONS.md` gives the same line.
+pub const DEFAULT_USER_ACL: &str = "off ~* &* +@all";
 
 /// The lease backend's user name in a secured server.
 pub const LEASE_USER: &str = "snowmint";
@@ -56,7 +67,7 @@ impl Access {
              tls-key-file {key}\n\
              tls-ca-cert-file {ca}\n\
              tls-auth-clients optional\n\
-             user default off\n\
+             user default {DEFAULT_USER_ACL}\n\
              user {ADMIN} on >{admin} ~* &* +@all\n\
              user {LEASE_USER} on >{password} {LEASE_ACL}\n",
             socket = access.socket.display(),

@@ -291,7 +291,9 @@ fn last_line(text: &str) -> &str {
 }
 
 /// A secured Redis keeps every write across a crash, as an open one does, and its port
-/// answers TLS only.
+/// answers TLS only. A script that writes twice, as each lease acquisition and renewal
+/// does, is recorded in its append-only file as a transaction, which Redis replays as the
+/// default user: with that user's rights taken away it dropped them at the restart.
 #[test]
 fn a_secured_redis_keeps_its_writes_across_a_kill() {
     let pki = snowmint_testkit::Pki::new();
@@ -306,9 +308,36 @@ fn a_secured_redis_keeps_its_writes_across_a_kill() {
         )
         .unwrap();
     assert_eq!(set, "OK");
+    let ran: i64 = redis
+        .command(
+            redis::cmd("EVAL")
+                .arg("redis.call('SET', KEYS[1], ARGV[1], 'PX', 60000); redis.call('HSET', KEYS[2], 'w1', ARGV[1]); return 1")
+                .arg(2)
+                .arg("snowmint:w1")
+                .arg("snowmint:hwm")
+                .arg("holder"),
+        )
+        .unwrap();
+    assert_eq!(ran, 1);
     redis.kill();
     redis.restart();
     let got: Option<String> = redis.command(redis::cmd("GET").arg("snowmint:k")).unwrap();
     assert_eq!(got.as_deref(), Some("v"));
+    let held: Option<String> = redis.command(redis::cmd("GET").arg("snowmint:w1")).unwrap();
+    let mark: Option<String> = redis
+        .command(redis::cmd("HGET").arg("snowmint:hwm").arg("w1"))
+        .unwrap();
+    assert_eq!(
+        (held.as_deref(), mark.as_deref()),
+        (Some("holder"), Some("holder")),
+        "the script's writes outlive the kill"
+    );
     assert!(redis.url().starts_with("rediss://snowmint:"));
+    // The default user is off: a connection that does not authenticate may do nothing.
+    let socket = redis.dir().join("redis.sock");
+    let client = redis::Client::open(redis::ConnectionAddr::Unix(socket)).unwrap();
+    let refused = redis::cmd("PING")
+        .query::<String>(&mut client.get_connection().unwrap())
+        .unwrap_err();
+    assert_eq!(refused.code(), Some("NOAUTH"), "{refused}");
 }
