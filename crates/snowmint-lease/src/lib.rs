@@ -35,6 +35,7 @@ mod identity;
 mod keeper;
 mod leased;
 pub mod mark;
+mod refusal;
 mod registry;
 mod secured;
 mod state_dir;

@@ -39,7 +39,7 @@ async fn within<T>(
 }
 
 /// Picks a registry from a lease URL: `static:W`, `hostname`, `file:DIR`, `redis://...`,
-/// `redis+sentinel://...`, `etcd://host:port[,host:port...]`, `postgres://...` or
+/// `redis+sentinel://...`, `etcd[s]://host:port[,host:port...]`, `postgres://...` or
 /// `zookeeper://host:port,.../path`.
 ///
 /// # Errors
@@ -79,7 +79,7 @@ pub fn registry_from_url(url: &str) -> Result<Arc<dyn Registry>, LeaseError> {
     if url.starts_with("redis://") || url.starts_with("redis+sentinel://") {
         return Ok(Arc::new(RedisRegistry::from_url(url)?));
     }
-    if url.starts_with("etcd://") {
+    if url.starts_with("etcd://") || url.starts_with("etcds://") {
         return Ok(Arc::new(EtcdRegistry::from_url(url)?));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
@@ -89,6 +89,6 @@ pub fn registry_from_url(url: &str) -> Result<Arc<dyn Registry>, LeaseError> {
         return Ok(Arc::new(ZooKeeperRegistry::from_url(url)?));
     }
     Err(LeaseError::Invalid(format!(
-        "unknown lease URL {url:?}: expected static:W, hostname, file:DIR, redis://HOST:PORT, redis+sentinel://HOST:PORT[,HOST:PORT...]/MASTER, etcd://HOST:PORT[,HOST:PORT...], postgres://... or zookeeper://HOST:PORT[,HOST:PORT...]/PATH"
+        "unknown lease URL {url:?}: expected static:W, hostname, file:DIR, redis://HOST:PORT, redis+sentinel://HOST:PORT[,HOST:PORT...]/MASTER, etcd[s]://HOST:PORT[,HOST:PORT...], postgres://... or zookeeper://HOST:PORT[,HOST:PORT...]/PATH"
     )))
 }
