@@ -22,14 +22,18 @@ pub(crate) fn tls_refusal(err: &(dyn Error + 'static), files: &TlsFiles) -> Opti
     None
 }
 
-/// `err` as rustls's error, also when an `io::Error` carries it (whose `source` skips it).
-fn as_rustls<'a>(err: &'a (dyn Error + 'static)) -> Option<&'a rustls::Error> {
-    if let Some(tls) = err.downcast_ref::<rustls::Error>() {
-        return Some(tls);
+/// `err` as rustls's error, also when `io::Error`s carry it, one in another (an
+/// `io::Error`'s `source` skips the error it carries).
+fn as_rustls<'a>(mut err: &'a (dyn Error + 'static)) -> Option<&'a rustls::Error> {
+    loop {
+        if let Some(tls) = err.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        let inner = err
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref)?;
+        err = inner;
     }
-    err.downcast_ref::<std::io::Error>()
-        .and_then(std::io::Error::get_ref)
-        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
 }
 
 fn words(err: &rustls::Error, files: &TlsFiles) -> String {
@@ -129,7 +133,8 @@ mod tests {
     struct Wrapper(#[source] std::io::Error);
 
     fn wrapped(err: rustls::Error) -> Wrapper {
-        Wrapper(std::io::Error::other(err))
+        let inner = std::io::Error::new(std::io::ErrorKind::InvalidData, err);
+        Wrapper(std::io::Error::other(inner))
     }
 
     #[test]

@@ -154,6 +154,10 @@ impl EtcdRegistry {
             format!(
                 "{host}: etcd's authentication is enabled and the URL names no user: give USER@HOST with password_file=FILE"
             )
+        } else if message.contains("CommonName of client sending a request against gateway") {
+            format!(
+                "{host}: the gateway refuses a client certificate with a common name (CN): give tls_cert= a certificate without one; the URL's user is whom etcd's roles see"
+            )
         } else if message.contains("Client sent an HTTP request to an HTTPS server") {
             format!("{host}: plain text to a TLS port: the member speaks https, use etcds://")
         } else {

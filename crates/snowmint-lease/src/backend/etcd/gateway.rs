@@ -17,6 +17,9 @@ use super::{EtcdRegistry, PAGE};
 use crate::refusal::tls_refusal;
 use crate::registry::LeaseError;
 
+/// How the client says a connection closed before any answer came.
+const UNANSWERED: &str = "connection closed before message completed";
+
 /// What a member answered a request: its URL (the member's, for messages), the HTTP
 /// status, and the body.
 pub(super) struct Answer {
@@ -101,12 +104,23 @@ impl EtcdRegistry {
     /// names it too: it is said once, here).
     fn transport_failed(&self, endpoint: &str, url: &str, err: reqwest::Error) -> LeaseError {
         let refusal = self.tls.as_ref().and_then(|files| tls_refusal(&err, files));
+        let host = host_of(endpoint);
         match refusal {
             Some(words) => LeaseError::unavailable_because(
                 "etcd",
-                format!("{}: TLS refused: {words}", host_of(endpoint)),
+                format!("{host}: TLS refused: {words}"),
                 err.without_url(),
             ),
+            // A member that speaks https only closes a plain-text connection unanswered.
+            None if self.tls.is_none() && Chain(&err).to_string().contains(UNANSWERED) => {
+                LeaseError::unavailable_because(
+                    "etcd",
+                    format!(
+                        "{host} closed the connection without an answer: plain text to a TLS port? (a member that speaks https needs etcds://)"
+                    ),
+                    err.without_url(),
+                )
+            }
             None => LeaseError::unavailable_because("etcd", url, err.without_url()),
         }
     }
