@@ -140,6 +140,8 @@ impl EtcdRegistry {
         let target = url::parse(url)?;
         let invalid =
             |why: String| LeaseError::Invalid(format!("lease URL {:?}: {why}", target.shown()));
+        // The client needs the process's provider even for plain http.
+        crate::secured::install_crypto_provider();
         let mut http = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .timeout(REQUEST_TIMEOUT);
