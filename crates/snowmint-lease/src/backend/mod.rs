@@ -40,7 +40,7 @@ async fn within<T>(
 
 /// Picks a registry from a lease URL: `static:W`, `hostname`, `file:DIR`, `redis://...`,
 /// `redis+sentinel://...`, `etcd[s]://host:port[,host:port...]`, `postgres://...` or
-/// `zookeeper://host:port,.../path`.
+/// `zookeeper[s]://host:port,.../path`.
 ///
 /// # Errors
 ///
@@ -85,10 +85,10 @@ pub fn registry_from_url(url: &str) -> Result<Arc<dyn Registry>, LeaseError> {
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         return Ok(Arc::new(PostgresRegistry::from_url(url)?));
     }
-    if url.starts_with("zookeeper://") {
+    if url.starts_with("zookeeper://") || url.starts_with("zookeepers://") {
         return Ok(Arc::new(ZooKeeperRegistry::from_url(url)?));
     }
     Err(LeaseError::Invalid(format!(
-        "unknown lease URL {url:?}: expected static:W, hostname, file:DIR, redis://HOST:PORT, redis+sentinel://HOST:PORT[,HOST:PORT...]/MASTER, etcd[s]://HOST:PORT[,HOST:PORT...], postgres://... or zookeeper://HOST:PORT[,HOST:PORT...]/PATH"
+        "unknown lease URL {url:?}: expected static:W, hostname, file:DIR, redis://HOST:PORT, redis+sentinel://HOST:PORT[,HOST:PORT...]/MASTER, etcd[s]://HOST:PORT[,HOST:PORT...], postgres://... or zookeeper[s]://HOST:PORT[,HOST:PORT...]/PATH"
     )))
 }

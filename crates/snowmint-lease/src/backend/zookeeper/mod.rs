@@ -46,13 +46,23 @@
 //! An acquisition lists the datacenter's children once: one node per worker held and one
 //! per worker ever used (its mark), which ZooKeeper answers in one packet (1 MB by
 //! default: some 50,000 workers ever used). Renewals and releases write two nodes.
-//! Nodes are made with the open ACL (`world:anyone`), as the other backends need no
-//! credentials either.
+//!
+//! # Users and ACLs
+//!
+//! Without a user in the URL, nodes are made with the open ACL (`world:anyone`), as
+//! before. With one (`zookeeper://USER:PASSWORD@...`, or `password_file=FILE`), every
+//! session authenticates with the `digest` scheme (`addauth digest USER:PASSWORD`, sent
+//! again by the client on every reconnection), and every node the registry makes carries
+//! [`SECURED_ACL`]: all rights to that user (`auth`), and reading to anyone, so that
+//! operators can look at holders and marks, while no other user can change or delete them.
+//! A wrong password is not refused by ZooKeeper (a digest is whatever the password makes
+//! it); it shows as `NoAuth` on the first node another digest made.
 
 mod nodes;
 mod renew;
 mod session;
 mod take;
+mod tls;
 mod url;
 
 use std::fmt;
@@ -69,6 +79,12 @@ use crate::registry::{Claim, Lease, LeaseError, Registry};
 const CALL_TIMEOUT: Duration = Duration::from_secs(2);
 /// Attempts to raise a mark whose version moved under a lost answer.
 const RAISE_TRIES: u32 = 3;
+/// The ACL of every node a registry with a user makes: every right to the session's
+/// authenticated user (the `auth` scheme names it), reading to anyone.
+static SECURED_ACL: [zk::Acl; 2] = [
+    zk::Acl::new_const(zk::Permission::ALL, "auth", ""),
+    zk::Acl::new_const(zk::Permission::READ, "world", "anyone"),
+];
 
 /// Leases worker ids through ZooKeeper: a session per lease, an ephemeral node per worker
 /// held, the high-water mark in a persistent node beside it, raised by the `multi` that
@@ -76,12 +92,16 @@ const RAISE_TRIES: u32 = 3;
 /// ([`Registry::granted_ttl`]); docs/OPERATIONS.md says how it relates to the margin.
 pub struct ZooKeeperRegistry {
     target: Target,
+    /// The client library's TLS options, for `zookeepers://`.
+    tls: Option<zk::TlsOptions>,
     sessions: Sessions,
 }
 
 impl ZooKeeperRegistry {
-    /// A registry for `zookeeper://HOST[:PORT][,HOST[:PORT]...]/PATH` (port 2181 by
-    /// default), keeping its nodes below `PATH`. Checks the URL; the first acquisition
+    /// A registry for `zookeeper://[USER[:PASSWORD]@]HOST[:PORT][,HOST[:PORT]...]/PATH`
+    /// (port 2181 by default), keeping its nodes below `PATH`; `zookeepers://` speaks TLS
+    /// with `?tls_ca=FILE[&tls_cert=FILE&tls_key=FILE]`, and either takes
+    /// `password_file=FILE`. Checks the URL and reads its files; the first acquisition
     /// connects, and makes the nodes above the workers if they are missing.
     ///
     /// # Errors
@@ -98,15 +118,42 @@ impl ZooKeeperRegistry {
     /// let err = ZooKeeperRegistry::from_url("zookeeper://zk1:2181").unwrap_err();
     /// assert_eq!(
     ///     err.to_string(),
-    ///     r#"lease URL "zookeeper://zk1:2181": expected zookeeper://HOST:PORT[,HOST:PORT...]/PATH (no path: name the registry's root, such as /snowmint)"#
+    ///     r#"lease URL "zookeeper://zk1:2181": expected zookeeper[s]://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...]/PATH[?PARAMETERS] (no path: name the registry's root, such as /snowmint)"#
     /// );
     /// # Ok::<(), snowmint_lease::LeaseError>(())
     /// ```
     pub fn from_url(url: &str) -> Result<ZooKeeperRegistry, LeaseError> {
+        let target = url::parse(url)?;
+        let tls = match &target.tls {
+            Some(files) => Some(tls::options(files).map_err(|why| {
+                LeaseError::Invalid(format!("lease URL {:?}: {why}", target.shown()))
+            })?),
+            None => None,
+        };
         Ok(ZooKeeperRegistry {
-            target: url::parse(url)?,
+            target,
+            tls,
             sessions: Sessions::default(),
         })
+    }
+
+    /// The ACL of the nodes this registry makes.
+    fn acls(&self) -> zk::Acls<'static> {
+        if self.target.user.is_some() {
+            zk::Acls::new(&SECURED_ACL)
+        } else {
+            zk::Acls::anyone_all()
+        }
+    }
+
+    /// How persistent nodes are made.
+    pub(super) fn persistent(&self) -> zk::CreateOptions<'static> {
+        zk::CreateMode::Persistent.with_acls(self.acls())
+    }
+
+    /// How the worker nodes are made, which end with the session that made them.
+    pub(super) fn ephemeral(&self) -> zk::CreateOptions<'static> {
+        zk::CreateMode::Ephemeral.with_acls(self.acls())
     }
 
     /// Runs one call with its deadline. Cut short, it leaves nothing half done: each
@@ -135,8 +182,19 @@ impl ZooKeeperRegistry {
         ))
     }
 
-    /// Unavailable because of `err`, which says what the client met.
+    /// Unavailable because of `err`, which says what the client met; a node whose ACL
+    /// refuses the user is said in plain words.
     fn failed(&self, what: &str, err: zk::Error) -> LeaseError {
+        let what = match (&err, &self.target.user) {
+            (zk::Error::NoAuth, Some(user)) => format!(
+                "{what}: not allowed by its ACL (NoAuth): digest user {} has no right to it, or its password is wrong",
+                user.name
+            ),
+            (zk::Error::NoAuth, None) => format!(
+                "{what}: not allowed by its ACL (NoAuth): name the digest user the nodes belong to (USER@HOST with password_file=FILE)"
+            ),
+            _ => what.to_string(),
+        };
         LeaseError::unavailable_because(
             "zookeeper",
             format!("{}: {what}", self.target.shown()),
@@ -155,14 +213,31 @@ impl ZooKeeperRegistry {
                     i32::MAX
                 ))
             })?;
-        zk::Client::connector()
+        let mut connector = zk::Client::connector()
             .with_session_timeout(Duration::from_millis(asked.unsigned_abs().into()))
             // Fails at once when no server accepts a connection, rather than trying again
             // until the session timeout.
-            .with_fail_eagerly()
-            .connect(&self.target.hosts)
-            .await
-            .map_err(|err| self.failed("cannot open a session", err))
+            .with_fail_eagerly();
+        if let Some(user) = &self.target.user {
+            // Sent again by the client with every reconnection of the session.
+            connector = connector.with_auth("digest", &user.auth());
+        }
+        let opened = match &self.tls {
+            Some(options) => {
+                connector
+                    .with_tls(options.clone())
+                    .secure_connect(&self.target.hosts)
+                    .await
+            }
+            None => connector.connect(&self.target.hosts).await,
+        };
+        match opened {
+            Ok(client) => Ok(client),
+            Err(err) => match tls::diagnose(&self.target).await {
+                Some(why) => Err(self.failed(&format!("cannot open a session: {why}"), err)),
+                None => Err(self.failed("cannot open a session", err)),
+            },
+        }
     }
 }
 
