@@ -61,6 +61,7 @@ mod serve;
 mod wait;
 mod zookeeper;
 mod zookeeper_ensemble;
+mod zookeeper_secured;
 
 pub use cluster::Cluster;
 pub use etcd::Etcd;
@@ -77,6 +78,7 @@ pub use serve::{Addresses, LeaseTimes, ServeCommand, Serving};
 pub use wait::{Frozen, eventually, eventually_async};
 pub use zookeeper::ZooKeeper;
 pub use zookeeper_ensemble::ZooKeeperEnsemble;
+pub use zookeeper_secured::ZOOKEEPER_USER;
 
 /// What every server guard does, whichever server it runs: for tests written once and
 /// run against each registry.

@@ -53,8 +53,10 @@
 //! before. With one (`zookeeper://USER:PASSWORD@...`, or `password_file=FILE`), every
 //! session authenticates with the `digest` scheme (`addauth digest USER:PASSWORD`, sent
 //! again by the client on every reconnection), and every node the registry makes carries
-//! [`SECURED_ACL`]: all rights to that user (`auth`), and reading to anyone, so that
-//! operators can look at holders and marks, while no other user can change or delete them.
+//! an ACL of two entries: all rights to that user (`digest:USER:DIGEST`, named rather
+//! than `auth`, which would also grant them to the TLS client certificate's `x509`
+//! identity, often shared), and reading to anyone (`world:anyone`), so that operators can
+//! look at holders and marks, while no other user can change or delete them.
 //! A wrong password is not refused by ZooKeeper (a digest is whatever the password makes
 //! it); it shows as `NoAuth` on the first node another digest made.
 
@@ -79,12 +81,6 @@ use crate::registry::{Claim, Lease, LeaseError, Registry};
 const CALL_TIMEOUT: Duration = Duration::from_secs(2);
 /// Attempts to raise a mark whose version moved under a lost answer.
 const RAISE_TRIES: u32 = 3;
-/// The ACL of every node a registry with a user makes: every right to the session's
-/// authenticated user (the `auth` scheme names it), reading to anyone.
-static SECURED_ACL: [zk::Acl; 2] = [
-    zk::Acl::new_const(zk::Permission::ALL, "auth", ""),
-    zk::Acl::new_const(zk::Permission::READ, "world", "anyone"),
-];
 
 /// Leases worker ids through ZooKeeper: a session per lease, an ephemeral node per worker
 /// held, the high-water mark in a persistent node beside it, raised by the `multi` that
@@ -92,6 +88,8 @@ static SECURED_ACL: [zk::Acl; 2] = [
 /// ([`Registry::granted_ttl`]); docs/OPERATIONS.md says how it relates to the margin.
 pub struct ZooKeeperRegistry {
     target: Target,
+    /// The ACL of every node this registry makes.
+    acl: Vec<zk::Acl>,
     /// The client library's TLS options, for `zookeepers://`.
     tls: Option<zk::TlsOptions>,
     sessions: Sessions,
@@ -130,30 +128,29 @@ impl ZooKeeperRegistry {
             })?),
             None => None,
         };
+        let acl = match &target.user {
+            Some(user) => vec![
+                zk::Acl::new(zk::Permission::ALL, user.id()),
+                zk::Acl::new(zk::Permission::READ, zk::AuthId::anyone()),
+            ],
+            None => zk::Acls::anyone_all().to_vec(),
+        };
         Ok(ZooKeeperRegistry {
             target,
+            acl,
             tls,
             sessions: Sessions::default(),
         })
     }
 
-    /// The ACL of the nodes this registry makes.
-    fn acls(&self) -> zk::Acls<'static> {
-        if self.target.user.is_some() {
-            zk::Acls::new(&SECURED_ACL)
-        } else {
-            zk::Acls::anyone_all()
-        }
-    }
-
     /// How persistent nodes are made.
-    pub(super) fn persistent(&self) -> zk::CreateOptions<'static> {
-        zk::CreateMode::Persistent.with_acls(self.acls())
+    pub(super) fn persistent(&self) -> zk::CreateOptions<'_> {
+        zk::CreateMode::Persistent.with_acls(zk::Acls::new(&self.acl))
     }
 
     /// How the worker nodes are made, which end with the session that made them.
-    pub(super) fn ephemeral(&self) -> zk::CreateOptions<'static> {
-        zk::CreateMode::Ephemeral.with_acls(self.acls())
+    pub(super) fn ephemeral(&self) -> zk::CreateOptions<'_> {
+        zk::CreateMode::Ephemeral.with_acls(zk::Acls::new(&self.acl))
     }
 
     /// Runs one call with its deadline. Cut short, it leaves nothing half done: each
@@ -217,7 +214,9 @@ impl ZooKeeperRegistry {
             .with_session_timeout(Duration::from_millis(asked.unsigned_abs().into()))
             // Fails at once when no server accepts a connection, rather than trying again
             // until the session timeout.
-            .with_fail_eagerly();
+            .with_fail_eagerly()
+            // Per server: by default 2/5 of the session timeout, short for a TLS handshake.
+            .with_connection_timeout(super::CONNECT_TIMEOUT);
         if let Some(user) = &self.target.user {
             // Sent again by the client with every reconnection of the session.
             connector = connector.with_auth("digest", &user.auth());

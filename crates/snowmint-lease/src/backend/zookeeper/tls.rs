@@ -18,8 +18,10 @@ use super::url::Target;
 use crate::refusal::tls_refusal;
 use crate::secured::TlsFiles;
 
+/// The content type of a TLS alert record.
+const TLS_ALERT: u8 = 0x15;
 /// How long the diagnosing handshake may take: a server that answers does so in far less.
-const PROBE_TIMEOUT: Duration = Duration::from_millis(500);
+const PROBE_TIMEOUT: Duration = Duration::from_millis(750);
 
 /// The client library's TLS options from the URL's files.
 pub(super) fn options(files: &TlsFiles) -> Result<zk::TlsOptions, String> {
@@ -91,11 +93,13 @@ async fn plain(host: &str) -> Option<String> {
     let probe = async {
         let mut stream = TcpStream::connect(host).await.ok()?;
         // A four-letter command: a plain-text server answers it, allowed or not (and
-        // opens no session for it); a TLS port reads no TLS record and closes.
-        stream.write_all(b"srvr").await.ok()?;
+        // opens no session for it); a TLS port reads no TLS record in its five bytes
+        // and closes, or sends an alert.
+        stream.write_all(b"srvr\n").await.ok()?;
         let mut answer = [0u8; 4];
         match stream.read(&mut answer).await {
             Ok(0) | Err(_) => Some(()),
+            Ok(_) if answer[0] == TLS_ALERT => Some(()),
             Ok(_) => None,
         }
     };

@@ -11,6 +11,7 @@
 //! makes then carry an ACL that lets only that user change them.
 
 use percent_encoding::percent_decode_str;
+use zookeeper_client as zk;
 
 use crate::registry::LeaseError;
 use crate::secured::{Secured, TlsFiles, redact};
@@ -46,6 +47,16 @@ impl Digest {
     /// What `addauth digest` takes: `user:password`.
     pub(super) fn auth(&self) -> Vec<u8> {
         format!("{}:{}", self.name, self.password).into_bytes()
+    }
+
+    /// The identity ZooKeeper gives a session that authenticated as this user, as ACLs
+    /// name it: `digest`, `user:base64(SHA-1(user:password))`.
+    pub(super) fn id(&self) -> zk::AuthId {
+        use base64::Engine;
+        let sha1 =
+            aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA1_FOR_LEGACY_USE_ONLY, &self.auth());
+        let hashed = base64::engine::general_purpose::STANDARD.encode(sha1.as_ref());
+        zk::AuthId::new("digest", &format!("{}:{hashed}", self.name))
     }
 }
 
@@ -258,6 +269,12 @@ mod tests {
         );
         assert_eq!(target.shown(), "zookeepers://snow@mint@zk1:2281/snowmint");
         assert!(!format!("{target:?}{user:?}").contains("p@ss:x"));
+        // The superuser digest of ZooKeeper's administrator guide, for "super:admin".
+        let known = Digest {
+            name: "super".into(),
+            password: "admin".into(),
+        };
+        assert_eq!(known.id().id(), "super:xQJmxLMiHGwaqBvst5y6rkB6HQs=");
         let err = parse("zookeeper://u:s3cret@h:port/s")
             .unwrap_err()
             .to_string();
