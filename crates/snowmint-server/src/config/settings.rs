@@ -104,8 +104,10 @@ pub struct ServeSettings {
 
     /// Where the worker id comes from: static:W, hostname, file:DIR, redis://HOST:PORT,
     /// redis+sentinel://HOST:PORT[,HOST:PORT...]/MASTER,
-    /// etcd://HOST:PORT[,HOST:PORT...], postgres://USER@HOST:PORT/DB or
-    /// zookeeper://HOST:PORT[,HOST:PORT...]/PATH (default: static: the --worker value)
+    /// etcd[s]://[USER@]HOST:PORT[,HOST:PORT...][?tls_ca=FILE&tls_cert=FILE&tls_key=FILE&password_file=FILE],
+    /// postgres://USER@HOST:PORT/DB or
+    /// zookeeper[s]://[USER@]HOST:PORT[,HOST:PORT...]/PATH[?tls_ca=FILE&tls_cert=FILE&tls_key=FILE&password_file=FILE]
+    /// (default: static: the --worker value)
     #[arg(
         long,
         env = "SNOWMINT_LEASE",
