@@ -484,6 +484,57 @@ mod secured {
         }
     }
 
+    /// The server's certificate expires while a keeper holds a lease: once the session's
+    /// client must connect again (the server restarted with it), renewals fail naming the
+    /// expiry, and the fence stays where the last renewal put it until the clock passes
+    /// it; with a valid certificate back, renewals resume.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_certificate_that_expires_while_serving_stops_renewals_at_the_fence() {
+        let pki = Pki::new();
+        let zookeeper = ZooKeeper::start_secured(&pki);
+        let mut expiring = Expiring {
+            valid: pki.server(),
+            expired: pki.expired_server(),
+            zookeeper,
+        };
+        conformance::keeper_fence_freezes_while_the_registry_is_down(
+            &mut expiring,
+            "TLS refused: the server's certificate has expired",
+        )
+        .await;
+    }
+
+    /// A server whose "stop" is a restart with an expired certificate, and whose restart
+    /// brings a valid one back.
+    struct Expiring {
+        zookeeper: ZooKeeper,
+        valid: Pair,
+        expired: Pair,
+    }
+
+    impl Server for Expiring {
+        fn url(&self) -> String {
+            self.zookeeper.url()
+        }
+        fn dir(&self) -> &Path {
+            self.zookeeper.dir()
+        }
+        fn pid(&self) -> Option<u32> {
+            self.zookeeper.pid()
+        }
+        fn stop(&mut self) {
+            self.zookeeper.use_server_certificate(&self.expired);
+            self.zookeeper.restart();
+        }
+        fn restart(&mut self) {
+            self.zookeeper.use_server_certificate(&self.valid);
+            self.zookeeper.restart();
+        }
+        fn kill(&mut self) {
+            self.zookeeper.kill();
+        }
+    }
+
     /// The nodes snowmint makes carry its digest user's ACL: another digest user, or a
     /// session without one, may read them but neither change nor delete them, and a
     /// registry of another user (or of the right user with a wrong password) is refused

@@ -171,12 +171,22 @@ impl ZooKeeperRegistry {
         LeaseError::unavailable("zookeeper", format!("{}: {problem}", self.target.shown()))
     }
 
-    /// Unavailable while `session`'s client reconnects.
-    fn disconnected(&self, session: &Session) -> LeaseError {
-        self.unavailable(&format!(
+    /// Unavailable while `session`'s client reconnects; over TLS, with the check that a
+    /// server's handshake fails, if one does (a certificate that expired while the
+    /// session lived shows first here).
+    async fn disconnected(&self, session: &Session) -> LeaseError {
+        let problem = format!(
             "zookeeper session {:#x} is disconnected; its client is reconnecting",
             session.id()
-        ))
+        );
+        let why = match &self.target.tls {
+            Some(_) => tls::diagnose(&self.target).await,
+            None => None,
+        };
+        match why {
+            Some(why) => self.unavailable(&format!("{problem}: {why}")),
+            None => self.unavailable(&problem),
+        }
     }
 
     /// Unavailable because of `err`, which says what the client met; a node whose ACL
