@@ -9,6 +9,9 @@
 //! - `stop()` shuts it down cleanly (SIGKILL after five seconds), `kill()` sends SIGKILL
 //!   as a crash would, and `restart()` brings it back on the same port with the same data,
 //!   for tests in which the registry goes away and comes back.
+//! - `Etcd::start_secured` and `ZooKeeper::start_secured` start them in their production
+//!   form, with certificates from a [`Pki`]: etcd over https only, with client certificates
+//!   and etcd's users and roles; ZooKeeper with a TLS port and a digest user.
 //! - A test that panics drops its guards, which stop their servers; a test process that
 //!   dies without unwinding takes them with it (they get SIGKILL when it dies).
 //!
