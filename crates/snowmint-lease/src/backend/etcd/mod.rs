@@ -93,7 +93,7 @@ const RAISE_TRIES: u32 = 3;
 /// `etcds://` speaks https, trusting `tls_ca=FILE` and presenting `tls_cert=FILE` with
 /// `tls_key=FILE` to a member that checks client certificates; a user in the URL
 /// (`USER:PASSWORD@` or `USER@` with `password_file=FILE`) authenticates with etcd's own
-/// users and roles ([`auth`]).
+/// users and roles, whose tokens it renews (docs/OPERATIONS.md, "Security").
 pub struct EtcdRegistry {
     endpoints: Endpoints,
     http: reqwest::Client,
