@@ -11,8 +11,31 @@ use rustls::{AlertDescription, CertificateError};
 /// ...`. `trust` names what the certificate must be signed by (`tls_ca=FILE`, or the
 /// system's CAs).
 pub(crate) fn tls_refusal(err: &(dyn Error + 'static), trust: &str) -> Option<String> {
+    tls_refusal_with(err, trust, None)
+}
+
+/// [`tls_refusal`], saying which client certificate the server refused: `Some(file)` the
+/// URL's `tls_cert=FILE`, `Some(None)` none given, `None` not known here.
+fn tls_refusal_with(
+    err: &(dyn Error + 'static),
+    trust: &str,
+    cert: Option<Option<&std::path::Path>>,
+) -> Option<String> {
     let tls = chain(err).find_map(|cause| cause.downcast_ref::<rustls::Error>())?;
-    Some(format!("TLS refused: {}", words(tls, trust)))
+    Some(format!("TLS refused: {}", words(tls, trust, cert)))
+}
+
+/// [`tls_refusal`] for a lease URL's TLS files: the certificate must be signed by the CA of
+/// `tls_ca=`, or the system's.
+pub(crate) fn tls_refusal_for(
+    err: &(dyn Error + 'static),
+    files: &crate::secured::TlsFiles,
+) -> Option<String> {
+    tls_refusal_with(
+        err,
+        &trust("tls_ca", files.ca.as_deref()),
+        Some(files.cert.as_deref()),
+    )
 }
 
 /// `err`, then each of its causes, looking inside I/O errors, whose `source` skips the
@@ -41,26 +64,42 @@ fn unshared<'a>(err: &'a (dyn Error + 'static)) -> &'a (dyn Error + 'static) {
     }
 }
 
-fn words(err: &rustls::Error, trust: &str) -> String {
+fn words(err: &rustls::Error, trust: &str, cert: Option<Option<&std::path::Path>>) -> String {
     match err {
         rustls::Error::InvalidCertificate(cert) => certificate(cert, trust),
-        rustls::Error::AlertReceived(alert) => match alert {
-            AlertDescription::CertificateRequired => {
-                "the server wants a client certificate (tls_cert=, tls_key=)".into()
-            }
-            AlertDescription::BadCertificate
-            | AlertDescription::UnknownCA
-            | AlertDescription::CertificateExpired
-            | AlertDescription::CertificateUnknown
-            | AlertDescription::AccessDenied => {
-                format!("the server refused our client certificate ({alert:?})")
-            }
-            other => format!("the server ended the handshake ({other:?})"),
-        },
+        rustls::Error::AlertReceived(alert) => alert_words(*alert, cert),
         rustls::Error::InvalidMessage(_) | rustls::Error::InappropriateMessage { .. } => {
             "the server does not speak TLS on this port (TLS to a plain port?)".into()
         }
         other => other.to_string(),
+    }
+}
+
+/// A server's alert, for the client certificate it refused (`cert`, as for
+/// [`tls_refusal_with`]) or anything else that ended the handshake.
+fn alert_words(alert: AlertDescription, cert: Option<Option<&std::path::Path>>) -> String {
+    match alert {
+        AlertDescription::CertificateRequired => format!(
+            "the server refused our client certificate: it asks for one: give tls_cert=FILE and tls_key=FILE ({alert:?})"
+        ),
+        AlertDescription::CertificateExpired => {
+            format!("the server refused our client certificate: it has expired ({alert:?})")
+        }
+        AlertDescription::BadCertificate
+        | AlertDescription::UnknownCA
+        | AlertDescription::CertificateUnknown
+        | AlertDescription::UnsupportedCertificate
+        | AlertDescription::AccessDenied => match cert {
+            Some(None) => format!(
+                "the server refused our client certificate: it asks for one: give tls_cert=FILE and tls_key=FILE ({alert:?})"
+            ),
+            Some(Some(cert)) => format!(
+                "the server refused our client certificate: tls_cert={} is not one it trusts ({alert:?})",
+                cert.display()
+            ),
+            None => format!("the server refused our client certificate ({alert:?})"),
+        },
+        other => format!("the server ended the handshake ({other:?})"),
     }
 }
 

@@ -210,3 +210,255 @@ async fn a_restore_floors_a_new_lease() {
     let mut etcd = snowmint_testkit::Etcd::start();
     conformance::a_restore_floors_a_new_lease(&mut etcd, "restore").await;
 }
+
+/// etcd in its production form ([`Etcd::start_secured`]): https only, client certificates
+/// required, etcd's users and roles, snowmint's role limited to `/snowmint/`.
+mod secured {
+    use std::path::Path;
+
+    use snowmint_lease::{LeaseSettings, registry_from_url};
+    use snowmint_testkit::{Pair, Pki, SNOWMINT_USER};
+
+    use super::*;
+
+    conformance::suite!({
+        let pki = Pki::new();
+        let etcd = Etcd::start_secured(&pki);
+        let url = etcd.url();
+        ((pki, etcd), url)
+    });
+
+    /// The one line an acquisition with `url` fails with.
+    async fn refusal(url: &str) -> String {
+        let registry = registry_from_url(url).unwrap();
+        let claim = conformance::claim("refused", "pod", 4);
+        let err = registry.acquire(&claim).await.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                LeaseError::Unavailable {
+                    backend: "etcd",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        let said = Chain(&err).to_string();
+        assert!(!said.contains('\n'), "{said}");
+        said
+    }
+
+    fn url(etcd: &Etcd, ca: &Path, client: Option<&Pair>, user: Option<(&str, &Path)>) -> String {
+        Etcd::secured_url_for(etcd.port(), ca, client, user)
+    }
+
+    /// Each wrong setup is refused in one line naming the registry, the member and the
+    /// check that failed, and never the password.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn each_wrong_setup_is_refused_naming_the_check() {
+        let pki = Pki::new();
+        let etcd = Etcd::start_secured(&pki);
+        let at = format!("etcd registry is unavailable: 127.0.0.1:{}", etcd.port());
+        let (ca, client, password) = (etcd.ca(), etcd.client(), etcd.password_file());
+        let user = Some((SNOWMINT_USER, password.as_path()));
+        let secret = std::fs::read_to_string(&password).unwrap();
+
+        let said = refusal(&url(&etcd, pki.foreign_ca(), Some(&client), user)).await;
+        let expected = format!(
+            "{at}: TLS refused: the server's certificate is not signed by tls_ca={} (UnknownIssuer): ",
+            pki.foreign_ca().display()
+        );
+        assert!(said.starts_with(&expected), "{said}");
+
+        let said = refusal(&url(&etcd, &ca, None, user)).await;
+        let expected = format!(
+            "{at}: TLS refused: the server refused our client certificate: it asks for one: give tls_cert=FILE and tls_key=FILE"
+        );
+        assert!(said.starts_with(&expected), "{said}");
+
+        let foreign = pki.foreign_client("");
+        let said = refusal(&url(&etcd, &ca, Some(&foreign), user)).await;
+        let expected = format!(
+            "{at}: TLS refused: the server refused our client certificate: tls_cert={} is not one it trusts",
+            foreign.cert.display()
+        );
+        assert!(said.starts_with(&expected), "{said}");
+
+        let wrong = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(wrong.path(), "not-the-password\n").unwrap();
+        let said = refusal(&url(
+            &etcd,
+            &ca,
+            Some(&client),
+            Some((SNOWMINT_USER, wrong.path())),
+        ))
+        .await;
+        assert_eq!(
+            said,
+            format!("{at}: authentication failed: wrong user name or password (user snowmint)")
+        );
+        let inline = format!(
+            "etcds://snowmint:{}@127.0.0.1:{}?tls_ca={}&tls_cert={}&tls_key={}",
+            "s3cret-in-url",
+            etcd.port(),
+            ca.display(),
+            client.cert.display(),
+            client.key.display()
+        );
+        let said = refusal(&inline).await;
+        assert!(!said.contains("s3cret-in-url"), "{said}");
+        assert!(said.contains("authentication failed"), "{said}");
+
+        let said = refusal(&url(&etcd, &ca, Some(&client), None)).await;
+        assert_eq!(
+            said,
+            format!(
+                "{at}: etcd's authentication is enabled and the URL names no user: give USER@HOST with password_file=FILE"
+            )
+        );
+
+        // A user whose role covers another prefix only.
+        etcd.add_user("intruder", "intruder-pw", "/other/");
+        let other = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(other.path(), "intruder-pw\n").unwrap();
+        let said = refusal(&url(
+            &etcd,
+            &ca,
+            Some(&client),
+            Some(("intruder", other.path())),
+        ))
+        .await;
+        assert_eq!(
+            said,
+            format!(
+                "{at}: user intruder may not read and write the keys under /snowmint/: permission denied (its role needs readwrite on the prefix /snowmint/)"
+            )
+        );
+
+        // A client certificate with a name: the gateway would not pass it on.
+        let named = pki.client("snowmint");
+        let said = refusal(&url(&etcd, &ca, Some(&named), user)).await;
+        assert_eq!(
+            said,
+            format!(
+                "{at}: the gateway refuses a client certificate with a common name (CN): give tls_cert= a certificate without one; the URL's user is whom etcd's roles see"
+            )
+        );
+
+        // Plain text to the https port.
+        let said = refusal(&format!("etcd://127.0.0.1:{}", etcd.port())).await;
+        let expected = format!(
+            "{at} closed the connection without an answer: plain text to a TLS port? (a member that speaks https needs etcds://): "
+        );
+        assert!(said.starts_with(&expected), "{said}");
+        assert!(!said.contains(secret.trim()));
+    }
+
+    /// A server certificate that has expired, or names another host, is refused at the
+    /// handshake, naming the check.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_expired_or_misnamed_server_certificate_is_refused() {
+        let pki = Pki::new();
+        let mut etcd = Etcd::start_secured(&pki);
+        let at = format!("etcd registry is unavailable: 127.0.0.1:{}", etcd.port());
+        for (pair, check) in [
+            (pki.expired_server(), "the server's certificate has expired"),
+            (
+                pki.server_for(&["other.invalid"]),
+                "the server's certificate is for other.invalid, not 127.0.0.1 (NotValidForName)",
+            ),
+        ] {
+            etcd.use_server_certificate(&pair);
+            block_in_place(|| etcd.restart());
+            let said = refusal(&etcd.url()).await;
+            assert!(
+                said.starts_with(&format!("{at}: TLS refused: {check}: ")),
+                "{said}"
+            );
+        }
+    }
+
+    /// The registry's certificate expires while a keeper holds a lease: once a new
+    /// connection meets it (etcd restarted with it), renewals fail naming the expiry, and
+    /// the fence stays where the last renewal put it until the clock passes it; with a
+    /// valid certificate back, renewals resume.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_certificate_that_expires_while_serving_stops_renewals_at_the_fence() {
+        let pki = Pki::new();
+        let etcd = Etcd::start_secured(&pki);
+        let prefix = format!(
+            "etcd registry is unavailable: 127.0.0.1:{}: TLS refused: the server's certificate has expired: ",
+            etcd.port()
+        );
+        let mut expiring = Expiring {
+            valid: pki.server_also_client(),
+            expired: pki.expired_server(),
+            etcd,
+        };
+        conformance::keeper_fence_freezes_while_the_registry_is_down(&mut expiring, &prefix).await;
+    }
+
+    /// An etcd whose "stop" is a restart with an expired certificate, and whose restart
+    /// brings a valid one back.
+    struct Expiring {
+        etcd: Etcd,
+        valid: Pair,
+        expired: Pair,
+    }
+
+    impl snowmint_testkit::Server for Expiring {
+        fn url(&self) -> String {
+            self.etcd.url()
+        }
+        fn dir(&self) -> &Path {
+            self.etcd.dir()
+        }
+        fn pid(&self) -> Option<u32> {
+            self.etcd.pid()
+        }
+        fn stop(&mut self) {
+            self.etcd.use_server_certificate(&self.expired);
+            self.etcd.restart();
+        }
+        fn restart(&mut self) {
+            self.etcd.use_server_certificate(&self.valid);
+            self.etcd.restart();
+        }
+        fn kill(&mut self) {
+            self.etcd.kill();
+        }
+    }
+
+    /// etcd's tokens expire unused (`--auth-token-ttl`, 1 s here): a keeper renewing less
+    /// often than that authenticates again each time, within the renewal, and never misses
+    /// one. (A restart, which forgets every token, is met in the test of an expiring
+    /// certificate: renewals resume after it.)
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_keeper_renews_past_many_token_lifetimes() {
+        let pki = Pki::new();
+        let etcd = Etcd::start_secured_with_token_ttl(&pki, Duration::from_secs(1));
+        let registry = registry_from_url(&etcd.url()).unwrap();
+        let settings = LeaseSettings {
+            ttl: Duration::from_secs(10),
+            renew_every: Duration::from_millis(2_500),
+            safety_margin: Duration::from_secs(1),
+        };
+        let claim = Claim::new("tokens", 1, 4, "pod", settings.ttl).with_reach(Duration::ZERO);
+        let keeper = Keeper::start(registry, claim, settings, Arc::new(SystemClock::new()));
+        let mut status = keeper.status();
+        let mut last = conformance::held_when(&mut status, "a first renewal", |_| true).await;
+        for _ in 0..4 {
+            let before = last.valid_until_ms;
+            last = conformance::held_when(&mut status, "a renewal with a fresh token", |h| {
+                h.valid_until_ms > before
+            })
+            .await;
+            assert!(last.last_error.is_none(), "{:?}", last.last_error);
+        }
+        let failures = keeper
+            .counters()
+            .renew_failures
+            .load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(failures, 0, "renewals failed");
+    }
+}

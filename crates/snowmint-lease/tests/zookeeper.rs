@@ -355,3 +355,271 @@ async fn a_restore_floors_a_new_lease() {
     let mut zookeeper = snowmint_testkit::ZooKeeper::start();
     conformance::a_restore_floors_a_new_lease(&mut zookeeper, "restore").await;
 }
+
+/// ZooKeeper in its production form ([`ZooKeeper::start_secured`]): TLS with client
+/// certificates, and a digest user whose nodes no one else may change.
+mod secured {
+    use std::path::Path;
+
+    use snowmint::error::Chain;
+    use snowmint_lease::registry_from_url;
+    use snowmint_testkit::{Pair, Pki, ZOOKEEPER_USER};
+
+    use super::*;
+
+    conformance::suite!({
+        let pki = Pki::new();
+        let zookeeper = ZooKeeper::start_secured(&pki);
+        let url = zookeeper.url();
+        ((pki, zookeeper), url)
+    });
+
+    /// The one line an acquisition with `url` fails with.
+    async fn refusal(url: &str, namespace: &str) -> String {
+        let registry = registry_from_url(url).unwrap();
+        let err = registry
+            .acquire(&claim(namespace, "pod", 4))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                LeaseError::Unavailable {
+                    backend: "zookeeper",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        let said = Chain(&err).to_string();
+        assert!(!said.contains('\n'), "{said}");
+        said
+    }
+
+    fn url(
+        zookeeper: &ZooKeeper,
+        ca: &Path,
+        client: Option<&Pair>,
+        user: Option<(&str, &Path)>,
+    ) -> String {
+        ZooKeeper::secured_url_for(zookeeper.secure_port(), ca, client, user)
+    }
+
+    fn password_file(password: &str) -> tempfile::NamedTempFile {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), format!("{password}\n")).unwrap();
+        file
+    }
+
+    /// Each wrong TLS setup is refused in one line naming the registry, the server and
+    /// the check that failed.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn each_wrong_tls_setup_is_refused_naming_the_check() {
+        let pki = Pki::new();
+        let mut zookeeper = ZooKeeper::start_secured(&pki);
+        let port = zookeeper.secure_port();
+        let at = format!(
+            "zookeeper registry is unavailable: zookeepers://snowmint@127.0.0.1:{port}/snowmint: cannot open a session: 127.0.0.1:{port}"
+        );
+        let (ca, client, password) = (
+            zookeeper.tls_ca(),
+            zookeeper.tls_client(),
+            zookeeper.password_file(),
+        );
+        let user = Some((ZOOKEEPER_USER, password.as_path()));
+
+        let said = refusal(
+            &url(&zookeeper, pki.foreign_ca(), Some(&client), user),
+            "ca",
+        )
+        .await;
+        let expected = format!(
+            "{at}: TLS refused: the server's certificate is not signed by tls_ca={} (UnknownIssuer): ",
+            pki.foreign_ca().display()
+        );
+        assert!(said.starts_with(&expected), "{said}");
+
+        let said = refusal(&url(&zookeeper, &ca, None, user), "anonymous").await;
+        let expected = format!(
+            "{at}: TLS refused: the server refused our client certificate: it asks for one: give tls_cert=FILE and tls_key=FILE"
+        );
+        assert!(said.starts_with(&expected), "{said}");
+
+        let foreign = pki.foreign_client("snowmint");
+        let said = refusal(&url(&zookeeper, &ca, Some(&foreign), user), "foreign").await;
+        let expected = format!(
+            "{at}: TLS refused: the server refused our client certificate: tls_cert={} is not one it trusts",
+            foreign.cert.display()
+        );
+        assert!(said.starts_with(&expected), "{said}");
+
+        let plain = format!("zookeeper://127.0.0.1:{port}/snowmint");
+        let said = refusal(&plain, "plain").await;
+        let expected = format!(
+            "zookeeper registry is unavailable: zookeeper://127.0.0.1:{port}/snowmint: cannot open a session: 127.0.0.1:{port} closed the connection without an answer: plain text to a TLS port? (a secure client port needs zookeepers://): "
+        );
+        assert!(said.starts_with(&expected), "{said}");
+
+        for (pair, check) in [
+            (pki.expired_server(), "the server's certificate has expired"),
+            (
+                pki.server_for(&["other.invalid"]),
+                "the server's certificate is for other.invalid, not 127.0.0.1 (NotValidForName)",
+            ),
+        ] {
+            zookeeper.use_server_certificate(&pair);
+            block_in_place(|| zookeeper.restart());
+            // A server just restarted may take longer than a call over its first
+            // handshakes, which then says only that it took too long.
+            let expected = format!("{at}: TLS refused: {check}: ");
+            eventually_async(Duration::from_secs(10), check, async || {
+                let said = refusal(&zookeeper.url(), "server").await;
+                if said.starts_with(&expected) {
+                    Ok(())
+                } else {
+                    Err(said)
+                }
+            })
+            .await;
+        }
+    }
+
+    /// The server's certificate expires while a keeper holds a lease: once the session's
+    /// client must connect again (the server restarted with it), renewals fail naming the
+    /// expiry, and the fence stays where the last renewal put it until the clock passes
+    /// it; with a valid certificate back, renewals resume.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_certificate_that_expires_while_serving_stops_renewals_at_the_fence() {
+        let pki = Pki::new();
+        let zookeeper = ZooKeeper::start_secured(&pki);
+        let mut expiring = Expiring {
+            valid: pki.server(),
+            expired: pki.expired_server(),
+            zookeeper,
+        };
+        conformance::keeper_fence_freezes_while_the_registry_is_down(
+            &mut expiring,
+            "TLS refused: the server's certificate has expired",
+        )
+        .await;
+    }
+
+    /// A server whose "stop" is a restart with an expired certificate, and whose restart
+    /// brings a valid one back.
+    struct Expiring {
+        zookeeper: ZooKeeper,
+        valid: Pair,
+        expired: Pair,
+    }
+
+    impl Server for Expiring {
+        fn url(&self) -> String {
+            self.zookeeper.url()
+        }
+        fn dir(&self) -> &Path {
+            self.zookeeper.dir()
+        }
+        fn pid(&self) -> Option<u32> {
+            self.zookeeper.pid()
+        }
+        fn stop(&mut self) {
+            self.zookeeper.use_server_certificate(&self.expired);
+            self.zookeeper.restart();
+        }
+        fn restart(&mut self) {
+            self.zookeeper.use_server_certificate(&self.valid);
+            self.zookeeper.restart();
+        }
+        fn kill(&mut self) {
+            self.zookeeper.kill();
+        }
+    }
+
+    /// The nodes snowmint makes carry its digest user's ACL: another digest user, or a
+    /// session without one, may read them but neither change nor delete them, and a
+    /// registry of another user (or of the right user with a wrong password) is refused
+    /// with `NoAuth` in plain words, never showing the password.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn other_users_can_neither_change_nor_delete_snowmints_nodes() {
+        let pki = Pki::new();
+        let zookeeper = ZooKeeper::start_secured(&pki);
+        let registry = registry_from_url(&zookeeper.url()).unwrap();
+        let held = registry.acquire(&claim("acl", "pod", 4)).await.unwrap();
+        let worker = format!("/snowmint/acl/dc1/w{}", held.worker);
+        let mark = format!("{worker}.mark");
+
+        let (ca, client) = (zookeeper.tls_ca(), zookeeper.tls_client());
+        let options = zk::TlsOptions::new()
+            .with_pem_ca(&std::fs::read_to_string(&ca).unwrap())
+            .unwrap()
+            .with_pem_identity(
+                &std::fs::read_to_string(&client.cert).unwrap(),
+                &std::fs::read_to_string(&client.key).unwrap(),
+            )
+            .unwrap();
+        let hosts = format!("127.0.0.1:{}", zookeeper.secure_port());
+        for auth in [Some(b"intruder:guess".as_slice()), None] {
+            let mut connector = zk::Client::connector().with_tls(options.clone());
+            if let Some(auth) = auth {
+                connector = connector.with_auth("digest", auth);
+            }
+            let other = connector.secure_connect(&hosts).await.unwrap();
+            let (data, stat) = other.get_data(&mark).await.unwrap();
+            assert!(data.len() < 32, "anyone may read the mark");
+            assert_eq!(
+                other.set_data(&mark, b"0", None).await.unwrap_err(),
+                zk::Error::NoAuth
+            );
+            assert_eq!(
+                other.delete(&mark, Some(stat.version)).await.unwrap_err(),
+                zk::Error::NoAuth
+            );
+            assert_eq!(
+                other.delete(&worker, None).await.unwrap_err(),
+                zk::Error::NoAuth
+            );
+            let child = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+            assert_eq!(
+                other
+                    .create("/snowmint/acl/dc1/w99", b"", &child)
+                    .await
+                    .unwrap_err(),
+                zk::Error::NoAuth
+            );
+        }
+
+        let at = format!(
+            "zookeeper registry is unavailable: zookeepers://{{user}}@127.0.0.1:{}/snowmint: cannot make /snowmint/acl/dc1/sticky: not allowed by its ACL (NoAuth): digest user {{user}} has no right to it, or its password is wrong: not authorized",
+            zookeeper.secure_port()
+        );
+        let intruder = password_file("intruder-pw");
+        let said = refusal(
+            &url(
+                &zookeeper,
+                &ca,
+                Some(&client),
+                Some(("intruder", intruder.path())),
+            ),
+            "acl",
+        )
+        .await;
+        assert_eq!(said, at.replace("{user}", "intruder"));
+        let wrong = password_file("s3cret-but-wrong");
+        let said = refusal(
+            &url(
+                &zookeeper,
+                &ca,
+                Some(&client),
+                Some((ZOOKEEPER_USER, wrong.path())),
+            ),
+            "acl",
+        )
+        .await;
+        assert_eq!(said, at.replace("{user}", ZOOKEEPER_USER));
+        assert!(!said.contains("s3cret"));
+        registry
+            .release(&claim("acl", "pod", 4), &held, now_ms())
+            .await
+            .unwrap();
+    }
+}

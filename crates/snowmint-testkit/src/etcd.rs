@@ -4,12 +4,13 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::process::Command;
 
+use crate::etcd_secured::{Secured, Tls};
 use crate::instance::{Instance, Kind};
 use crate::net::{self, free_port};
 use crate::program;
 
 /// What the guard needs to know to run an `etcd` on a port of its own.
-const KIND: Kind = Kind {
+pub(crate) const KIND: Kind = Kind {
     name: "etcd",
     program: "etcd",
     // etcd answers SIGTERM by stopping its server and closing its log.
@@ -48,7 +49,9 @@ const ELECTION_TIMEOUT_MS: u32 = 100;
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub struct Etcd {
-    server: Instance,
+    pub(crate) server: Instance,
+    /// The TLS files and users of an etcd started by [`Etcd::start_secured`].
+    pub(crate) secured: Option<Secured>,
 }
 
 impl Etcd {
@@ -73,9 +76,12 @@ impl Etcd {
         let program = program::find_on_path("etcd", "etcd-server");
         let server = Instance::start(&KIND, |port, dir| {
             let (program, data, peer_port) = (program.clone(), dir.join("data"), free_port());
-            move || etcd_command(&program, port, peer_port, &data)
+            move || etcd_command(&program, port, peer_port, &data, None)
         });
-        Etcd { server }
+        Etcd {
+            server,
+            secured: None,
+        }
     }
 
     /// The client port on 127.0.0.1; the same across restarts.
@@ -97,7 +103,12 @@ impl Etcd {
     /// ```
     #[must_use]
     pub fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.server.port)
+        let scheme = if self.secured.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://127.0.0.1:{}", self.server.port)
     }
 
     /// The client endpoint as an `etcd://` URL, the form `snowmint serve --lease` takes.
@@ -106,16 +117,31 @@ impl Etcd {
     /// let etcd = snowmint_testkit::Etcd::start();
     /// assert_eq!(etcd.url(), format!("etcd://127.0.0.1:{}", etcd.port()));
     /// ```
+    ///
+    /// A secured etcd's URL is `etcds://snowmint@...` with the CA, the client certificate
+    /// and the password file of the user `snowmint` ([`Etcd::start_secured`]).
     #[must_use]
     pub fn url(&self) -> String {
-        format!("etcd://127.0.0.1:{}", self.server.port)
+        match &self.secured {
+            Some(secured) => secured.url(self.server.port),
+            None => format!("etcd://127.0.0.1:{}", self.server.port),
+        }
     }
 }
 
 /// A lone member of a cluster of its own, serving clients on `port` and its peer
 /// protocol on `peer_port`, with its data in `data`.
-fn etcd_command(program: &Path, port: u16, peer_port: u16, data: &Path) -> Command {
-    let client = format!("http://127.0.0.1:{port}");
+///
+/// With `tls`, clients speak https only and must present a certificate of the CA there.
+pub(crate) fn etcd_command(
+    program: &Path,
+    port: u16,
+    peer_port: u16,
+    data: &Path,
+    tls: Option<&Tls>,
+) -> Command {
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let client = format!("{scheme}://127.0.0.1:{port}");
     let peer = format!("http://127.0.0.1:{peer_port}");
     let mut command = Command::new(program);
     command
@@ -135,6 +161,9 @@ fn etcd_command(program: &Path, port: u16, peer_port: u16, data: &Path) -> Comma
         .args(["--heartbeat-interval", &HEARTBEAT_MS.to_string()])
         .args(["--election-timeout", &ELECTION_TIMEOUT_MS.to_string()])
         .args(["--logger", "zap", "--log-outputs", "stderr"]);
+    if let Some(tls) = tls {
+        tls.add_flags(&mut command);
+    }
     if let Some(arch) = unsupported_arch() {
         command.env("ETCD_UNSUPPORTED_ARCH", arch);
     }
@@ -150,6 +179,12 @@ pub(crate) fn unsupported_arch() -> Option<&'static str> {
         "x86" => Some("386"),
         other => Some(other),
     }
+}
+
+/// Whether a secured etcd accepts connections; [`Etcd::start_secured`] then waits until
+/// it answers `etcdctl` over TLS.
+pub(crate) fn listening(port: u16) -> bool {
+    net::connect(port).is_ok()
 }
 
 /// Whether etcd's `/health` says it is healthy: it has a leader and answers reads.

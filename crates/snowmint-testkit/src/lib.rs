@@ -9,6 +9,9 @@
 //! - `stop()` shuts it down cleanly (SIGKILL after five seconds), `kill()` sends SIGKILL
 //!   as a crash would, and `restart()` brings it back on the same port with the same data,
 //!   for tests in which the registry goes away and comes back.
+//! - `Etcd::start_secured` and `ZooKeeper::start_secured` start them in their production
+//!   form, with certificates from a [`Pki`]: etcd over https only, with client certificates
+//!   and etcd's users and roles; ZooKeeper with a TLS port and a digest user.
 //! - A test that panics drops its guards, which stop their servers; a test process that
 //!   dies without unwinding takes them with it (they get SIGKILL when it dies).
 //!
@@ -46,6 +49,7 @@ mod cluster;
 mod cut;
 mod etcd;
 mod etcd_cluster;
+mod etcd_secured;
 mod instance;
 mod net;
 mod pki;
@@ -62,10 +66,12 @@ mod serve;
 mod wait;
 mod zookeeper;
 mod zookeeper_ensemble;
+mod zookeeper_secured;
 
 pub use cluster::Cluster;
 pub use etcd::Etcd;
 pub use etcd_cluster::EtcdCluster;
+pub use etcd_secured::{SNOWMINT_PREFIX, SNOWMINT_USER};
 pub use net::free_port;
 pub use pki::{LOOPBACK_NAMES, Pair, Pki, Validity};
 pub use postgres::Postgres;
@@ -79,6 +85,7 @@ pub use serve::{Addresses, LeaseTimes, ServeCommand, Serving};
 pub use wait::{Frozen, eventually, eventually_async};
 pub use zookeeper::ZooKeeper;
 pub use zookeeper_ensemble::ZooKeeperEnsemble;
+pub use zookeeper_secured::ZOOKEEPER_USER;
 
 /// What every server guard does, whichever server it runs: for tests written once and
 /// run against each registry.

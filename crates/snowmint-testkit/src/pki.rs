@@ -6,8 +6,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-    KeyUsagePurpose,
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+    Issuer, KeyPair, KeyUsagePurpose,
 };
 use tempfile::TempDir;
 use time::OffsetDateTime;
@@ -104,6 +104,16 @@ impl Pki {
         self.issue(&Leaf::server(&LOOPBACK_NAMES), Validity::Current, false)
     }
 
+    /// A server certificate for [`LOOPBACK_NAMES`] that may also authenticate as a client
+    /// (both key purposes): etcd's JSON gateway presents its server's certificate when it
+    /// connects to that server, which checks it as a client's with `--client-cert-auth`.
+    #[must_use]
+    pub fn server_also_client(&self) -> Pair {
+        let mut leaf = Leaf::server(&LOOPBACK_NAMES);
+        leaf.purposes.push(ExtendedKeyUsagePurpose::ClientAuth);
+        self.issue(&leaf, Validity::Current, false)
+    }
+
     /// A server certificate for [`LOOPBACK_NAMES`], valid as `validity` says.
     #[must_use]
     pub fn server_valid(&self, validity: Validity) -> Pair {
@@ -134,6 +144,14 @@ impl Pki {
     #[must_use]
     pub fn client(&self, name: &str) -> Pair {
         self.issue(&Leaf::client(name), Validity::Current, false)
+    }
+
+    /// A client certificate with no common name (an empty subject), signed by the trusted
+    /// CA: etcd's JSON gateway refuses a client certificate that has one, since the name
+    /// would not reach etcd's role checks.
+    #[must_use]
+    pub fn client_without_name(&self) -> Pair {
+        self.issue(&Leaf::client(""), Validity::Current, false)
     }
 
     /// A client certificate whose common name is `name`, signed by the foreign CA.
@@ -171,14 +189,17 @@ impl Pki {
             .serial
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut params = CertificateParams::new(leaf.names.clone()).expect("valid subject names");
-        params
-            .distinguished_name
-            .push(DnType::CommonName, leaf.common_name.clone());
+        params.distinguished_name = DistinguishedName::new();
+        if !leaf.common_name.is_empty() {
+            params
+                .distinguished_name
+                .push(DnType::CommonName, leaf.common_name.clone());
+        }
         params.key_usages = vec![
             KeyUsagePurpose::DigitalSignature,
             KeyUsagePurpose::KeyEncipherment,
         ];
-        params.extended_key_usages = vec![leaf.purpose.clone()];
+        params.extended_key_usages.clone_from(&leaf.purposes);
         let (not_before, not_after) = span(validity);
         params.not_before = not_before;
         params.not_after = not_after;
@@ -241,7 +262,7 @@ struct Leaf {
     kind: &'static str,
     common_name: String,
     names: Vec<String>,
-    purpose: ExtendedKeyUsagePurpose,
+    purposes: Vec<ExtendedKeyUsagePurpose>,
 }
 
 impl Leaf {
@@ -250,7 +271,7 @@ impl Leaf {
             kind: "server",
             common_name: names.first().copied().unwrap_or("server").to_string(),
             names: names.iter().map(|name| (*name).to_string()).collect(),
-            purpose: ExtendedKeyUsagePurpose::ServerAuth,
+            purposes: vec![ExtendedKeyUsagePurpose::ServerAuth],
         }
     }
 
@@ -259,7 +280,7 @@ impl Leaf {
             kind: "client",
             common_name: name.to_string(),
             names: Vec::new(),
-            purpose: ExtendedKeyUsagePurpose::ClientAuth,
+            purposes: vec![ExtendedKeyUsagePurpose::ClientAuth],
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::net;
 use crate::program::{self, Missing};
 
 /// What the guard needs to know to run a ZooKeeper server on a port of its own.
-const KIND: Kind = Kind {
+pub(crate) const KIND: Kind = Kind {
     name: "zookeeper",
     program: "java",
     // The JVM answers SIGTERM by running its shutdown hooks; the server closes its log.
@@ -28,8 +28,14 @@ pub(crate) const SERVER_JAR: &str = "/usr/share/java/zookeeper.jar";
 /// server: it writes the server's log to stderr, which the guard keeps in its log file.
 /// Without it the server says nothing at all.
 const LOG_JAR: &str = "/usr/share/java/slf4j-simple.jar";
+/// The parts of Netty, from Debian's `libnetty-java`, that the server's TLS port needs
+/// beyond those its jar's `Class-Path` names (which it reaches only with TLS).
+const NETTY_JARS: [&str; 2] = [
+    "/usr/share/java/netty-codec.jar",
+    "/usr/share/java/netty-resolver.jar",
+];
 /// The server that runs alone, without the quorum code `zkServer.sh` starts.
-const MAIN_CLASS: &str = "org.apache.zookeeper.server.ZooKeeperServerMain";
+pub(crate) const MAIN_CLASS: &str = "org.apache.zookeeper.server.ZooKeeperServerMain";
 /// The server's time unit. ZooKeeper grants a session timeout of 2 to 20 ticks (0.4 s to
 /// 4 s here), so the lease tests' TTLs of 2 s and 3 s are granted as asked, and a longer
 /// one is clamped to 4 s. Sessions expire on a tick, so a short one also keeps the wait
@@ -69,7 +75,10 @@ pub(crate) const ROOT: &str = "/snowmint";
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub struct ZooKeeper {
-    server: Instance,
+    pub(crate) server: Instance,
+    /// The secure port, TLS files and user of a server started by
+    /// [`ZooKeeper::start_secured`].
+    pub(crate) secured: Option<crate::zookeeper_secured::Secured>,
 }
 
 impl ZooKeeper {
@@ -100,7 +109,10 @@ impl ZooKeeper {
             let java = java.clone();
             move || zookeeper_command(&java, &[], MAIN_CLASS, &config)
         });
-        ZooKeeper { server }
+        ZooKeeper {
+            server,
+            secured: None,
+        }
     }
 
     /// The client port on 127.0.0.1; the same across restarts.
@@ -126,7 +138,9 @@ impl ZooKeeper {
     }
 
     /// The server as a `zookeeper://` URL with the root `/snowmint`, the form
-    /// `snowmint serve --lease` takes.
+    /// `snowmint serve --lease` takes. A secured server's is a `zookeepers://` URL of its
+    /// secure port, with the CA, a client certificate and the digest user `snowmint`
+    /// ([`ZooKeeper::start_secured`]).
     ///
     /// ```
     /// let zookeeper = snowmint_testkit::ZooKeeper::start();
@@ -137,7 +151,10 @@ impl ZooKeeper {
     /// ```
     #[must_use]
     pub fn url(&self) -> String {
-        format!("zookeeper://127.0.0.1:{}{ROOT}", self.server.port)
+        match &self.secured {
+            Some(secured) => secured.url(),
+            None => format!("zookeeper://127.0.0.1:{}{ROOT}", self.server.port),
+        }
     }
 }
 
@@ -155,7 +172,7 @@ pub(crate) fn server_jar() -> Result<PathBuf, Missing> {
 }
 
 /// Writes the `zoo.cfg` of a server on `port` with its data in `dir`, and returns its path.
-fn configure(port: u16, dir: &Path) -> PathBuf {
+pub(crate) fn configure(port: u16, dir: &Path) -> PathBuf {
     let data = dir.join("data");
     fs::create_dir(&data).unwrap_or_else(|err| panic!("cannot create {}: {err}", data.display()));
     let config = dir.join("zoo.cfg");
@@ -185,8 +202,10 @@ pub(crate) fn zookeeper_command(
     config: &Path,
 ) -> Command {
     let mut classpath = SERVER_JAR.to_string();
-    if Path::new(LOG_JAR).is_file() {
-        classpath = format!("{classpath}:{LOG_JAR}");
+    for jar in [LOG_JAR].iter().chain(&NETTY_JARS) {
+        if Path::new(jar).is_file() {
+            classpath = format!("{classpath}:{jar}");
+        }
     }
     let mut command = Command::new(java);
     command
@@ -200,7 +219,7 @@ pub(crate) fn zookeeper_command(
 }
 
 /// Whether the server answers `srvr` as a standalone server: it then serves sessions.
-fn serves(port: u16) -> bool {
+pub(crate) fn serves(port: u16) -> bool {
     let Ok(mut stream) = net::connect(port) else {
         return false;
     };

@@ -39,8 +39,8 @@ async fn within<T>(
 }
 
 /// Picks a registry from a lease URL: `static:W`, `hostname`, `file:DIR`, `redis://...`,
-/// `rediss://...`, `redis+sentinel://...`, `rediss+sentinel://...`, `etcd://host:port[,host:port...]`, `postgres://...` or
-/// `zookeeper://host:port,.../path`.
+/// `rediss://...`, `redis+sentinel://...`, `rediss+sentinel://...`, `etcd[s]://host:port[,host:port...]`, `postgres://...` or
+/// `zookeeper[s]://host:port,.../path`.
 ///
 /// # Errors
 ///
@@ -87,16 +87,16 @@ pub fn registry_from_url(url: &str) -> Result<Arc<dyn Registry>, LeaseError> {
     {
         return Ok(Arc::new(RedisRegistry::from_url(url)?));
     }
-    if url.starts_with("etcd://") {
+    if url.starts_with("etcd://") || url.starts_with("etcds://") {
         return Ok(Arc::new(EtcdRegistry::from_url(url)?));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         return Ok(Arc::new(PostgresRegistry::from_url(url)?));
     }
-    if url.starts_with("zookeeper://") {
+    if url.starts_with("zookeeper://") || url.starts_with("zookeepers://") {
         return Ok(Arc::new(ZooKeeperRegistry::from_url(url)?));
     }
     Err(LeaseError::Invalid(format!(
-        "unknown lease URL {url:?}: expected static:W, hostname, file:DIR, redis[s]://HOST:PORT, redis[s]+sentinel://HOST:PORT[,HOST:PORT...]/MASTER, etcd://HOST:PORT[,HOST:PORT...], postgres://... or zookeeper://HOST:PORT[,HOST:PORT...]/PATH"
+        "unknown lease URL {url:?}: expected static:W, hostname, file:DIR, redis[s]://HOST:PORT, redis[s]+sentinel://HOST:PORT[,HOST:PORT...]/MASTER, etcd[s]://HOST:PORT[,HOST:PORT...], postgres://... or zookeeper[s]://HOST:PORT[,HOST:PORT...]/PATH"
     )))
 }

@@ -154,12 +154,11 @@ pub struct ServeSettings {
     pub worker_threads: Option<u64>,
 
     /// Where the worker id comes from: static:W, hostname, file:DIR,
-    /// redis://[USER:PASSWORD@]HOST:PORT, rediss://... (TLS),
-    /// redis+sentinel://HOST:PORT[,HOST:PORT...]/MASTER, rediss+sentinel://... (TLS),
-    /// etcd://HOST:PORT[,HOST:PORT...], postgres://USER@HOST:PORT/DB[?sslmode=verify-full]
-    /// or zookeeper://HOST:PORT[,HOST:PORT...]/PATH (default: static: the --worker value).
-    /// Files: tls_ca=, tls_cert=, tls_key=, password_file= (PostgreSQL also sslrootcert=,
-    /// sslcert=, sslkey=)
+    /// redis[s]://[USER:PASSWORD@]HOST:PORT, redis[s]+sentinel://HOST:PORT[,HOST:PORT...]/MASTER,
+    /// etcd[s]://[USER@]HOST:PORT[,HOST:PORT...], postgres://USER@HOST:PORT/DB[?sslmode=verify-full]
+    /// or zookeeper[s]://[USER@]HOST:PORT[,HOST:PORT...]/PATH; the s forms speak TLS
+    /// (default: static: the --worker value). Files: tls_ca=, tls_cert=, tls_key=,
+    /// password_file= (PostgreSQL also sslrootcert=, sslcert=, sslkey=)
     #[arg(
         long,
         env = "SNOWMINT_LEASE",

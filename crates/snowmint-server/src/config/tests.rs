@@ -218,12 +218,17 @@ fn each_bad_value_is_blamed_on_its_key() {
         (
             "lease",
             "\"consul://h:8500\"",
-            "config key `lease`: \"consul://h:8500\" expected static:W, hostname, file:DIR, redis[s]://HOST:PORT, redis[s]+sentinel://HOST:PORT[,HOST:PORT...]/MASTER, etcd://HOST:PORT[,HOST:PORT...], postgres://... or zookeeper://HOST:PORT[,HOST:PORT...]/PATH",
+            "config key `lease`: \"consul://h:8500\" expected static:W, hostname, file:DIR, redis[s]://HOST:PORT, redis[s]+sentinel://HOST:PORT[,HOST:PORT...]/MASTER, etcd[s]://HOST:PORT[,HOST:PORT...], postgres://... or zookeeper[s]://HOST:PORT[,HOST:PORT...]/PATH",
         ),
         (
             "lease",
             "\"zookeeper://h:2181\"",
-            "config key `lease`: \"zookeeper://h:2181\" expected zookeeper://HOST:PORT[,HOST:PORT...]/PATH (no path: name the registry's root, such as /snowmint)",
+            "config key `lease`: \"zookeeper://h:2181\" expected zookeeper[s]://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...]/PATH[?PARAMETERS] (no path: name the registry's root, such as /snowmint)",
+        ),
+        (
+            "lease",
+            "\"etcds://snowmint:s3cret@h:port\"",
+            "config key `lease`: \"etcds://snowmint:***@h:port\" expected etcd[s]://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...][?PARAMETERS] (invalid port number)",
         ),
         (
             "fleet",

@@ -326,17 +326,17 @@ fn lease_and_worker(s: &ServeSettings, given: Option<u64>) -> Result<(String, u6
     let lease = match (&s.lease, given) {
         (None, worker) => format!("static:{}", worker.unwrap_or(0)),
         (Some(url), Some(worker)) if !url.starts_with("static:") => {
+            let shown = snowmint_lease::redact(url);
             return Err(invalid(
                 "worker",
                 worker,
                 format!(
-                    "conflicts with lease {:?}, which chooses the worker id; drop one of them",
-                    snowmint_lease::redact(url)
+                    "conflicts with lease {shown:?}, which chooses the worker id; drop one of them"
                 ),
             ));
         }
         (Some(url), _) => {
-            // Shown without its secrets, as the backend shows it.
+            // The URL as it may be shown: without its password.
             let shown = snowmint_lease::redact(url);
             snowmint_lease::registry_from_url(url)
                 .map_err(|e| invalid("lease", &shown, rule_after_value(&e.to_string(), &shown)))?;

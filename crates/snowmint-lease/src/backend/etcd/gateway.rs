@@ -10,9 +10,15 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use snowmint::error::Chain;
 
+use super::auth::stale_token;
 use super::keys::Keys;
+use super::url::host_of;
 use super::{EtcdRegistry, PAGE};
+use crate::refusal::tls_refusal_for;
 use crate::registry::LeaseError;
+
+/// How the client says a connection closed before any answer came.
+const UNANSWERED: &str = "connection closed before message completed";
 
 /// What a member answered a request: its URL (the member's, for messages), the HTTP
 /// status, and the body.
@@ -23,21 +29,44 @@ pub(super) struct Answer {
 }
 
 impl EtcdRegistry {
+    /// Posts `body` to a gateway path with the user's token, if the URL names a user
+    /// ([`auth`](super::auth)): a token the member no longer takes is replaced once, and
+    /// the request sent again (it was refused, so it did nothing).
+    async fn post(&self, path: &str, body: &Value) -> Result<Answer, LeaseError> {
+        let token = self.token().await?;
+        let answer = self.send(path, body, token.as_deref()).await?;
+        match token {
+            Some(stale) if stale_token(&answer) => {
+                tracing::debug!(url = %answer.url, "etcd refused the token; authenticating again");
+                self.forget_token(&stale).await;
+                let token = self.token().await?;
+                self.send(path, body, token.as_deref()).await
+            }
+            _ => Ok(answer),
+        }
+    }
+
     /// Posts `body` to a gateway path on the member in use, or on the next ones while a
     /// member cannot be reached at all (the request was never sent, so sending it again
     /// elsewhere cannot apply it twice). A member that times out, or answers that it has
     /// no leader, answers this request as it did; the next request goes to the next member.
-    async fn post(&self, path: &str, body: &Value) -> Result<Answer, LeaseError> {
+    pub(super) async fn send(
+        &self,
+        path: &str,
+        body: &Value,
+        token: Option<&str>,
+    ) -> Result<Answer, LeaseError> {
         let (at, _) = self.endpoints.current();
         let mut tried = 0;
         loop {
             let (index, endpoint) = self.endpoints.after(at, tried);
             let url = format!("{endpoint}{path}");
-            // reqwest's message names the URL too; it is said once, here.
-            let failed = |err: reqwest::Error| {
-                LeaseError::unavailable_because("etcd", url.as_str(), err.without_url())
-            };
-            let sent = self.http.post(&url).json(body).send().await;
+            let failed = |err: reqwest::Error| self.transport_failed(endpoint, &url, err);
+            let mut request = self.http.post(&url).json(body);
+            if let Some(token) = token {
+                request = request.header(reqwest::header::AUTHORIZATION, token);
+            }
+            let sent = request.send().await;
             let response = match sent {
                 Ok(response) => response,
                 Err(err) if err.is_connect() && tried + 1 < self.endpoints.len() => {
@@ -70,15 +99,42 @@ impl EtcdRegistry {
         }
     }
 
+    /// `Unavailable` for a request that got no answer: a TLS check that failed is said in
+    /// plain words, naming the member; anything else names the URL (reqwest's message
+    /// names it too: it is said once, here).
+    fn transport_failed(&self, endpoint: &str, url: &str, err: reqwest::Error) -> LeaseError {
+        let refusal = self
+            .tls
+            .as_ref()
+            .and_then(|files| tls_refusal_for(&err, files));
+        let host = host_of(endpoint);
+        match refusal {
+            Some(words) => LeaseError::unavailable_because(
+                "etcd",
+                format!("{host}: {words}"),
+                err.without_url(),
+            ),
+            // A member that speaks https only closes a plain-text connection unanswered.
+            None if self.tls.is_none() && Chain(&err).to_string().contains(UNANSWERED) => {
+                LeaseError::unavailable_because(
+                    "etcd",
+                    format!(
+                        "{host} closed the connection without an answer: plain text to a TLS port? (a member that speaks https needs etcds://)"
+                    ),
+                    err.without_url(),
+                )
+            }
+            None => LeaseError::unavailable_because("etcd", url, err.without_url()),
+        }
+    }
+
     /// Posts and decodes a successful answer; etcd's errors become `Unavailable`.
     async fn call<T: DeserializeOwned>(&self, path: &str, body: &Value) -> Result<T, LeaseError> {
-        let Answer { url, status, body } = self.post(path, body).await?;
-        if status != 200 {
-            return Err(unavailable(format!(
-                "{url} answered {status}: {}",
-                etcd_message(&body)
-            )));
+        let answer = self.post(path, body).await?;
+        if answer.status != 200 {
+            return Err(self.refused(&answer));
         }
+        let Answer { url, body, .. } = answer;
         serde_json::from_slice(&body).map_err(|e| {
             let answer = format!("{url} answered {:?}", excerpt(&body));
             LeaseError::unavailable_because("etcd", answer, e)
@@ -140,17 +196,13 @@ impl EtcdRegistry {
     /// When the member at `endpoint` started, with the second its gauge may be short.
     async fn member_started_ms(&self, endpoint: &str) -> Result<u64, LeaseError> {
         let url = format!("{endpoint}/metrics");
-        let failed = |err: reqwest::Error| {
-            LeaseError::unavailable_because("etcd", url.as_str(), err.without_url())
-        };
+        let failed = |err: reqwest::Error| self.transport_failed(endpoint, &url, err);
         let response = self.http.get(&url).send().await.map_err(failed)?;
         let status = response.status().as_u16();
         let text = response.text().await.map_err(failed)?;
         if status != 200 {
-            return Err(unavailable(format!(
-                "{url} answered {status}: {}",
-                excerpt(text.as_bytes())
-            )));
+            let body = text.into_bytes();
+            return Err(self.refused(&Answer { url, status, body }));
         }
         start_time_ms(&text).ok_or_else(|| {
             unavailable(format!(
@@ -181,31 +233,27 @@ impl EtcdRegistry {
     /// Keeps a lease alive; answers its TTL in seconds, 0 once it has expired.
     pub(super) async fn keepalive(&self, lease: i64) -> Result<i64, LeaseError> {
         let body = json!({ "ID": lease.to_string() });
-        let Answer { url, status, body } = self.post("/v3/lease/keepalive", &body).await?;
+        let answer = self.post("/v3/lease/keepalive", &body).await?;
         // A stream: one `{"result": ...}` line per keep-alive sent, and one was sent.
-        let first = body.split(|b| *b == b'\n').next().unwrap_or_default();
+        let first = answer
+            .body
+            .split(|b| *b == b'\n')
+            .next()
+            .unwrap_or_default();
         match serde_json::from_slice::<KeepAlive>(first) {
-            Ok(KeepAlive {
-                result: Some(answer),
-            }) if status == 200 => Ok(answer.ttl),
-            _ => Err(unavailable(format!(
-                "{url} answered {status}: {}",
-                etcd_message(&body)
-            ))),
+            Ok(KeepAlive { result: Some(kept) }) if answer.status == 200 => Ok(kept.ttl),
+            _ => Err(self.refused(&answer)),
         }
     }
 
     /// Revokes a lease, deleting the keys bound to it; one already gone is not an error.
     pub(super) async fn revoke(&self, lease: i64) -> Result<(), LeaseError> {
-        let Answer { url, status, body } = self
+        let answer = self
             .post("/v3/lease/revoke", &json!({ "ID": lease.to_string() }))
             .await?;
-        match status {
+        match answer.status {
             200 | 404 => Ok(()),
-            _ => Err(unavailable(format!(
-                "{url} answered {status}: {}",
-                etcd_message(&body)
-            ))),
+            _ => Err(self.refused(&answer)),
         }
     }
 
@@ -247,14 +295,23 @@ pub(super) fn unavailable(message: impl Into<String>) -> LeaseError {
     LeaseError::unavailable("etcd", message)
 }
 
-/// etcd's reason from an error answer, or the start of the answer.
-fn etcd_message(body: &[u8]) -> String {
+/// etcd's reason from an error answer (`{"message": ...}`, or a stream's
+/// `{"error": {"message": ...}}`), or the start of the answer.
+pub(super) fn etcd_message(body: &[u8]) -> String {
     #[derive(Deserialize)]
     struct GatewayError {
         message: String,
     }
-    match serde_json::from_slice::<GatewayError>(body) {
-        Ok(err) => err.message,
+    #[derive(Deserialize)]
+    struct StreamError {
+        error: GatewayError,
+    }
+    let first = body.split(|b| *b == b'\n').next().unwrap_or_default();
+    if let Ok(err) = serde_json::from_slice::<GatewayError>(body) {
+        return err.message;
+    }
+    match serde_json::from_slice::<StreamError>(first) {
+        Ok(err) => err.error.message,
         Err(_) => excerpt(body),
     }
 }

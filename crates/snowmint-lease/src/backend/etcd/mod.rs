@@ -42,9 +42,11 @@
 //! ones), each lost only to another acquirer that won. Proving that every worker is held
 //! reads every worker and mark key once: `2 * workers / PAGE` reads at worst.
 
+mod auth;
 mod gateway;
 mod keys;
 mod take;
+mod url;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -53,11 +55,13 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use snowmint::error::Chain;
 
+use self::auth::Auth;
 use self::gateway::{Kv, compare, delete, put, range, unavailable};
 use self::keys::Keys;
 use super::CONNECT_TIMEOUT;
 use crate::mark;
 use crate::registry::{Claim, Lease, LeaseError, Registry};
+use crate::secured::TlsFiles;
 
 /// etcd's client port, when the URL names none.
 const DEFAULT_PORT: u16 = 2379;
@@ -85,20 +89,40 @@ const RAISE_TRIES: u32 = 3;
 /// not answer in time, or answers that it has no leader: a member cut off from its peers
 /// answers its clients, but every read or write it is asked waits for a quorum it cannot
 /// reach.
-#[derive(Debug)]
+///
+/// `etcds://` speaks https, trusting `tls_ca=FILE` and presenting `tls_cert=FILE` with
+/// `tls_key=FILE` to a member that checks client certificates; a user in the URL
+/// (`USER:PASSWORD@` or `USER@` with `password_file=FILE`) authenticates with etcd's own
+/// users and roles, whose tokens it renews (docs/OPERATIONS.md, "Security").
 pub struct EtcdRegistry {
     endpoints: Endpoints,
     http: reqwest::Client,
+    /// The TLS files of an `etcds://` URL, to name the one at fault in a refusal.
+    tls: Option<TlsFiles>,
+    /// etcd's authentication, when the URL names a user.
+    auth: Option<Auth>,
+    /// The URL as it may be shown: no password.
+    shown: String,
+}
+
+impl std::fmt::Debug for EtcdRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EtcdRegistry")
+            .field("url", &self.shown)
+            .finish_non_exhaustive()
+    }
 }
 
 impl EtcdRegistry {
-    /// A registry for `etcd://HOST[:PORT][,HOST[:PORT]...]` (port 2379 by default): one
-    /// member, or the members of a cluster. Checks the URL; the first acquisition
-    /// connects.
+    /// A registry for `etcd://[USER[:PASSWORD]@]HOST[:PORT][,HOST[:PORT]...]` (port 2379 by
+    /// default), or `etcds://` with the same parts and `?tls_ca=FILE&tls_cert=FILE&tls_key=FILE`
+    /// for https; either takes `password_file=FILE`. One member, or the members of a
+    /// cluster. Checks the URL and reads its files; the first acquisition connects.
     ///
     /// # Errors
     ///
-    /// [`LeaseError::Invalid`] for a URL that is not `etcd://HOST[:PORT][,HOST[:PORT]...]`.
+    /// [`LeaseError::Invalid`] for a URL of another form, or a file it names that cannot
+    /// be read; the message shows the URL without its password.
     ///
     /// # Examples
     ///
@@ -108,36 +132,31 @@ impl EtcdRegistry {
     /// let registry = EtcdRegistry::from_url("etcd://127.0.0.1:2379")?;
     /// assert_eq!(registry.backend(), "etcd");
     /// EtcdRegistry::from_url("etcd://10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379/")?;
-    /// let err = EtcdRegistry::from_url("etcd://db:port").unwrap_err();
-    /// assert_eq!(err.to_string(), r#"lease URL "etcd://db:port": expected etcd://HOST:PORT[,HOST:PORT...] (invalid port number)"#);
+    /// let err = EtcdRegistry::from_url("etcd://snowmint:s3cret@db:port").unwrap_err();
+    /// assert_eq!(err.to_string(), r#"lease URL "etcd://snowmint:***@db:port": expected etcd[s]://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...][?PARAMETERS] (invalid port number)"#);
     /// # Ok::<(), snowmint_lease::LeaseError>(())
     /// ```
     pub fn from_url(url: &str) -> Result<EtcdRegistry, LeaseError> {
-        let invalid = |why: &str| {
-            LeaseError::Invalid(format!(
-                "lease URL {url:?}: expected etcd://HOST:PORT[,HOST:PORT...] ({why})"
-            ))
-        };
-        let rest = url
-            .strip_prefix("etcd://")
-            .ok_or_else(|| invalid("wrong scheme"))?;
-        let hosts: Vec<&str> = rest.split(',').collect();
-        let mut endpoints = Vec::with_capacity(hosts.len());
-        for (i, host) in hosts.iter().enumerate() {
-            // Only the last member may end with the `/` that closes the URL.
-            if i + 1 < hosts.len() && host.contains(['/', '?', '#']) {
-                return Err(invalid("nothing may follow the port"));
-            }
-            endpoints.push(endpoint(host).map_err(|why| invalid(&why))?);
-        }
-        let http = reqwest::Client::builder()
+        let target = url::parse(url)?;
+        let invalid =
+            |why: String| LeaseError::Invalid(format!("lease URL {:?}: {why}", target.shown()));
+        // The client needs the process's provider even for plain http.
+        crate::secured::install_crypto_provider();
+        let mut http = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
-            .timeout(REQUEST_TIMEOUT)
-            .build()
-            .map_err(|e| invalid(&e.to_string()))?;
+            .timeout(REQUEST_TIMEOUT);
+        if let Some(files) = &target.tls {
+            // The gateway speaks HTTP/1.1, the only version this client has.
+            let config = files.client_config(&[b"http/1.1"]).map_err(invalid)?;
+            http = http.tls_backend_preconfigured((*config).clone());
+        }
+        let http = http.build().map_err(|e| invalid(e.to_string()))?;
         Ok(EtcdRegistry {
-            endpoints: Endpoints::new(endpoints),
+            shown: target.shown(),
+            endpoints: Endpoints::new(target.endpoints),
             http,
+            tls: target.tls,
+            auth: target.user.map(Auth::new),
         })
     }
 
@@ -159,26 +178,6 @@ impl EtcdRegistry {
         })
         .await
     }
-}
-
-/// `http://host:port` for one member of an etcd URL, `host[:port]` with perhaps a `/`
-/// after the last; or why it is not one.
-fn endpoint(host: &str) -> Result<String, String> {
-    let parsed = reqwest::Url::parse(&format!("http://{host}")).map_err(|e| e.to_string())?;
-    if !parsed.username().is_empty() || parsed.password().is_some() {
-        return Err("user names are not supported".into());
-    }
-    if parsed.path() != "/" || parsed.query().is_some() || parsed.fragment().is_some() {
-        return Err("nothing may follow the port".into());
-    }
-    let name = parsed
-        .host_str()
-        .filter(|h| !h.is_empty())
-        .ok_or("no host")?;
-    Ok(format!(
-        "http://{name}:{}",
-        parsed.port().unwrap_or(DEFAULT_PORT)
-    ))
 }
 
 /// The members a registry may ask, and the one it asks now: it keeps to one member while
@@ -387,43 +386,6 @@ fn parse_mark(key: &str, kv: &Kv) -> Result<u64, LeaseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls_are_checked_without_connecting() {
-        let endpoints = |url| EtcdRegistry::from_url(url).map(|r| r.endpoints.all);
-        assert_eq!(
-            endpoints("etcd://10.0.0.5:2381").unwrap(),
-            ["http://10.0.0.5:2381"]
-        );
-        assert_eq!(
-            endpoints("etcd://etcd.internal").unwrap(),
-            ["http://etcd.internal:2379"]
-        );
-        assert_eq!(
-            endpoints("etcd://[::1]:2379/").unwrap(),
-            ["http://[::1]:2379"]
-        );
-        assert_eq!(
-            endpoints("etcd://e1:2379,e2,[::1]:2381/").unwrap(),
-            ["http://e1:2379", "http://e2:2379", "http://[::1]:2381"]
-        );
-        for (url, why) in [
-            ("etcd://", "empty host"),
-            ("etcd://h:2379/v3", "nothing may follow the port"),
-            ("etcd://user:pw@h:2379", "user names are not supported"),
-            ("http://h:2379", "wrong scheme"),
-            ("etcd://e1:2379,", "empty host"),
-            ("etcd://e1:2379,,e3:2379", "empty host"),
-            ("etcd://e1:2379/,e2:2379", "nothing may follow the port"),
-            ("etcd://e1:2379,e2:port", "invalid port number"),
-            ("etcd://e1:2379,u@e2:2379", "user names are not supported"),
-        ] {
-            assert_eq!(
-                endpoints(url).unwrap_err().to_string(),
-                format!("lease URL {url:?}: expected etcd://HOST:PORT[,HOST:PORT...] ({why})")
-            );
-        }
-    }
 
     #[test]
     fn a_failing_member_is_left_for_the_next_once() {

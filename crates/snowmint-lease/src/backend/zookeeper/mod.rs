@@ -46,13 +46,25 @@
 //! An acquisition lists the datacenter's children once: one node per worker held and one
 //! per worker ever used (its mark), which ZooKeeper answers in one packet (1 MB by
 //! default: some 50,000 workers ever used). Renewals and releases write two nodes.
-//! Nodes are made with the open ACL (`world:anyone`), as the other backends need no
-//! credentials either.
+//!
+//! # Users and ACLs
+//!
+//! Without a user in the URL, nodes are made with the open ACL (`world:anyone`), as
+//! before. With one (`zookeeper://USER:PASSWORD@...`, or `password_file=FILE`), every
+//! session authenticates with the `digest` scheme (`addauth digest USER:PASSWORD`, sent
+//! again by the client on every reconnection), and every node the registry makes carries
+//! an ACL of two entries: all rights to that user (`digest:USER:DIGEST`, named rather
+//! than `auth`, which would also grant them to the TLS client certificate's `x509`
+//! identity, often shared), and reading to anyone (`world:anyone`), so that operators can
+//! look at holders and marks, while no other user can change or delete them.
+//! A wrong password is not refused by ZooKeeper (a digest is whatever the password makes
+//! it); it shows as `NoAuth` on the first node another digest made.
 
 mod nodes;
 mod renew;
 mod session;
 mod take;
+mod tls;
 mod url;
 
 use std::fmt;
@@ -76,12 +88,18 @@ const RAISE_TRIES: u32 = 3;
 /// ([`Registry::granted_ttl`]); docs/OPERATIONS.md says how it relates to the margin.
 pub struct ZooKeeperRegistry {
     target: Target,
+    /// The ACL of every node this registry makes.
+    acl: Vec<zk::Acl>,
+    /// The client library's TLS options, for `zookeepers://`.
+    tls: Option<zk::TlsOptions>,
     sessions: Sessions,
 }
 
 impl ZooKeeperRegistry {
-    /// A registry for `zookeeper://HOST[:PORT][,HOST[:PORT]...]/PATH` (port 2181 by
-    /// default), keeping its nodes below `PATH`. Checks the URL; the first acquisition
+    /// A registry for `zookeeper://[USER[:PASSWORD]@]HOST[:PORT][,HOST[:PORT]...]/PATH`
+    /// (port 2181 by default), keeping its nodes below `PATH`; `zookeepers://` speaks TLS
+    /// with `?tls_ca=FILE[&tls_cert=FILE&tls_key=FILE]`, and either takes
+    /// `password_file=FILE`. Checks the URL and reads its files; the first acquisition
     /// connects, and makes the nodes above the workers if they are missing.
     ///
     /// # Errors
@@ -98,15 +116,41 @@ impl ZooKeeperRegistry {
     /// let err = ZooKeeperRegistry::from_url("zookeeper://zk1:2181").unwrap_err();
     /// assert_eq!(
     ///     err.to_string(),
-    ///     r#"lease URL "zookeeper://zk1:2181": expected zookeeper://HOST:PORT[,HOST:PORT...]/PATH (no path: name the registry's root, such as /snowmint)"#
+    ///     r#"lease URL "zookeeper://zk1:2181": expected zookeeper[s]://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...]/PATH[?PARAMETERS] (no path: name the registry's root, such as /snowmint)"#
     /// );
     /// # Ok::<(), snowmint_lease::LeaseError>(())
     /// ```
     pub fn from_url(url: &str) -> Result<ZooKeeperRegistry, LeaseError> {
+        let target = url::parse(url)?;
+        let tls = match &target.tls {
+            Some(files) => Some(tls::options(files).map_err(|why| {
+                LeaseError::Invalid(format!("lease URL {:?}: {why}", target.shown()))
+            })?),
+            None => None,
+        };
+        let acl = match &target.user {
+            Some(user) => vec![
+                zk::Acl::new(zk::Permission::ALL, user.id()),
+                zk::Acl::new(zk::Permission::READ, zk::AuthId::anyone()),
+            ],
+            None => zk::Acls::anyone_all().to_vec(),
+        };
         Ok(ZooKeeperRegistry {
-            target: url::parse(url)?,
+            target,
+            acl,
+            tls,
             sessions: Sessions::default(),
         })
+    }
+
+    /// How persistent nodes are made.
+    pub(super) fn persistent(&self) -> zk::CreateOptions<'_> {
+        zk::CreateMode::Persistent.with_acls(zk::Acls::new(&self.acl))
+    }
+
+    /// How the worker nodes are made, which end with the session that made them.
+    pub(super) fn ephemeral(&self) -> zk::CreateOptions<'_> {
+        zk::CreateMode::Ephemeral.with_acls(zk::Acls::new(&self.acl))
     }
 
     /// Runs one call with its deadline. Cut short, it leaves nothing half done: each
@@ -127,16 +171,37 @@ impl ZooKeeperRegistry {
         LeaseError::unavailable("zookeeper", format!("{}: {problem}", self.target.shown()))
     }
 
-    /// Unavailable while `session`'s client reconnects.
-    fn disconnected(&self, session: &Session) -> LeaseError {
-        self.unavailable(&format!(
+    /// Unavailable while `session`'s client reconnects; over TLS, with the check that a
+    /// server's handshake fails, if one does (a certificate that expired while the
+    /// session lived shows first here).
+    async fn disconnected(&self, session: &Session) -> LeaseError {
+        let problem = format!(
             "zookeeper session {:#x} is disconnected; its client is reconnecting",
             session.id()
-        ))
+        );
+        let why = match &self.target.tls {
+            Some(_) => tls::diagnose(&self.target).await,
+            None => None,
+        };
+        match why {
+            Some(why) => self.unavailable(&format!("{problem}: {why}")),
+            None => self.unavailable(&problem),
+        }
     }
 
-    /// Unavailable because of `err`, which says what the client met.
+    /// Unavailable because of `err`, which says what the client met; a node whose ACL
+    /// refuses the user is said in plain words.
     fn failed(&self, what: &str, err: zk::Error) -> LeaseError {
+        let what = match (&err, &self.target.user) {
+            (zk::Error::NoAuth, Some(user)) => format!(
+                "{what}: not allowed by its ACL (NoAuth): digest user {} has no right to it, or its password is wrong",
+                user.name
+            ),
+            (zk::Error::NoAuth, None) => format!(
+                "{what}: not allowed by its ACL (NoAuth): name the digest user the nodes belong to (USER@HOST with password_file=FILE)"
+            ),
+            _ => what.to_string(),
+        };
         LeaseError::unavailable_because(
             "zookeeper",
             format!("{}: {what}", self.target.shown()),
@@ -155,14 +220,33 @@ impl ZooKeeperRegistry {
                     i32::MAX
                 ))
             })?;
-        zk::Client::connector()
+        let mut connector = zk::Client::connector()
             .with_session_timeout(Duration::from_millis(asked.unsigned_abs().into()))
             // Fails at once when no server accepts a connection, rather than trying again
             // until the session timeout.
             .with_fail_eagerly()
-            .connect(&self.target.hosts)
-            .await
-            .map_err(|err| self.failed("cannot open a session", err))
+            // Per server: by default 2/5 of the session timeout, short for a TLS handshake.
+            .with_connection_timeout(super::CONNECT_TIMEOUT);
+        if let Some(user) = &self.target.user {
+            // Sent again by the client with every reconnection of the session.
+            connector = connector.with_auth("digest", &user.auth());
+        }
+        let opened = match &self.tls {
+            Some(options) => {
+                connector
+                    .with_tls(options.clone())
+                    .secure_connect(&self.target.hosts)
+                    .await
+            }
+            None => connector.connect(&self.target.hosts).await,
+        };
+        match opened {
+            Ok(client) => Ok(client),
+            Err(err) => match tls::diagnose(&self.target).await {
+                Some(why) => Err(self.failed(&format!("cannot open a session: {why}"), err)),
+                None => Err(self.failed("cannot open a session", err)),
+            },
+        }
     }
 }
 

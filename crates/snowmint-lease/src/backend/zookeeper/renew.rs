@@ -46,7 +46,7 @@ impl ZooKeeperRegistry {
                     session.id()
                 )))
             }
-            Err(Written::Disconnected) => Err(self.disconnected(&session)),
+            Err(Written::Disconnected) => Err(self.disconnected(&session).await),
             Err(Written::Corrupt(problem)) => Err(self.unavailable(&problem)),
             Err(Written::Failed(err)) => Err(self.failed(&format!("cannot renew {worker}"), err)),
         }
@@ -72,7 +72,7 @@ impl ZooKeeperRegistry {
                 session::close(&self.sessions, session.id());
                 Ok(())
             }
-            Err(Written::Disconnected) => Err(self.disconnected(&session)),
+            Err(Written::Disconnected) => Err(self.disconnected(&session).await),
             Err(Written::Corrupt(problem)) => Err(self.unavailable(&problem)),
             Err(Written::Failed(err)) => Err(self.failed(
                 &format!("cannot release {}", nodes.worker(lease.worker)),

@@ -19,13 +19,6 @@ const BATCH: usize = 16;
 /// acquirers, and the keeper retries after a backoff.
 const MAX_TAKES: u32 = 16;
 
-/// Nodes this registry makes: open to anyone, as the other backends need no credentials.
-const PERSISTENT: zk::CreateOptions<'static> =
-    zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
-/// The worker nodes, which end with the session that made them.
-const EPHEMERAL: zk::CreateOptions<'static> =
-    zk::CreateMode::Ephemeral.with_acls(zk::Acls::anyone_all());
-
 /// How one attempt to take a worker ended.
 enum Take {
     Taken(Mark),
@@ -89,7 +82,7 @@ impl ZooKeeperRegistry {
                     .await
                     .map(drop),
                 None => client
-                    .create(&node, own.to_string().as_bytes(), &PERSISTENT)
+                    .create(&node, own.to_string().as_bytes(), &self.persistent())
                     .await
                     .map(drop),
             };
@@ -135,10 +128,10 @@ impl ZooKeeperRegistry {
             return Ok(u64::try_from(stat.ctime).unwrap_or(0));
         }
         client
-            .mkdir(&dir, &PERSISTENT)
+            .mkdir(&dir, &self.persistent())
             .await
             .map_err(|err| self.failed(&format!("cannot make {dir}"), err))?;
-        let stat = match client.create(&node, b"", &PERSISTENT).await {
+        let stat = match client.create(&node, b"", &self.persistent()).await {
             Ok((stat, _)) => stat,
             Err(zk::Error::NodeExists) => match client.check_stat(&node).await.map_err(read)? {
                 Some(stat) => stat,
@@ -154,7 +147,7 @@ impl ZooKeeperRegistry {
         let nodes = Nodes::new(&self.target.root, claim);
         let failed = |what: &str, err| self.failed(what, err);
         client
-            .mkdir(&nodes.sticky_dir, &PERSISTENT)
+            .mkdir(&nodes.sticky_dir, &self.persistent())
             .await
             .map_err(|err| failed(&format!("cannot make {}", nodes.sticky_dir), err))?;
         let sticky = match client.get_data(&nodes.sticky).await {
@@ -164,7 +157,7 @@ impl ZooKeeperRegistry {
                 .filter(|w| *w < claim.workers),
             Err(zk::Error::NoNode) => {
                 // Made empty now, so that every take can set it.
-                match client.create(&nodes.sticky, b"", &PERSISTENT).await {
+                match client.create(&nodes.sticky, b"", &self.persistent()).await {
                     Ok(_) | Err(zk::Error::NodeExists) => None,
                     Err(err) => return Err(failed(&format!("cannot make {}", nodes.sticky), err)),
                 }
@@ -177,7 +170,7 @@ impl ZooKeeperRegistry {
         // upgrade finds it held.
         for dc in &nodes.legacy {
             client
-                .mkdir(dc, &PERSISTENT)
+                .mkdir(dc, &self.persistent())
                 .await
                 .map_err(|err| failed(&format!("cannot make {dc}"), err))?;
         }
@@ -239,7 +232,7 @@ impl ZooKeeperRegistry {
     ) -> Result<(), LeaseError> {
         let failed = |what: &str, err| self.failed(&format!("cannot {what} {}", nodes.layout), err);
         match client
-            .create(&nodes.layout, claim.layout.as_bytes(), &PERSISTENT)
+            .create(&nodes.layout, claim.layout.as_bytes(), &self.persistent())
             .await
         {
             Ok(_) => return Ok(()),
@@ -360,17 +353,17 @@ impl ZooKeeperRegistry {
     ) -> Result<Option<Take>, zk::Error> {
         let (node, mark_node) = (nodes.worker(worker), nodes.mark(worker));
         let mut multi = client.new_multi_writer();
-        multi.add_create(&node, claim.holder.as_bytes(), &EPHEMERAL)?;
+        multi.add_create(&node, claim.holder.as_bytes(), &self.ephemeral())?;
         match mark {
             Some(mark) => multi.add_check_version(&mark_node, mark.version)?,
-            None => multi.add_create(&mark_node, b"", &PERSISTENT)?,
+            None => multi.add_create(&mark_node, b"", &self.persistent())?,
         }
         multi.add_set_data(&nodes.sticky, worker.to_string().as_bytes(), None)?;
         for dc in &nodes.legacy {
             multi.add_create(
                 &format!("{dc}/w{worker}"),
                 claim.holder.as_bytes(),
-                &EPHEMERAL,
+                &self.ephemeral(),
             )?;
         }
         match multi.commit().await {

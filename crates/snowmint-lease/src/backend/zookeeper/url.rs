@@ -1,50 +1,136 @@
-//! `zookeeper://HOST[:PORT][,HOST[:PORT]...]/PATH`: the ensemble and the root of the
-//! registry's nodes.
+//! The ZooKeeper lease URLs: the ensemble, the root of the registry's nodes, and how to
+//! reach them:
+//!
+//! ```text
+//! zookeeper://[USER[:PASSWORD]@]HOST[:PORT][,HOST[:PORT]...]/PATH[?password_file=FILE]
+//! zookeepers://[USER[:PASSWORD]@]HOST[:PORT][,...]/PATH[?tls_ca=FILE&tls_cert=FILE&tls_key=FILE&password_file=FILE]
+//! ```
+//!
+//! `zookeepers://` speaks TLS to every server (its secure client port); a user part
+//! authenticates the session with ZooKeeper's `digest` scheme, and the nodes the registry
+//! makes then carry an ACL that lets only that user change them.
+
+use percent_encoding::percent_decode_str;
+use zookeeper_client as zk;
 
 use crate::registry::LeaseError;
+use crate::secured::{Secured, TlsFiles, redact};
+
+/// The URL's forms, as messages name them.
+const FORMS: &str = "zookeeper[s]://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...]/PATH[?PARAMETERS]";
 
 /// ZooKeeper's client port, when a host names none.
 const DEFAULT_PORT: u16 = 2181;
 
 /// What a lease URL names.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub(super) struct Target {
     /// `host:port,host:port`, the connect string the client takes (no root: paths are
     /// written in full, so the root need not exist before the first acquisition).
     pub(super) hosts: String,
     /// The root of every node, such as `/snowmint`.
     pub(super) root: String,
+    /// The TLS files of a `zookeepers://` URL; `None` for `zookeeper://`.
+    pub(super) tls: Option<TlsFiles>,
+    /// The `digest` user and its password, if the URL names a user.
+    pub(super) user: Option<Digest>,
 }
 
-impl Target {
-    /// The URL as it is shown in messages: every host with its port.
-    pub(super) fn shown(&self) -> String {
-        format!("zookeeper://{}{}", self.hosts, self.root)
+/// A user of ZooKeeper's `digest` scheme and its password. Its `Debug` shows no password.
+#[derive(Clone, PartialEq, Eq)]
+pub(super) struct Digest {
+    pub(super) name: String,
+    pub(super) password: String,
+}
+
+impl Digest {
+    /// What `addauth digest` takes: `user:password`.
+    pub(super) fn auth(&self) -> Vec<u8> {
+        format!("{}:{}", self.name, self.password).into_bytes()
+    }
+
+    /// The identity ZooKeeper gives a session that authenticated as this user, as ACLs
+    /// name it: `digest`, `user:base64(SHA-1(user:password))`.
+    pub(super) fn id(&self) -> zk::AuthId {
+        use base64::Engine;
+        let sha1 =
+            aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA1_FOR_LEGACY_USE_ONLY, &self.auth());
+        let hashed = base64::engine::general_purpose::STANDARD.encode(sha1.as_ref());
+        zk::AuthId::new("digest", &format!("{}:{hashed}", self.name))
     }
 }
 
-/// Parses a `zookeeper://` URL.
+impl std::fmt::Debug for Digest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Digest")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.shown())
+    }
+}
+
+impl Target {
+    /// The URL as it is shown in messages: the user without its password, every host with
+    /// its port.
+    pub(super) fn shown(&self) -> String {
+        let scheme = if self.tls.is_some() {
+            "zookeepers"
+        } else {
+            "zookeeper"
+        };
+        let user = self
+            .user
+            .as_ref()
+            .map(|user| format!("{}@", user.name))
+            .unwrap_or_default();
+        format!("{scheme}://{user}{}{}", self.hosts, self.root)
+    }
+}
+
+/// Parses a `zookeeper://` or `zookeepers://` URL; reads the password file it names.
 pub(super) fn parse(url: &str) -> Result<Target, LeaseError> {
     let invalid = |why: &str| {
         LeaseError::Invalid(format!(
-            "lease URL {url:?}: expected zookeeper://HOST:PORT[,HOST:PORT...]/PATH ({why})"
+            "lease URL {:?}: expected {FORMS} ({why})",
+            redact(url)
         ))
     };
-    let rest = url
-        .strip_prefix("zookeeper://")
-        .ok_or_else(|| invalid("wrong scheme"))?;
-    if rest.contains(['?', '#']) {
-        return Err(invalid("nothing may follow the path"));
+    let (tls, rest) = if let Some(rest) = url.strip_prefix("zookeepers://") {
+        (true, rest)
+    } else if let Some(rest) = url.strip_prefix("zookeeper://") {
+        (false, rest)
+    } else {
+        return Err(invalid("wrong scheme"));
+    };
+    let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+    if rest.contains('#') || query.contains('#') {
+        return Err(invalid("nothing may follow the parameters"));
     }
     let Some(slash) = rest.find('/') else {
         return Err(invalid(
             "no path: name the registry's root, such as /snowmint",
         ));
     };
-    let (hosts, root) = rest.split_at(slash);
-    if hosts.contains('@') {
-        return Err(invalid("user names are not supported"));
+    let (authority, root) = rest.split_at(slash);
+    let (userinfo, hosts) = match authority.rsplit_once('@') {
+        Some((userinfo, hosts)) => (Some(userinfo), hosts),
+        None => (None, authority),
+    };
+    let (secured, unknown) = Secured::take(query).map_err(|why| invalid(&why))?;
+    if let Some((name, _)) = unknown.first() {
+        return Err(invalid(&format!(
+            "unknown parameter {name:?}: zookeeper URLs take tls_ca, tls_cert, tls_key and password_file"
+        )));
     }
+    if !tls && secured.tls.is_some() {
+        return Err(invalid("tls_ca, tls_cert and tls_key need zookeepers://"));
+    }
+    let user = digest(userinfo, &secured).map_err(|why| invalid(&why))?;
     let hosts = hosts
         .split(',')
         .map(|host| address(host).map_err(|why| invalid(&why)))
@@ -54,7 +140,50 @@ pub(super) fn parse(url: &str) -> Result<Target, LeaseError> {
     Ok(Target {
         hosts,
         root: root.to_string(),
+        tls: tls.then(|| secured.tls.unwrap_or_default()),
+        user,
     })
+}
+
+/// The `digest` user and password from the URL's user part and its `password_file=`.
+fn digest(userinfo: Option<&str>, secured: &Secured) -> Result<Option<Digest>, String> {
+    let decode = |part: &str| {
+        percent_decode_str(part)
+            .decode_utf8()
+            .map(|text| text.into_owned())
+            .map_err(|_| "the user part is not UTF-8 once percent-decoded".to_string())
+    };
+    let Some(userinfo) = userinfo else {
+        if secured.password_file.is_some() {
+            return Err("password_file needs a user name: USER@HOST".into());
+        }
+        return Ok(None);
+    };
+    let (name, password) = match userinfo.split_once(':') {
+        Some((name, password)) => (decode(name)?, Some(decode(password)?)),
+        None => (decode(userinfo)?, None),
+    };
+    if name.is_empty() {
+        return Err("the user name is empty".into());
+    }
+    if name.contains(':') {
+        // `digest` reads `user:password` up to the first colon.
+        return Err("a digest user name cannot hold ':'".into());
+    }
+    let password = match (password, secured.password()?) {
+        (Some(_), Some(_)) => {
+            return Err(
+                "the password is given twice: in the URL and in password_file, keep one".into(),
+            );
+        }
+        (Some(password), None) | (None, Some(password)) => password,
+        (None, None) => {
+            return Err(format!(
+                "user {name} needs a password: USER:PASSWORD@HOST or password_file=FILE"
+            ));
+        }
+    };
+    Ok(Some(Digest { name, password }))
 }
 
 /// `host:port` from `host[:port]` or `[v6]:port`, the port defaulting to 2181.
@@ -129,6 +258,40 @@ mod tests {
     }
 
     #[test]
+    fn users_and_tls_files_are_read_and_the_password_never_shown() {
+        let target =
+            parse("zookeepers://snow%40mint:p%40ss:x@zk1:2281/snowmint?tls_ca=/ca.pem").unwrap();
+        let user = target.user.clone().unwrap();
+        assert_eq!(user.auth(), b"snow@mint:p@ss:x");
+        assert_eq!(
+            target.tls.clone().unwrap().ca.unwrap().to_str(),
+            Some("/ca.pem")
+        );
+        assert_eq!(target.shown(), "zookeepers://snow@mint@zk1:2281/snowmint");
+        assert!(!format!("{target:?}{user:?}").contains("p@ss:x"));
+        // The superuser digest of ZooKeeper's administrator guide, for "super:admin".
+        let known = Digest {
+            name: "super".into(),
+            password: "admin".into(),
+        };
+        assert_eq!(known.id().id(), "super:xQJmxLMiHGwaqBvst5y6rkB6HQs=");
+        let err = parse("zookeeper://u:s3cret@h:port/s")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "lease URL \"zookeeper://u:***@h:port/s\": expected {FORMS} (\"port\" is not a port number)"
+            )
+        );
+        assert_eq!(parse("zookeeper://h/s").unwrap().tls, None);
+        assert_eq!(
+            parse("zookeepers://h/s").unwrap().tls,
+            Some(TlsFiles::default())
+        );
+    }
+
+    #[test]
     fn bad_urls_say_what_is_wrong() {
         for (url, why) in [
             ("zk://h:2181/s", "wrong scheme"),
@@ -153,8 +316,22 @@ mod tests {
                 "zookeeper://h:2181/zookeeper/x",
                 "the server keeps /zookeeper for itself",
             ),
-            ("zookeeper://h:2181/s?x=1", "nothing may follow the path"),
-            ("zookeeper://u:p@h:2181/s", "user names are not supported"),
+            (
+                "zookeeper://h:2181/s?x=1",
+                r#"unknown parameter "x": zookeeper URLs take tls_ca, tls_cert, tls_key and password_file"#,
+            ),
+            (
+                "zookeeper://u@h:2181/s",
+                "user u needs a password: USER:PASSWORD@HOST or password_file=FILE",
+            ),
+            (
+                "zookeeper://h:2181/s?tls_ca=/ca.pem",
+                "tls_ca, tls_cert and tls_key need zookeepers://",
+            ),
+            (
+                "zookeeper://h:2181/s?password_file=/pw",
+                "password_file needs a user name: USER@HOST",
+            ),
             ("zookeeper://h:port/s", r#""port" is not a port number"#),
             ("zookeeper://h:0/s", r#""0" is not a port number"#),
             ("zookeeper://h:2181,/s", "a host is empty"),
@@ -170,9 +347,7 @@ mod tests {
         ] {
             assert_eq!(
                 parse(url).unwrap_err().to_string(),
-                format!(
-                    "lease URL {url:?}: expected zookeeper://HOST:PORT[,HOST:PORT...]/PATH ({why})"
-                ),
+                format!("lease URL {url:?}: expected {FORMS} ({why})"),
                 "{url}"
             );
         }
