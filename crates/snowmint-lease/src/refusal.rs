@@ -38,6 +38,41 @@ pub(crate) fn tls_refusal_for(
     )
 }
 
+/// How long [`handshake_refusal`] may take: a server that answers does so in far less.
+const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(750);
+
+/// Why `host` (`name:port`) refuses a TLS connection with `files`, found by a handshake of
+/// its own: for a client library that reports a refused handshake only as a connection
+/// lost or closed (a server refuses a client certificate under TLS 1.3 after the
+/// handshake, so the library's first write meets a closed socket). `None` if the
+/// handshake succeeds and the server then says nothing.
+pub(crate) async fn handshake_refusal(
+    host: &str,
+    files: &crate::secured::TlsFiles,
+) -> Option<String> {
+    use std::sync::Arc;
+    use tokio::io::AsyncReadExt;
+    let config = files.client_config(&[]).ok()?;
+    let (name, _) = host.rsplit_once(':')?;
+    let name = name.trim_start_matches('[').trim_end_matches(']');
+    let server = rustls::pki_types::ServerName::try_from(name.to_string()).ok()?;
+    let probe = async {
+        let stream = tokio::net::TcpStream::connect(host).await.ok()?;
+        let connector = tokio_rustls::TlsConnector::from(Arc::clone(&config));
+        let mut tls = match connector.connect(server, stream).await {
+            Ok(tls) => tls,
+            Err(err) => return tls_refusal_for(&err, files),
+        };
+        // TLS 1.3 sends a refusal of the client's certificate after the handshake.
+        let mut byte = [0u8; 1];
+        match tokio::time::timeout(PROBE_TIMEOUT / 2, tls.read(&mut byte)).await {
+            Ok(Err(err)) => tls_refusal_for(&err, files),
+            _ => None,
+        }
+    };
+    tokio::time::timeout(PROBE_TIMEOUT, probe).await.ok()?
+}
+
 /// `err`, then each of its causes, looking inside I/O errors, whose `source` skips the
 /// error they carry, and through the shared (`Arc`) errors client libraries keep, whose
 /// type hides the one they share.

@@ -16,6 +16,62 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::{ClientConfig, RootCertStore};
 
+/// The most bytes a certificate, key, CA, token or password file may hold: far more than
+/// any real one, and a bound on what a file swapped for a device could make the process
+/// read.
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// Reads a small regular file: a certificate, a key, a CA, a token file or a password file,
+/// at start or again while the process runs. A FIFO, a device or a directory put where the
+/// file was is refused at once rather than waited on or read without end (the file is
+/// opened without blocking and checked before it is read), and so is a file larger than
+/// [`MAX_FILE_BYTES`].
+///
+/// # Errors
+///
+/// The file cannot be opened or read, is not a regular file, or is too large; the message
+/// says which, never what the file holds.
+pub fn read_small_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::{Error, ErrorKind, Read};
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, a device or a directory)",
+        ));
+    }
+    let too_large = || {
+        Error::new(
+            ErrorKind::InvalidData,
+            format!("larger than the {MAX_FILE_BYTES} bytes a file of this kind may hold"),
+        )
+    };
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// [`read_small_file`] as text.
+///
+/// # Errors
+///
+/// As [`read_small_file`], and text that is not UTF-8.
+pub fn read_small_text(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read_small_file(path)?)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
+}
+
 /// The URL parameters this module reads, whatever the backend.
 pub const PARAMETERS: [&str; 4] = ["tls_ca", "tls_cert", "tls_key", "password_file"];
 
@@ -111,7 +167,7 @@ impl Secured {
         let Some(path) = &self.password_file else {
             return Ok(None);
         };
-        let text = std::fs::read_to_string(path)
+        let text = read_small_text(path)
             .map_err(|e| format!("password_file={}: cannot read it: {e}", path.display()))?;
         let line = text.lines().next().unwrap_or("");
         if line.is_empty() {
@@ -202,7 +258,8 @@ pub fn private_key(parameter: &str, path: &Path) -> Result<PrivateKeyDer<'static
 }
 
 fn read(parameter: &str, path: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("{parameter}={}: cannot read it: {e}", path.display()))
+    read_small_file(path)
+        .map_err(|e| format!("{parameter}={}: cannot read it: {e}", path.display()))
 }
 
 fn roots_from(ca: &Path) -> Result<RootCertStore, String> {

@@ -114,13 +114,22 @@ pub(crate) async fn watch(state: AppState, tls: Option<Arc<Tls>>, mut stop: watc
             }
             *seen = now;
             match tls.reload(&state.metrics) {
-                Ok(loaded) => tracing::info!(
-                    trigger,
-                    subject = %loaded.subject,
-                    serial = %loaded.serial,
-                    expires = %crate::server::expiry(loaded.not_after),
-                    "TLS certificate reloaded"
-                ),
+                Ok(loaded) => {
+                    tracing::info!(
+                        trigger,
+                        subject = %loaded.subject,
+                        serial = %loaded.serial,
+                        expires = %crate::server::expiry(loaded.not_after),
+                        "TLS certificate reloaded"
+                    );
+                    let now = snowmint::Clock::now_ms(&snowmint::WallClock) / 1000;
+                    if loaded.not_after < i64::try_from(now).unwrap_or(i64::MAX) {
+                        tracing::warn!(
+                            expired = %crate::server::expiry(loaded.not_after),
+                            "the TLS certificate read again has expired: clients will refuse it"
+                        );
+                    }
+                }
                 Err(e) => tracing::warn!(
                     trigger,
                     error = %e,

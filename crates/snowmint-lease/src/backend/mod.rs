@@ -97,6 +97,7 @@ pub fn registry_from_url(url: &str) -> Result<Arc<dyn Registry>, LeaseError> {
         return Ok(Arc::new(ZooKeeperRegistry::from_url(url)?));
     }
     Err(LeaseError::Invalid(format!(
-        "unknown lease URL {url:?}: expected static:W, hostname, file:DIR, redis[s]://HOST:PORT, redis[s]+sentinel://HOST:PORT[,HOST:PORT...]/MASTER, etcd[s]://HOST:PORT[,HOST:PORT...], postgres://... or zookeeper[s]://HOST:PORT[,HOST:PORT...]/PATH"
+        "unknown lease URL {:?}: expected static:W, hostname, file:DIR, redis[s]://HOST:PORT, redis[s]+sentinel://HOST:PORT[,HOST:PORT...]/MASTER, etcd[s]://HOST:PORT[,HOST:PORT...], postgres://... or zookeeper[s]://HOST:PORT[,HOST:PORT...]/PATH",
+        crate::secured::redact(url)
     )))
 }

@@ -536,7 +536,7 @@ impl Settings {
     ///
     /// let err = Settings::from_toml("wroker = 3", "snowmint.toml".as_ref()).unwrap_err();
     /// assert!(err.to_string().starts_with(
-    ///     "config file snowmint.toml: line 1, `wroker = 3`: unknown field `wroker`, expected one of "
+    ///     "config file snowmint.toml: line 1, `wroker = ***`: unknown field `wroker`, expected one of "
     /// ), "{err}");
     /// ```
     pub fn from_toml(text: &str, path: &Path) -> Result<Settings, ConfigError> {
@@ -596,6 +596,33 @@ fn at_line(text: &str, message: &str, span: Option<Range<usize>>) -> String {
     let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
     let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
     let number = text[..start].matches('\n').count() + 1;
-    let line = text[line_start..line_end].trim();
+    let line = shown_line(text[line_start..line_end].trim());
     format!("line {number}, `{line}`: {message}")
+}
+
+/// The keys whose values are secrets: the bearer token, and the lease URL, which may hold
+/// a registry's password.
+const SECRET_KEYS: [&str; 2] = ["auth_token", "lease"];
+
+/// A line of the file as an error may show it: whole when it sets a known key that holds
+/// no secret; otherwise its key alone, the value hidden (a misspelled key may hold a
+/// secret too).
+fn shown_line(line: &str) -> String {
+    let key = line
+        .split('=')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .trim_matches(|c| c == '"' || c == '\'');
+    let known = Settings::keys();
+    if known.iter().any(|k| k == key) && !SECRET_KEYS.contains(&key) {
+        line.to_string()
+    } else if line.contains('=') {
+        format!("{key} = ***")
+    } else if line.starts_with('[') {
+        // A table's header.
+        line.to_string()
+    } else {
+        "***".to_string()
+    }
 }

@@ -75,7 +75,7 @@ impl Tokens {
     /// nothing about the tokens but their number.
     #[must_use]
     pub fn admit(&self, authorization: Option<&[u8]>) -> bool {
-        let Some(given) = authorization.and_then(|value| value.strip_prefix(b"Bearer ")) else {
+        let Some(given) = authorization.and_then(bearer) else {
             return false;
         };
         let valid = self.valid.load();
@@ -147,10 +147,21 @@ impl fmt::Debug for Tokens {
     }
 }
 
+/// The token of an `Authorization` value: after the scheme `Bearer`, which is
+/// case-insensitive, and without the spaces around a field's value, which HTTP/1.1 drops
+/// and HTTP/2 may carry.
+fn bearer(value: &[u8]) -> Option<&[u8]> {
+    let value = value.trim_ascii();
+    let (scheme, token) = value.split_at_checked(7)?;
+    scheme
+        .eq_ignore_ascii_case(b"bearer ")
+        .then(|| token.trim_ascii_start())
+}
+
 /// The tokens of the file at `path`: its lines, without surrounding spaces, but the blank
 /// ones and those starting with `#`.
 fn read(path: &Path) -> Result<Vec<Box<[u8]>>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let text = snowmint_lease::read_small_text(path).map_err(|e| format!("cannot read it: {e}"))?;
     let mut tokens = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let token = line.trim();
@@ -191,13 +202,22 @@ mod tests {
     #[test]
     fn only_the_exact_bearer_token_passes() {
         let tokens = Tokens::load(&TokenSource::Given("s3cret".into())).unwrap();
-        assert!(tokens.admit(Some(b"Bearer s3cret")));
+        // The scheme is case-insensitive, and a field's value has no surrounding spaces.
+        for given in [
+            &b"Bearer s3cret"[..],
+            b"bearer s3cret",
+            b"BEARER s3cret",
+            b"Bearer s3cret ",
+            b" Bearer  s3cret\t",
+        ] {
+            assert!(tokens.admit(Some(given)), "{given:?}");
+        }
         for given in [
             &b"Bearer s3cre"[..],
-            b"Bearer s3cret ",
             b"Bearer S3CRET",
-            b"bearer s3cret",
+            b"Bearer s3cret x",
             b"Bearers3cret",
+            b"Basic s3cret",
             b"s3cret",
             b"Bearer ",
             b"",

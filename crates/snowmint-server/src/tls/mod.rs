@@ -175,7 +175,8 @@ fn private_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsFileError> {
 }
 
 fn read(key: &'static str, path: &Path) -> Result<Vec<u8>, TlsFileError> {
-    std::fs::read(path).map_err(|e| TlsFileError::new(key, path, format!("cannot be read: {e}")))
+    snowmint_lease::read_small_file(path)
+        .map_err(|e| TlsFileError::new(key, path, format!("cannot be read: {e}")))
 }
 
 /// A verifier that takes only client certificates signed by the CAs of `path`.

@@ -77,7 +77,7 @@ impl EtcdRegistry {
                 }
                 Err(err) => {
                     self.endpoints.move_on(index);
-                    return Err(failed(err));
+                    return Err(self.dropped(endpoint, &url, err).await);
                 }
             };
             let status = response.status().as_u16();
@@ -97,6 +97,26 @@ impl EtcdRegistry {
                 body: bytes,
             });
         }
+    }
+
+    /// As [`transport_failed`](Self::transport_failed), and when the error does not say why
+    /// a member that speaks TLS dropped the request (it refused our client certificate
+    /// after the handshake, say), a handshake of our own asks it.
+    async fn dropped(&self, endpoint: &str, url: &str, err: reqwest::Error) -> LeaseError {
+        if let Some(files) = &self.tls
+            && !err.is_timeout()
+            && tls_refusal_for(&err, files).is_none()
+        {
+            let host = host_of(endpoint);
+            if let Some(words) = crate::refusal::handshake_refusal(host, files).await {
+                return LeaseError::unavailable_because(
+                    "etcd",
+                    format!("{host}: {words}"),
+                    err.without_url(),
+                );
+            }
+        }
+        self.transport_failed(endpoint, url, err)
     }
 
     /// `Unavailable` for a request that got no answer: a TLS check that failed is said in

@@ -160,7 +160,7 @@ fn tls_certificates(secured: &Secured, named: bool) -> Result<TlsCertificates, S
     };
     files.client_config(&[])?;
     let read = |parameter: &str, path: &std::path::Path| {
-        std::fs::read(path)
+        crate::secured::read_small_file(path)
             .map_err(|e| format!("{parameter}={}: cannot read it: {e}", path.display()))
     };
     let root_cert = files

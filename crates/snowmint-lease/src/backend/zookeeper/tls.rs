@@ -6,16 +6,12 @@
 //! that meets a server which closes the connection unanswered, it says that the port may
 //! speak TLS only.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use rustls::pki_types::ServerName;
 use tokio::net::TcpStream;
-use tokio_rustls::TlsConnector;
 use zookeeper_client as zk;
 
 use super::url::Target;
-use crate::refusal::tls_refusal_for;
 use crate::secured::TlsFiles;
 
 /// The content type of a TLS alert record.
@@ -26,7 +22,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_millis(750);
 /// The client library's TLS options from the URL's files.
 pub(super) fn options(files: &TlsFiles) -> Result<zk::TlsOptions, String> {
     let read = |parameter: &str, path: &std::path::Path| {
-        std::fs::read_to_string(path)
+        crate::secured::read_small_text(path)
             .map_err(|e| format!("{parameter}={}: cannot read it: {e}", path.display()))
     };
     let ca = files
@@ -63,26 +59,7 @@ pub(super) async fn diagnose(target: &Target) -> Option<String> {
 }
 
 async fn handshake(host: &str, files: &TlsFiles) -> Option<String> {
-    let config = files.client_config(&[]).ok()?;
-    let (name, _) = host.rsplit_once(':')?;
-    let name = name.trim_start_matches('[').trim_end_matches(']');
-    let server = ServerName::try_from(name.to_string()).ok()?;
-    let probe = async {
-        let stream = TcpStream::connect(host).await.ok()?;
-        let connector = TlsConnector::from(Arc::clone(&config));
-        let mut tls = match connector.connect(server, stream).await {
-            Ok(tls) => tls,
-            Err(err) => return tls_refusal_for(&err, files),
-        };
-        // TLS 1.3 sends a refusal of the client's certificate after the handshake.
-        use tokio::io::AsyncReadExt;
-        let mut byte = [0u8; 1];
-        match tokio::time::timeout(PROBE_TIMEOUT / 2, tls.read(&mut byte)).await {
-            Ok(Err(err)) => tls_refusal_for(&err, files),
-            _ => None,
-        }
-    };
-    let words = tokio::time::timeout(PROBE_TIMEOUT, probe).await.ok()??;
+    let words = crate::refusal::handshake_refusal(host, files).await?;
     Some(format!("{host}: {words}"))
 }
 
