@@ -315,6 +315,39 @@ fn settings_that_hold_secrets_are_never_echoed() {
             && text.contains("conflicts with auth_token"),
         "{text}"
     );
+    // A line the parser refuses is shown with its key alone when the key holds a secret,
+    // or is not one the file knows (a misspelled key may hold one too).
+    for (name, text) in [
+        ("a bare token", format!("auth_token = {TOKEN_FLAG}\n")),
+        (
+            "a misspelled key",
+            format!("auth_tokn = \"{TOKEN_FLAG}\"\n"),
+        ),
+        (
+            "a stray bracket after a lease URL",
+            format!("lease = \"redis://app:{REGISTRY_PASSWORD}@h:1\"]\n"),
+        ),
+    ] {
+        std::fs::write(&config, text).unwrap();
+        let (ok, text) = run(
+            name,
+            &mut snowmint.command(&["serve", "--config", config.to_str().unwrap()]),
+        );
+        assert!(!ok && text.contains(" = ***`"), "{text}");
+    }
+    // An unknown scheme, as an upper-case one is.
+    let (ok, text) = run(
+        "an unknown lease scheme",
+        &mut snowmint.command(&[
+            "serve",
+            "--lease",
+            &format!("REDIS://app:{REGISTRY_PASSWORD}@127.0.0.1:1"),
+        ]),
+    );
+    assert!(
+        !ok && text.contains("REDIS://app:***@127.0.0.1:1"),
+        "{text}"
+    );
     let empty = dir.path().join("empty");
     std::fs::write(&empty, "\n").unwrap();
     let (ok, text) = run(
