@@ -22,6 +22,8 @@ use crate::tls::Acceptor;
 const HANDSHAKE_RECORD: u8 = 0x16;
 
 /// How a handshake ended, short of an error.
+// Held for a moment and moved once: boxing the stream would cost an allocation a connection.
+#[allow(clippy::large_enum_variant)]
 enum Opened {
     /// Done: the connection speaks TLS.
     Tls(tokio_rustls::server::TlsStream<TcpStream>),
