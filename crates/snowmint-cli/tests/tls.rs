@@ -396,7 +396,7 @@ async fn thrift_tls_answers_framed_calls_and_refuses_plain_ones() {
     let pki = Pki::new();
     let state = tempfile::tempdir().unwrap();
     let ca = pki.ca().to_str().unwrap().to_string();
-    let serve = start(
+    let mut serve = start(
         state.path(),
         &pki.server(),
         &[
@@ -405,8 +405,17 @@ async fn thrift_tls_answers_framed_calls_and_refuses_plain_ones() {
             "--thrift-tls",
             "--tls-client-ca",
             &ca,
+            "--auth-token",
+            "s3cret",
         ],
     );
+    // Client certificates guard the Thrift port: no warning that it takes no token.
+    let logged = serve.logged();
+    assert!(
+        logged.contains("serving TLS ports=\"http,grpc,thrift\""),
+        "{logged}"
+    );
+    assert!(!logged.contains("takes no bearer token"), "{logged}");
     let thrift = serve.thrift.unwrap();
     let config = client(pki.ca(), Some(&pki.client("thrift-app")), &[]);
     let mut tls = connect(thrift, config).await.unwrap();
