@@ -396,7 +396,7 @@ async fn thrift_tls_answers_framed_calls_and_refuses_plain_ones() {
     let pki = Pki::new();
     let state = tempfile::tempdir().unwrap();
     let ca = pki.ca().to_str().unwrap().to_string();
-    let serve = start(
+    let mut serve = start(
         state.path(),
         &pki.server(),
         &[
@@ -405,8 +405,17 @@ async fn thrift_tls_answers_framed_calls_and_refuses_plain_ones() {
             "--thrift-tls",
             "--tls-client-ca",
             &ca,
+            "--auth-token",
+            "s3cret",
         ],
     );
+    // Client certificates guard the Thrift port: no warning that it takes no token.
+    let logged = serve.logged();
+    assert!(
+        logged.contains("serving TLS ports=\"http,grpc,thrift\""),
+        "{logged}"
+    );
+    assert!(!logged.contains("takes no bearer token"), "{logged}");
     let thrift = serve.thrift.unwrap();
     let config = client(pki.ca(), Some(&pki.client("thrift-app")), &[]);
     let mut tls = connect(thrift, config).await.unwrap();
@@ -845,4 +854,62 @@ fn files_that_cannot_serve_are_refused_at_start_by_flag_and_file() {
         assert_eq!(stderr.trim_end(), format!("error: {expected}"), "{flags:?}");
         assert!(!stderr.contains("PRIVATE KEY-----"), "{stderr}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_ca_rotates_with_the_pair() {
+    let pki = Pki::new();
+    let state = tempfile::tempdir().unwrap();
+    let live = tempfile::tempdir().unwrap();
+    let client_ca = live.path().join("client-ca.pem");
+    rewrite(pki.ca(), &client_ca);
+    let ca = client_ca.to_str().unwrap().to_string();
+    let serve = start(
+        state.path(),
+        &pki.server(),
+        &["--grpc-addr", "off", "--tls-client-ca", &ca],
+    );
+    let ours = client(pki.ca(), Some(&pki.client("ours")), &[b"http/1.1"]);
+    let theirs = client(
+        pki.ca(),
+        Some(&pki.foreign_client("theirs")),
+        &[b"http/1.1"],
+    );
+    assert_eq!(get(serve.http, &ours, "/v1/id").await.0, 200);
+    assert!(
+        refused(serve.http, Arc::clone(&theirs))
+            .await
+            .contains("UnknownCA")
+    );
+    // The other CA now signs the clients: its clients come in, ours are refused.
+    rewrite(pki.foreign_ca(), &client_ca);
+    hangup(&serve);
+    snowmint_testkit::eventually_async(
+        std::time::Duration::from_secs(10),
+        "the new client CA in force",
+        || async {
+            match connect(serve.http, Arc::clone(&theirs)).await {
+                Ok(mut tls) => match get_http1(&mut tls, "/v1/id").await {
+                    Ok((200, _)) => Ok(()),
+                    other => Err(format!("{other:?}")),
+                },
+                Err(e) => Err(e.to_string()),
+            }
+        },
+    )
+    .await;
+    assert!(refused(serve.http, ours).await.contains("UnknownCA"));
+}
+
+#[test]
+fn an_expired_certificate_is_served_with_a_warning() {
+    let pki = Pki::new();
+    let state = tempfile::tempdir().unwrap();
+    let mut serve = start(state.path(), &pki.expired_server(), &["--grpc-addr", "off"]);
+    let logged = serve.logged();
+    assert!(
+        logged.contains("the TLS certificate has expired: clients will refuse it"),
+        "{logged}"
+    );
+    assert!(logged.contains("serving TLS ports=\"http\""), "{logged}");
 }

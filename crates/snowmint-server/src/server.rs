@@ -205,10 +205,14 @@ pub async fn run(
         rollback = state.source.clock_policies().rollback_name(),
         "listening"
     );
-    if thrift.is_some() && state.auth.is_some() {
+    // Client certificates stand in for the token there.
+    let thrift_authenticated = tls
+        .as_ref()
+        .is_some_and(|tls| tls.files().thrift && tls.files().client_ca.is_some());
+    if thrift.is_some() && state.auth.is_some() && !thrift_authenticated {
         tracing::warn!(
             thrift = %thrift_addr,
-            "the thrift port takes no bearer token: Twitter's protocol has no place for one; bind it to a trusted interface only"
+            "the thrift port takes no bearer token: Twitter's protocol has no place for one; bind it to a trusted interface only, or serve it with --thrift-tls and --tls-client-ca"
         );
     }
     if let Some(warning) = state

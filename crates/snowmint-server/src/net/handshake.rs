@@ -21,6 +21,16 @@ use crate::tls::Acceptor;
 /// The first byte of every TLS record that opens a connection: a handshake record.
 const HANDSHAKE_RECORD: u8 = 0x16;
 
+/// How a handshake ended, short of an error.
+// Held for a moment and moved once: boxing the stream would cost an allocation a connection.
+#[allow(clippy::large_enum_variant)]
+enum Opened {
+    /// Done: the connection speaks TLS.
+    Tls(tokio_rustls::server::TlsStream<TcpStream>),
+    /// The client spoke plain HTTP to the HTTP port.
+    PlainHttp(TcpStream),
+}
+
 impl Net {
     /// Serves one connection of a TLS port: handshake, then as [`Net::connection`].
     #[allow(clippy::too_many_arguments)] // what `Net::serve` hands every connection task
@@ -46,10 +56,10 @@ impl Net {
                     && first[0] != HANDSHAKE_RECORD
                     && first[0].is_ascii_uppercase()
                 {
-                    return Ok(Err(stream));
+                    return Ok(Opened::PlainHttp(stream));
                 }
             }
-            tls.accept(stream).await.map(Ok)
+            tls.accept(stream).await.map(Opened::Tls)
         };
         let outcome = tokio::select! {
             outcome = tokio::time::timeout_at(deadline, handshake) => outcome,
@@ -58,8 +68,8 @@ impl Net {
         };
         let labels = PortLabels { port: label };
         let stream = match outcome {
-            Ok(Ok(Ok(stream))) => stream,
-            Ok(Ok(Err(plain))) => {
+            Ok(Ok(Opened::Tls(stream))) => stream,
+            Ok(Ok(Opened::PlainHttp(plain))) => {
                 self.state
                     .metrics
                     .tls_handshake_failures

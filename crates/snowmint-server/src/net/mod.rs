@@ -176,9 +176,9 @@ impl Net {
             let (protocol, stop, open) = (protocol.clone(), stop.clone(), open_tx.clone());
             match &tls {
                 None => {
-                    let conn = Arc::new(Conn::new(&self.limits));
                     let net = Arc::clone(&self);
                     tokio::spawn(async move {
+                        let conn = Arc::new(Conn::new(&net.limits));
                         net.connection(stream, peer, place, conn, protocol, false, stop)
                             .await;
                         drop(open);
