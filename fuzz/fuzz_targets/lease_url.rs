@@ -8,7 +8,7 @@
 use libfuzzer_sys::fuzz_target;
 
 /// Each scheme, and the backend it picks.
-const SCHEMES: [(&str, &str); 10] = [
+const SCHEMES: [(&str, &str); 12] = [
     ("static:", "static"),
     ("file:", "file"),
     ("redis://", "redis"),
@@ -16,9 +16,11 @@ const SCHEMES: [(&str, &str); 10] = [
     ("redis+sentinel://", "redis"),
     ("rediss+sentinel://", "redis"),
     ("etcd://", "etcd"),
+    ("etcds://", "etcd"),
     ("postgres://", "postgres"),
     ("postgresql://", "postgres"),
     ("zookeeper://", "zookeeper"),
+    ("zookeepers://", "zookeeper"),
 ];
 
 fuzz_target!(|url: &str| {

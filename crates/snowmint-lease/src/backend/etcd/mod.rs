@@ -138,8 +138,12 @@ impl EtcdRegistry {
     /// ```
     pub fn from_url(url: &str) -> Result<EtcdRegistry, LeaseError> {
         let target = url::parse(url)?;
-        let invalid =
-            |why: String| LeaseError::Invalid(format!("lease URL {:?}: {why}", target.shown()));
+        let invalid = |why: String| {
+            LeaseError::Invalid(format!(
+                "lease URL {:?}: {why}",
+                crate::secured::redact(url)
+            ))
+        };
         // The client needs the process's provider even for plain http.
         crate::secured::install_crypto_provider();
         let mut http = reqwest::Client::builder()

@@ -124,7 +124,10 @@ impl ZooKeeperRegistry {
         let target = url::parse(url)?;
         let tls = match &target.tls {
             Some(files) => Some(tls::options(files).map_err(|why| {
-                LeaseError::Invalid(format!("lease URL {:?}: {why}", target.shown()))
+                LeaseError::Invalid(format!(
+                    "lease URL {:?}: {why}",
+                    crate::secured::redact(url)
+                ))
             })?),
             None => None,
         };
