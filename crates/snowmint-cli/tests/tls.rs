@@ -168,6 +168,27 @@ async fn http1_h2_and_grpc_answer_over_tls() {
         .into_inner()
         .id;
     assert!(id > first);
+
+    // A connection speaks only the protocol agreed in ALPN: HTTP/2 on one that chose
+    // http/1.1 is not answered as HTTP/2.
+    let tls = connect(serve.http, Arc::clone(&http1)).await.unwrap();
+    let spoken = async {
+        let (mut client, connection) = h2::client::handshake(tls).await?;
+        tokio::spawn(connection);
+        let request = http::Request::get("https://localhost/v1/id")
+            .body(())
+            .unwrap();
+        let (response, _) = client.send_request(request, true)?;
+        response.await
+    };
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(10), spoken)
+        .await
+        .expect("refused within the header-read timeout");
+    assert!(answer.is_err(), "{answer:?}");
+    // The gRPC port speaks HTTP/2 only: a client that offers only http/1.1 is refused at
+    // the handshake.
+    let refused = connect(serve.grpc.unwrap(), http1).await;
+    assert!(refused.is_err(), "the handshake succeeded");
 }
 
 #[test]
@@ -685,12 +706,23 @@ async fn broken_new_files_leave_the_old_certificate_serving() {
 
     let other = pki.server_valid(Validity::Days(50));
     type Breaking<'a> = (&'a str, Box<dyn Fn() + 'a>, String);
-    let cases: [Breaking; 3] = [
+    let cases: [Breaking; 4] = [
         (
             "garbage",
             Box::new(|| std::fs::write(&served.cert, "not a certificate\n").unwrap()),
             format!(
                 "error=tls_cert {}: holds no certificate (no BEGIN CERTIFICATE block)",
+                served.cert.display()
+            ),
+        ),
+        (
+            "a certificate caught half written",
+            Box::new(|| {
+                let whole = std::fs::read_to_string(&good.cert).unwrap();
+                std::fs::write(&served.cert, &whole[..whole.len() / 2]).unwrap();
+            }),
+            format!(
+                "error=tls_cert {}: is cut short: a PEM block has no -----END CERTIFICATE----- line (was the file read while it was written?)",
                 served.cert.display()
             ),
         ),

@@ -264,7 +264,7 @@ fn certificates(file: &'static str, path: &Path) -> Result<Vec<CertificateDer<'s
         .map_err(|e| Error::TlsFile {
             file,
             path: path.to_path_buf(),
-            reason: format!("not PEM certificates: {e}"),
+            reason: pem_problem(e),
         })?;
     if certs.is_empty() {
         return Err(Error::TlsFile {
@@ -274,6 +274,22 @@ fn certificates(file: &'static str, path: &Path) -> Result<Vec<CertificateDer<'s
         });
     }
     Ok(certs)
+}
+
+/// What is wrong with a PEM file, in words that quote nothing of it.
+fn pem_problem(e: rustls::pki_types::pem::Error) -> String {
+    use rustls::pki_types::pem::Error;
+    match e {
+        Error::MissingSectionEnd { end_marker } => format!(
+            "is cut short: a PEM block has no -----END {}----- line (was the file read while it was written?)",
+            String::from_utf8_lossy(&end_marker)
+        ),
+        Error::IllegalSectionStart { .. } => {
+            "is not PEM: a line that opens a block is malformed".to_string()
+        }
+        Error::Base64Decode(why) => format!("is not PEM: a block's base64 is broken ({why})"),
+        other => format!("is not PEM certificates: {other}"),
+    }
 }
 
 fn read(file: &'static str, path: &Path) -> Result<Vec<u8>, Error> {

@@ -57,8 +57,9 @@ pub use keeper::{Held, Keeper, LeaseCounters, LeaseSettings, LeaseStatus};
 pub use leased::LeasedStore;
 pub use registry::{Claim, Lease, LeaseError, Registry};
 pub use secured::{
-    MAX_FILE_BYTES, PARAMETERS as SECURED_PARAMETERS, Secured, TlsFiles, certificates,
-    install_crypto_provider, private_key, read_small_file, read_small_text, redact,
+    MAX_FILE_BYTES, PARAMETERS as SECURED_PARAMETERS, Secured, TlsFiles, User, certificates,
+    install_crypto_provider, pem_certificates, private_key, read_small_file, read_small_text,
+    redact,
 };
 
 /// This machine's host name, or `localhost` if it cannot be read.

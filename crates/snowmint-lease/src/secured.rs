@@ -94,6 +94,24 @@ pub struct Secured {
     pub password_file: Option<PathBuf>,
 }
 
+/// A registry user named in a lease URL, `USER[:PASSWORD]@HOST`, with its password from
+/// the URL or from `password_file=`. Its `Debug` shows no password.
+#[derive(Clone, PartialEq, Eq)]
+pub struct User {
+    /// The user name, percent-decoded.
+    pub name: String,
+    /// The password, percent-decoded or read from the password file.
+    pub password: String,
+}
+
+impl std::fmt::Debug for User {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("User")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The TLS files of a lease URL.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TlsFiles {
@@ -180,6 +198,62 @@ impl Secured {
     }
 }
 
+impl Secured {
+    /// The user of `userinfo`, a URL's percent-encoded part before `@` (`None` if it has
+    /// none), with its password from that part or from [`Secured::password_file`]:
+    /// exactly one of the two.
+    ///
+    /// # Errors
+    ///
+    /// An empty user name, text that is not UTF-8 once decoded, a password given in both
+    /// places or in neither, a password file without a user, or a password file that
+    /// cannot be read. No message holds the password.
+    ///
+    /// ```
+    /// use snowmint_lease::Secured;
+    /// let user = Secured::default().user(Some("snow%40mint:p%40ss"))?.unwrap();
+    /// assert_eq!((user.name.as_str(), user.password.as_str()), ("snow@mint", "p@ss"));
+    /// assert!(Secured::default().user(Some("snow")).unwrap_err().contains("needs a password"));
+    /// assert_eq!(Secured::default().user(None)?, None);
+    /// # Ok::<(), String>(())
+    /// ```
+    pub fn user(&self, userinfo: Option<&str>) -> Result<Option<User>, String> {
+        let decode = |part: &str| {
+            percent_encoding::percent_decode_str(part)
+                .decode_utf8()
+                .map(|text| text.into_owned())
+                .map_err(|_| "the user part is not UTF-8 once percent-decoded".to_string())
+        };
+        let Some(userinfo) = userinfo else {
+            if self.password_file.is_some() {
+                return Err("password_file needs a user name: USER@HOST".into());
+            }
+            return Ok(None);
+        };
+        let (name, password) = match userinfo.split_once(':') {
+            Some((name, password)) => (decode(name)?, Some(decode(password)?)),
+            None => (decode(userinfo)?, None),
+        };
+        if name.is_empty() {
+            return Err("the user name is empty".into());
+        }
+        let password = match (password, self.password()?) {
+            (Some(_), Some(_)) => {
+                return Err(
+                    "the password is given twice: in the URL and in password_file, keep one".into(),
+                );
+            }
+            (Some(password), None) | (None, Some(password)) => password,
+            (None, None) => {
+                return Err(format!(
+                    "user {name} needs a password: USER:PASSWORD@HOST or password_file=FILE"
+                ));
+            }
+        };
+        Ok(Some(User { name, password }))
+    }
+}
+
 impl TlsFiles {
     /// A rustls client configuration that trusts [`TlsFiles::ca`] (or the system's roots)
     /// and presents the client certificate if one is named, offering `alpn`.
@@ -229,14 +303,39 @@ fn key_path(files: &TlsFiles) -> String {
 /// file.
 pub fn certificates(parameter: &str, path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
     let bytes = read(parameter, path)?;
-    let certs = CertificateDer::pem_slice_iter(&bytes)
+    pem_certificates(&bytes).map_err(|why| format!("{parameter}={}: {why}", path.display()))
+}
+
+/// The certificates of PEM text, in order; or, if it holds none or a block is broken, why,
+/// in words that quote nothing of the text: a file half written while it was read (a
+/// rotation caught midway) says it was cut short.
+///
+/// # Errors
+///
+/// The text holds no certificate, or a PEM block in it is broken.
+///
+/// ```
+/// let cut = b"-----BEGIN CERTIFICATE-----\nMIIB";
+/// let why = snowmint_lease::pem_certificates(cut).unwrap_err();
+/// assert_eq!(why, "is cut short: a PEM block has no -----END CERTIFICATE----- line (was the file read while it was written?)");
+/// ```
+pub fn pem_certificates(bytes: &[u8]) -> Result<Vec<CertificateDer<'static>>, String> {
+    use rustls::pki_types::pem::Error;
+    let certs = CertificateDer::pem_slice_iter(bytes)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("{parameter}={}: not PEM certificates: {e}", path.display()))?;
+        .map_err(|e| match e {
+            Error::MissingSectionEnd { end_marker } => format!(
+                "is cut short: a PEM block has no -----END {}----- line (was the file read while it was written?)",
+                String::from_utf8_lossy(&end_marker)
+            ),
+            Error::IllegalSectionStart { .. } => {
+                "is not PEM: a line that opens a block is malformed".to_string()
+            }
+            Error::Base64Decode(why) => format!("is not PEM: a block's base64 is broken ({why})"),
+            other => format!("is not PEM certificates: {other}"),
+        })?;
     if certs.is_empty() {
-        return Err(format!(
-            "{parameter}={}: holds no certificate (no BEGIN CERTIFICATE block)",
-            path.display()
-        ));
+        return Err("holds no certificate (no BEGIN CERTIFICATE block)".into());
     }
     Ok(certs)
 }

@@ -217,7 +217,7 @@ mod secured {
     use std::path::Path;
 
     use snowmint_lease::{LeaseSettings, registry_from_url};
-    use snowmint_testkit::{Pair, Pki, SNOWMINT_USER};
+    use snowmint_testkit::{ExpiringCertificate, Pair, Pki, SNOWMINT_USER, ServesCertificate};
 
     use super::*;
 
@@ -390,43 +390,12 @@ mod secured {
             "etcd registry is unavailable: 127.0.0.1:{}: TLS refused: the server's certificate has expired: ",
             etcd.port()
         );
-        let mut expiring = Expiring {
+        let mut expiring = ExpiringCertificate {
             valid: pki.server_also_client(),
             expired: pki.expired_server(),
-            etcd,
+            server: etcd,
         };
         conformance::keeper_fence_freezes_while_the_registry_is_down(&mut expiring, &prefix).await;
-    }
-
-    /// An etcd whose "stop" is a restart with an expired certificate, and whose restart
-    /// brings a valid one back.
-    struct Expiring {
-        etcd: Etcd,
-        valid: Pair,
-        expired: Pair,
-    }
-
-    impl snowmint_testkit::Server for Expiring {
-        fn url(&self) -> String {
-            self.etcd.url()
-        }
-        fn dir(&self) -> &Path {
-            self.etcd.dir()
-        }
-        fn pid(&self) -> Option<u32> {
-            self.etcd.pid()
-        }
-        fn stop(&mut self) {
-            self.etcd.use_server_certificate(&self.expired);
-            self.etcd.restart();
-        }
-        fn restart(&mut self) {
-            self.etcd.use_server_certificate(&self.valid);
-            self.etcd.restart();
-        }
-        fn kill(&mut self) {
-            self.etcd.kill();
-        }
     }
 
     /// etcd's tokens expire unused (`--auth-token-ttl`, 1 s here): a keeper renewing less

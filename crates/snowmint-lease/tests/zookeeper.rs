@@ -363,7 +363,7 @@ mod secured {
 
     use snowmint::error::Chain;
     use snowmint_lease::registry_from_url;
-    use snowmint_testkit::{Pair, Pki, ZOOKEEPER_USER};
+    use snowmint_testkit::{ExpiringCertificate, Pair, Pki, ServesCertificate, ZOOKEEPER_USER};
 
     use super::*;
 
@@ -492,47 +492,16 @@ mod secured {
     async fn a_certificate_that_expires_while_serving_stops_renewals_at_the_fence() {
         let pki = Pki::new();
         let zookeeper = ZooKeeper::start_secured(&pki);
-        let mut expiring = Expiring {
+        let mut expiring = ExpiringCertificate {
             valid: pki.server(),
             expired: pki.expired_server(),
-            zookeeper,
+            server: zookeeper,
         };
         conformance::keeper_fence_freezes_while_the_registry_is_down(
             &mut expiring,
             "TLS refused: the server's certificate has expired",
         )
         .await;
-    }
-
-    /// A server whose "stop" is a restart with an expired certificate, and whose restart
-    /// brings a valid one back.
-    struct Expiring {
-        zookeeper: ZooKeeper,
-        valid: Pair,
-        expired: Pair,
-    }
-
-    impl Server for Expiring {
-        fn url(&self) -> String {
-            self.zookeeper.url()
-        }
-        fn dir(&self) -> &Path {
-            self.zookeeper.dir()
-        }
-        fn pid(&self) -> Option<u32> {
-            self.zookeeper.pid()
-        }
-        fn stop(&mut self) {
-            self.zookeeper.use_server_certificate(&self.expired);
-            self.zookeeper.restart();
-        }
-        fn restart(&mut self) {
-            self.zookeeper.use_server_certificate(&self.valid);
-            self.zookeeper.restart();
-        }
-        fn kill(&mut self) {
-            self.zookeeper.kill();
-        }
     }
 
     /// The nodes snowmint makes carry its digest user's ACL: another digest user, or a

@@ -194,22 +194,7 @@ impl Etcd {
         client: Option<&Pair>,
         user: Option<(&str, &Path)>,
     ) -> String {
-        let user_part = user.map(|(name, _)| format!("{name}@")).unwrap_or_default();
-        let mut url = format!(
-            "etcds://{user_part}127.0.0.1:{port}?tls_ca={}",
-            ca.display()
-        );
-        if let Some(client) = client {
-            url.push_str(&format!(
-                "&tls_cert={}&tls_key={}",
-                client.cert.display(),
-                client.key.display()
-            ));
-        }
-        if let Some((_, password_file)) = user {
-            url.push_str(&format!("&password_file={}", password_file.display()));
-        }
-        url
+        crate::pki::secured_url("etcds", &format!("127.0.0.1:{port}"), ca, client, user)
     }
 
     /// The CA a secured etcd's certificates come from (a copy of the [`Pki`]'s).
@@ -258,11 +243,6 @@ impl Etcd {
         ] {
             self.etcdctl(&args).unwrap_or_else(|err| panic!("{err}"));
         }
-    }
-
-    /// Puts `pair` in place of the server certificate; etcd presents it after a restart.
-    pub fn use_server_certificate(&self, pair: &Pair) {
-        self.tls().put("server", pair);
     }
 
     /// Runs `etcdctl` against this etcd as `root` (by its client certificate's name);
@@ -324,4 +304,10 @@ fn password() -> String {
 fn copy(from: &Path, to: &Path) {
     fs::copy(from, to)
         .unwrap_or_else(|err| panic!("cannot copy {} to {}: {err}", from.display(), to.display()));
+}
+
+impl crate::ServesCertificate for Etcd {
+    fn use_server_certificate(&self, pair: &Pair) {
+        self.tls().put("server", pair);
+    }
 }

@@ -25,6 +25,44 @@ pub struct Pair {
     pub key: PathBuf,
 }
 
+/// A lease URL in its secured form, as snowmint takes it:
+/// `SCHEME://[USER@]ADDRESS?tls_ca=CA[&tls_cert=..&tls_key=..][&password_file=..]`, where
+/// `address` holds the hosts and, for backends that have one, the path.
+///
+/// ```
+/// use std::path::Path;
+/// let url = snowmint_testkit::secured_url(
+///     "etcds",
+///     "127.0.0.1:2379",
+///     Path::new("/ca.pem"),
+///     None,
+///     Some(("app", Path::new("/pw"))),
+/// );
+/// assert_eq!(url, "etcds://app@127.0.0.1:2379?tls_ca=/ca.pem&password_file=/pw");
+/// ```
+#[must_use]
+pub fn secured_url(
+    scheme: &str,
+    address: &str,
+    ca: &Path,
+    client: Option<&Pair>,
+    user: Option<(&str, &Path)>,
+) -> String {
+    let user_part = user.map(|(name, _)| format!("{name}@")).unwrap_or_default();
+    let mut url = format!("{scheme}://{user_part}{address}?tls_ca={}", ca.display());
+    if let Some(client) = client {
+        url.push_str(&format!(
+            "&tls_cert={}&tls_key={}",
+            client.cert.display(),
+            client.key.display()
+        ));
+    }
+    if let Some((_, password_file)) = user {
+        url.push_str(&format!("&password_file={}", password_file.display()));
+    }
+    url
+}
+
 /// How long a certificate is valid, relative to now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Validity {

@@ -227,22 +227,13 @@ impl ZooKeeper {
         client: Option<&Pair>,
         user: Option<(&str, &Path)>,
     ) -> String {
-        let user_part = user.map(|(name, _)| format!("{name}@")).unwrap_or_default();
-        let mut url = format!(
-            "zookeepers://{user_part}127.0.0.1:{port}{ROOT}?tls_ca={}",
-            ca.display()
-        );
-        if let Some(client) = client {
-            url.push_str(&format!(
-                "&tls_cert={}&tls_key={}",
-                client.cert.display(),
-                client.key.display()
-            ));
-        }
-        if let Some((_, password_file)) = user {
-            url.push_str(&format!("&password_file={}", password_file.display()));
-        }
-        url
+        crate::pki::secured_url(
+            "zookeepers",
+            &format!("127.0.0.1:{port}{ROOT}"),
+            ca,
+            client,
+            user,
+        )
     }
 
     /// The CA the secured server trusts and its certificate comes from.
@@ -263,12 +254,6 @@ impl ZooKeeper {
         self.secured().password_file.clone()
     }
 
-    /// Puts `pair` in place of the server certificate; the server presents it after a
-    /// restart.
-    pub fn use_server_certificate(&self, pair: &Pair) {
-        write_key_store(pair, &self.secured().file("server.pem"));
-    }
-
     fn secured(&self) -> &Secured {
         self.secured
             .as_ref()
@@ -286,4 +271,10 @@ fn write_key_store(pair: &Pair, to: &Path) {
 fn copy(from: &Path, to: &Path) {
     fs::copy(from, to)
         .unwrap_or_else(|err| panic!("cannot copy {} to {}: {err}", from.display(), to.display()));
+}
+
+impl crate::ServesCertificate for ZooKeeper {
+    fn use_server_certificate(&self, pair: &Pair) {
+        write_key_store(pair, &self.secured().file("server.pem"));
+    }
 }

@@ -1,6 +1,10 @@
 //! A TLS port's connections: the handshake, after the connection has taken its place under
 //! `max_connections` and within `header_read_timeout_ms` from its start (the same clock
-//! then bounds the first request head); then the connection is served as a plain one is.
+//! then bounds the first request head); then the connection is served as a plain one is,
+//! in the protocol the handshake agreed on in ALPN: the HTTP port offers `h2` and
+//! `http/1.1` and speaks only the one chosen (both, told apart by their first bytes, when
+//! the client offered none); the gRPC port offers only `h2`, so a client that offers only
+//! `http/1.1` is refused at the handshake.
 //!
 //! A client that speaks plain HTTP to the HTTP port gets a JSON 400 that says the port
 //! speaks TLS, and the connection closes; on the other ports, and for anything else that is
@@ -13,7 +17,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::conn::Conn;
 use super::io::{Place, linger};
-use super::{Net, Protocol};
+use super::{Alpn, Net, Protocol};
 use crate::ApiError;
 use crate::metrics::{PortLabels, TimeoutLabels};
 use crate::tls::Acceptor;
@@ -103,8 +107,12 @@ impl Net {
                 return;
             }
         };
-        let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
-        self.connection(stream, peer, place, conn, protocol, h2, stop)
+        let alpn = match stream.get_ref().1.alpn_protocol() {
+            Some(b"h2") => Alpn::H2,
+            Some(b"http/1.1") => Alpn::Http1,
+            _ => Alpn::None,
+        };
+        self.connection(stream, peer, place, conn, protocol, alpn, stop)
             .await;
     }
 }

@@ -69,6 +69,18 @@ impl Protocol {
     }
 }
 
+/// What a TLS client and the server agreed on in ALPN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Alpn {
+    /// Nothing (plain text, or a client that offered no protocol): the HTTP port reads the
+    /// first bytes to tell HTTP/1.1 from HTTP/2, as on a plain port.
+    None,
+    /// `http/1.1`.
+    Http1,
+    /// `h2`.
+    H2,
+}
+
 /// Connections that may wait in the kernel to be accepted. The standard library's 128 is
 /// too few for a burst: a client past it has its SYN dropped and retries a second later,
 /// so a thousand clients connecting at once would see one-second stalls. The kernel caps it
@@ -99,7 +111,9 @@ pub struct Net {
     limits: Limits,
     places: Arc<Semaphore>,
     http: auto::Builder<TokioExecutor>,
-    /// The HTTP port's stack for a TLS client that chose `h2` in ALPN.
+    /// The HTTP port's stacks for a TLS client that chose `http/1.1` or `h2` in ALPN: the
+    /// connection speaks what was agreed, and nothing else.
+    http1: auto::Builder<TokioExecutor>,
     http2: auto::Builder<TokioExecutor>,
     grpc: auto::Builder<TokioExecutor>,
 }
@@ -114,6 +128,7 @@ impl Net {
             // 431 (see http::front); the protocol layer's limit, beyond which it answers
             // with an empty 431, is twice that, and bounds what one head can take.
             http: builder(&limits, limits.max_header_bytes.saturating_mul(2)),
+            http1: builder(&limits, limits.max_header_bytes.saturating_mul(2)).http1_only(),
             http2: builder(&limits, limits.max_header_bytes.saturating_mul(2)).http2_only(),
             grpc: builder(&limits, limits.max_header_bytes).http2_only(),
             limits,
@@ -179,7 +194,7 @@ impl Net {
                     let net = Arc::clone(&self);
                     tokio::spawn(async move {
                         let conn = Arc::new(Conn::new(&net.limits));
-                        net.connection(stream, peer, place, conn, protocol, false, stop)
+                        net.connection(stream, peer, place, conn, protocol, Alpn::None, stop)
                             .await;
                         drop(open);
                     });
@@ -217,7 +232,8 @@ impl Net {
         }
     }
 
-    /// Serves one connection, watching its progress; `h2` when TLS chose HTTP/2 in ALPN.
+    /// Serves one connection, watching its progress, in the protocol TLS chose in ALPN if
+    /// it chose one.
     #[allow(clippy::too_many_arguments)]
     async fn connection<S: Socket>(
         self: Arc<Net>,
@@ -226,13 +242,19 @@ impl Net {
         place: Place,
         conn: Arc<Conn>,
         protocol: Protocol,
-        h2: bool,
+        alpn: Alpn,
         stop: watch::Receiver<bool>,
     ) {
         let label = protocol.label();
         let (service, builder) = match protocol {
-            Protocol::Http(api) if h2 => (HyperService::Http(api), &self.http2),
-            Protocol::Http(api) => (HyperService::Http(api), &self.http),
+            Protocol::Http(api) => {
+                let builder = match alpn {
+                    Alpn::None => &self.http,
+                    Alpn::Http1 => &self.http1,
+                    Alpn::H2 => &self.http2,
+                };
+                (HyperService::Http(api), builder)
+            }
             Protocol::Grpc(router) => (HyperService::Grpc(router), &self.grpc),
             Protocol::Thrift => {
                 let (closing, closed) = watch::channel(false);

@@ -20,9 +20,13 @@ use rustls::{RootCertStore, ServerConfig};
 
 use crate::metrics::{Metrics, PortLabels};
 
-/// What the HTTP and gRPC ports offer in ALPN: both protocols on one port, as the plain
-/// port serves both.
+/// What the HTTP port offers in ALPN: both protocols on one port, as the plain port serves
+/// both.
 const ALPN_HTTP: [&[u8]; 2] = [b"h2", b"http/1.1"];
+/// What the gRPC port offers in ALPN: gRPC is HTTP/2 only, and a client that offers only
+/// `http/1.1` is refused at the handshake rather than answered in a protocol it did not
+/// choose.
+const ALPN_GRPC: [&[u8]; 1] = [b"h2"];
 
 /// The TLS files the server serves with, as validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,17 +153,7 @@ fn certificates(
     path: &Path,
 ) -> Result<Vec<CertificateDer<'static>>, TlsFileError> {
     let bytes = read(key, path)?;
-    let certs = CertificateDer::pem_slice_iter(&bytes)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| TlsFileError::new(key, path, format!("is not PEM certificates: {e}")))?;
-    if certs.is_empty() {
-        return Err(TlsFileError::new(
-            key,
-            path,
-            "holds no certificate (no BEGIN CERTIFICATE block)",
-        ));
-    }
-    Ok(certs)
+    snowmint_lease::pem_certificates(&bytes).map_err(|why| TlsFileError::new(key, path, why))
 }
 
 /// The private key of a PEM file. Its errors never quote the file.
@@ -261,6 +255,7 @@ impl Tls {
         let alpn: &'static [&'static [u8]] = match label {
             "thrift" if !self.files.thrift => return None,
             "thrift" => &[],
+            "grpc" => &ALPN_GRPC,
             _ => &ALPN_HTTP,
         };
         let loaded = lock(&self.loaded);

@@ -24,8 +24,9 @@ use tokio::time::Instant;
 
 use super::EtcdRegistry;
 use super::gateway::{Answer, etcd_message, unavailable};
-use super::url::{Credentials, host_of};
+use super::url::host_of;
 use crate::registry::LeaseError;
+use crate::secured::User;
 
 /// A token older than this is replaced before it is used: less than the 5 minutes that
 /// both kinds of token live by default.
@@ -37,7 +38,7 @@ const STALE_TOKEN: [&str; 2] = ["invalid auth token", "revision of auth store is
 
 /// A user of etcd's authentication and its current token.
 pub(super) struct Auth {
-    user: Credentials,
+    user: User,
     token: Mutex<Option<Token>>,
 }
 
@@ -48,7 +49,7 @@ struct Token {
 }
 
 impl Auth {
-    pub(super) fn new(user: Credentials) -> Auth {
+    pub(super) fn new(user: User) -> Auth {
         Auth {
             user,
             token: Mutex::new(None),
@@ -104,7 +105,7 @@ impl EtcdRegistry {
     }
 
     /// Asks the member in use for a token for `user`.
-    async fn authenticate(&self, user: &Credentials) -> Result<Option<String>, LeaseError> {
+    async fn authenticate(&self, user: &User) -> Result<Option<String>, LeaseError> {
         #[derive(Deserialize)]
         struct Authenticated {
             token: String,

@@ -9,11 +9,9 @@
 //! password in it, percent-encoded, or in `password_file=FILE`) makes every request carry
 //! a token of etcd's own authentication, so that the user's roles decide what it may do.
 
-use percent_encoding::percent_decode_str;
-
 use super::DEFAULT_PORT;
 use crate::registry::LeaseError;
-use crate::secured::{Secured, TlsFiles, redact};
+use crate::secured::{Secured, TlsFiles, User, redact};
 
 /// The URL's forms, as messages name them.
 const FORMS: &str = "etcd[s]://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...][?PARAMETERS]";
@@ -26,22 +24,7 @@ pub(super) struct Target {
     /// The TLS files, for `etcds://`; `None` for `etcd://`.
     pub(super) tls: Option<TlsFiles>,
     /// The user and password of etcd's authentication, if the URL names a user.
-    pub(super) user: Option<Credentials>,
-}
-
-/// A user of etcd's authentication and its password. Its `Debug` shows no password.
-#[derive(Clone, PartialEq, Eq)]
-pub(super) struct Credentials {
-    pub(super) name: String,
-    pub(super) password: String,
-}
-
-impl std::fmt::Debug for Credentials {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Credentials")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
-    }
+    pub(super) user: Option<User>,
 }
 
 impl Target {
@@ -113,51 +96,13 @@ pub(super) fn parse(url: &str) -> Result<Target, LeaseError> {
     if !https && secured.tls.is_some() {
         return Err(invalid("tls_ca, tls_cert and tls_key need etcds://"));
     }
-    let user = credentials(userinfo, &secured).map_err(|why| invalid(&why))?;
+    let user = secured.user(userinfo).map_err(|why| invalid(&why))?;
     let tls = https.then(|| secured.tls.unwrap_or_default());
     Ok(Target {
         endpoints,
         tls,
         user,
     })
-}
-
-/// The user and password from the URL's user part and its `password_file=`.
-fn credentials(userinfo: Option<&str>, secured: &Secured) -> Result<Option<Credentials>, String> {
-    let decode = |part: &str| {
-        percent_decode_str(part)
-            .decode_utf8()
-            .map(|text| text.into_owned())
-            .map_err(|_| "the user part is not UTF-8 once percent-decoded".to_string())
-    };
-    let Some(userinfo) = userinfo else {
-        if secured.password_file.is_some() {
-            return Err("password_file needs a user name: USER@HOST".into());
-        }
-        return Ok(None);
-    };
-    let (name, password) = match userinfo.split_once(':') {
-        Some((name, password)) => (decode(name)?, Some(decode(password)?)),
-        None => (decode(userinfo)?, None),
-    };
-    if name.is_empty() {
-        return Err("the user name is empty".into());
-    }
-    let from_file = secured.password()?;
-    let password = match (password, from_file) {
-        (Some(_), Some(_)) => {
-            return Err(
-                "the password is given twice: in the URL and in password_file, keep one".into(),
-            );
-        }
-        (Some(password), None) | (None, Some(password)) => password,
-        (None, None) => {
-            return Err(format!(
-                "user {name} needs a password: USER:PASSWORD@HOST or password_file=FILE"
-            ));
-        }
-    };
-    Ok(Some(Credentials { name, password }))
 }
 
 /// `scheme://host:port` for one member of an etcd URL, `host[:port]` with perhaps a `/`

@@ -133,7 +133,7 @@ impl ZooKeeperRegistry {
         };
         let acl = match &target.user {
             Some(user) => vec![
-                zk::Acl::new(zk::Permission::ALL, user.id()),
+                zk::Acl::new(zk::Permission::ALL, url::digest_id(user)),
                 zk::Acl::new(zk::Permission::READ, zk::AuthId::anyone()),
             ],
             None => zk::Acls::anyone_all().to_vec(),
@@ -232,7 +232,7 @@ impl ZooKeeperRegistry {
             .with_connection_timeout(super::CONNECT_TIMEOUT);
         if let Some(user) = &self.target.user {
             // Sent again by the client with every reconnection of the session.
-            connector = connector.with_auth("digest", &user.auth());
+            connector = connector.with_auth("digest", &url::digest_auth(user));
         }
         let opened = match &self.tls {
             Some(options) => {

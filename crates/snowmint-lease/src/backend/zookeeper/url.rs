@@ -10,11 +10,10 @@
 //! authenticates the session with ZooKeeper's `digest` scheme, and the nodes the registry
 //! makes then carry an ACL that lets only that user change them.
 
-use percent_encoding::percent_decode_str;
 use zookeeper_client as zk;
 
 use crate::registry::LeaseError;
-use crate::secured::{Secured, TlsFiles, redact};
+use crate::secured::{Secured, TlsFiles, User, redact};
 
 /// The URL's forms, as messages name them.
 const FORMS: &str = "zookeeper[s]://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...]/PATH[?PARAMETERS]";
@@ -33,39 +32,24 @@ pub(super) struct Target {
     /// The TLS files of a `zookeepers://` URL; `None` for `zookeeper://`.
     pub(super) tls: Option<TlsFiles>,
     /// The `digest` user and its password, if the URL names a user.
-    pub(super) user: Option<Digest>,
+    pub(super) user: Option<User>,
 }
 
-/// A user of ZooKeeper's `digest` scheme and its password. Its `Debug` shows no password.
-#[derive(Clone, PartialEq, Eq)]
-pub(super) struct Digest {
-    pub(super) name: String,
-    pub(super) password: String,
+/// What `addauth digest` takes for `user`: `user:password`.
+pub(super) fn digest_auth(user: &User) -> Vec<u8> {
+    format!("{}:{}", user.name, user.password).into_bytes()
 }
 
-impl Digest {
-    /// What `addauth digest` takes: `user:password`.
-    pub(super) fn auth(&self) -> Vec<u8> {
-        format!("{}:{}", self.name, self.password).into_bytes()
-    }
-
-    /// The identity ZooKeeper gives a session that authenticated as this user, as ACLs
-    /// name it: `digest`, `user:base64(SHA-1(user:password))`.
-    pub(super) fn id(&self) -> zk::AuthId {
-        use base64::Engine;
-        let sha1 =
-            aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA1_FOR_LEGACY_USE_ONLY, &self.auth());
-        let hashed = base64::engine::general_purpose::STANDARD.encode(sha1.as_ref());
-        zk::AuthId::new("digest", &format!("{}:{hashed}", self.name))
-    }
-}
-
-impl std::fmt::Debug for Digest {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Digest")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
-    }
+/// The identity ZooKeeper gives a session that authenticated as `user`, as ACLs name it:
+/// `digest`, `user:base64(SHA-1(user:password))`.
+pub(super) fn digest_id(user: &User) -> zk::AuthId {
+    use base64::Engine;
+    let sha1 = aws_lc_rs::digest::digest(
+        &aws_lc_rs::digest::SHA1_FOR_LEGACY_USE_ONLY,
+        &digest_auth(user),
+    );
+    let hashed = base64::engine::general_purpose::STANDARD.encode(sha1.as_ref());
+    zk::AuthId::new("digest", &format!("{}:{hashed}", user.name))
 }
 
 impl std::fmt::Debug for Target {
@@ -130,7 +114,11 @@ pub(super) fn parse(url: &str) -> Result<Target, LeaseError> {
     if !tls && secured.tls.is_some() {
         return Err(invalid("tls_ca, tls_cert and tls_key need zookeepers://"));
     }
-    let user = digest(userinfo, &secured).map_err(|why| invalid(&why))?;
+    let user = secured.user(userinfo).map_err(|why| invalid(&why))?;
+    if user.as_ref().is_some_and(|user| user.name.contains(':')) {
+        // `digest` reads `user:password` up to the first colon.
+        return Err(invalid("a digest user name cannot hold ':'"));
+    }
     let hosts = hosts
         .split(',')
         .map(|host| address(host).map_err(|why| invalid(&why)))
@@ -143,47 +131,6 @@ pub(super) fn parse(url: &str) -> Result<Target, LeaseError> {
         tls: tls.then(|| secured.tls.unwrap_or_default()),
         user,
     })
-}
-
-/// The `digest` user and password from the URL's user part and its `password_file=`.
-fn digest(userinfo: Option<&str>, secured: &Secured) -> Result<Option<Digest>, String> {
-    let decode = |part: &str| {
-        percent_decode_str(part)
-            .decode_utf8()
-            .map(|text| text.into_owned())
-            .map_err(|_| "the user part is not UTF-8 once percent-decoded".to_string())
-    };
-    let Some(userinfo) = userinfo else {
-        if secured.password_file.is_some() {
-            return Err("password_file needs a user name: USER@HOST".into());
-        }
-        return Ok(None);
-    };
-    let (name, password) = match userinfo.split_once(':') {
-        Some((name, password)) => (decode(name)?, Some(decode(password)?)),
-        None => (decode(userinfo)?, None),
-    };
-    if name.is_empty() {
-        return Err("the user name is empty".into());
-    }
-    if name.contains(':') {
-        // `digest` reads `user:password` up to the first colon.
-        return Err("a digest user name cannot hold ':'".into());
-    }
-    let password = match (password, secured.password()?) {
-        (Some(_), Some(_)) => {
-            return Err(
-                "the password is given twice: in the URL and in password_file, keep one".into(),
-            );
-        }
-        (Some(password), None) | (None, Some(password)) => password,
-        (None, None) => {
-            return Err(format!(
-                "user {name} needs a password: USER:PASSWORD@HOST or password_file=FILE"
-            ));
-        }
-    };
-    Ok(Some(Digest { name, password }))
 }
 
 /// `host:port` from `host[:port]` or `[v6]:port`, the port defaulting to 2181.
@@ -262,7 +209,7 @@ mod tests {
         let target =
             parse("zookeepers://snow%40mint:p%40ss:x@zk1:2281/snowmint?tls_ca=/ca.pem").unwrap();
         let user = target.user.clone().unwrap();
-        assert_eq!(user.auth(), b"snow@mint:p@ss:x");
+        assert_eq!(digest_auth(&user), b"snow@mint:p@ss:x");
         assert_eq!(
             target.tls.clone().unwrap().ca.unwrap().to_str(),
             Some("/ca.pem")
@@ -270,11 +217,11 @@ mod tests {
         assert_eq!(target.shown(), "zookeepers://snow@mint@zk1:2281/snowmint");
         assert!(!format!("{target:?}{user:?}").contains("p@ss:x"));
         // The superuser digest of ZooKeeper's administrator guide, for "super:admin".
-        let known = Digest {
+        let known = User {
             name: "super".into(),
             password: "admin".into(),
         };
-        assert_eq!(known.id().id(), "super:xQJmxLMiHGwaqBvst5y6rkB6HQs=");
+        assert_eq!(digest_id(&known).id(), "super:xQJmxLMiHGwaqBvst5y6rkB6HQs=");
         let err = parse("zookeeper://u:s3cret@h:port/s")
             .unwrap_err()
             .to_string();
