@@ -117,6 +117,18 @@ impl Listeners {
     }
 }
 
+/// Tells systemd `states` when it started the process with `NOTIFY_SOCKET` set (a unit of
+/// `Type=notify`); does nothing otherwise. A failure to tell it is logged, never fatal:
+/// systemd then times the start out, which says more than a server that refused to run.
+fn tell_systemd(states: &[sd_notify::NotifyState<'_>]) {
+    if std::env::var_os("NOTIFY_SOCKET").is_none() {
+        return;
+    }
+    if let Err(e) = sd_notify::notify(false, states) {
+        tracing::warn!(error = %e, "cannot tell systemd of the server's state (NOTIFY_SOCKET)");
+    }
+}
+
 /// A certificate's notAfter, in Unix seconds, as a time.
 pub(crate) fn expiry(not_after: i64) -> snowmint::UnixMs {
     snowmint::UnixMs(u64::try_from(not_after).unwrap_or(0).saturating_mul(1000))
@@ -223,6 +235,8 @@ pub async fn run(
     }
     let (stop_tx, stop_rx) = watch::channel(false);
     let source = Arc::clone(&state.source);
+    let status =
+        format!("serving on {http_addr} (http), {grpc_addr} (grpc), {thrift_addr} (thrift)");
     let net = Net::new(state.clone());
     let serve = |listener, protocol: Protocol| {
         let acceptor = tls
@@ -244,7 +258,13 @@ pub async fn run(
         tasks.push(("thrift", serve(listener, Protocol::Thrift)));
     }
     tokio::spawn(crate::reload::watch(state.clone(), tls, stop_rx.clone()));
+    // Every port accepts now: a unit of `Type=notify` is started.
+    tell_systemd(&[
+        sd_notify::NotifyState::Ready,
+        sd_notify::NotifyState::Status(&status),
+    ]);
     shutdown.await;
+    tell_systemd(&[sd_notify::NotifyState::Stopping]);
     tracing::info!(grace_ms = grace.as_millis() as u64, "shutting down");
     source.drain();
     let _ = stop_tx.send(true);
