@@ -196,6 +196,22 @@ impl Metrics {
         }
     }
 
+    /// A port begins to accept: its counters of refusals (and, over TLS, of reloads and
+    /// failed handshakes) are shown from now on at 0, so that an alert on their increase
+    /// has a series to look at before the first refusal.
+    pub fn port_opened(&self, port: &'static str, tls: bool) {
+        drop(
+            self.connections_refused
+                .get_or_create(&ConnectionLabels { protocol: port }),
+        );
+        if tls {
+            let labels = PortLabels { port };
+            drop(self.tls_reloads.get_or_create(&labels));
+            drop(self.tls_reload_failures.get_or_create(&labels));
+            drop(self.tls_handshake_failures.get_or_create(&labels));
+        }
+    }
+
     /// The request metrics of `route` over `protocol`, for a caller to keep and record
     /// through ([`RouteMetrics::record`]); `ok` is the status most of its requests answer
     /// (200, or gRPC's 0), whose count it keeps at hand.
@@ -434,6 +450,11 @@ impl Collector for GeneratorCollector {
                 "time_field_remaining_seconds",
                 "Seconds until the layout's time field runs out",
                 layout.capacity().runs_out_ms.saturating_sub(now_ms) as f64 / 1000.0,
+            ),
+            (
+                "capacity_ids_per_second",
+                "Ids one worker id can issue per second under the layout: the cap ids_issued_total rises toward",
+                layout.capacity().ids_per_second as f64,
             ),
             (
                 "ready",

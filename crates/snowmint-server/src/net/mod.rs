@@ -147,6 +147,7 @@ impl Net {
         mut stop: watch::Receiver<bool>,
     ) {
         let label = protocol.label();
+        self.state.metrics.port_opened(label, tls.is_some());
         // Every connection task holds a sender; when all are gone, so are the connections.
         let (open_tx, mut open_rx) = mpsc::channel::<()>(1);
         loop {
