@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use snowmint_testkit::{Pki, Redis, Server};
+use snowmint_testkit::{Pki, Redis};
 use support::{LeaseTimes, serve_builder, spawn_logged};
 
 fn deploy(file: &str) -> PathBuf {
