@@ -17,9 +17,17 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
+/// The version and the commit it was built from, as `snowmint --version` prints them.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("SNOWMINT_COMMIT"),
+    ")"
+);
+
 /// Mint, take apart and describe 64-bit, time-sorted ids in the style of Twitter's Snowflake.
 #[derive(Debug, Parser)]
-#[command(name = "snowmint", version)]
+#[command(name = "snowmint", version = VERSION)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -35,6 +43,59 @@ enum Command {
     Serial(Box<serial::SerialArgs>),
     Compose(compose::ComposeArgs),
     At(compose::AtArgs),
+    Completions(CompletionsArgs),
+    Manpage(ManpageArgs),
+}
+
+/// Print a completion script for SHELL to standard output
+///
+/// bash: `snowmint completions bash > /etc/bash_completion.d/snowmint`; zsh: into a
+/// directory of $fpath as `_snowmint`; fish: `~/.config/fish/completions/snowmint.fish`;
+/// PowerShell: add it to $PROFILE.
+#[derive(Debug, clap::Args)]
+struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum)]
+    shell: clap_complete::Shell,
+}
+
+/// Print the man page snowmint(1) in roff, or write it and one page a subcommand
+///
+/// `snowmint manpage > /usr/local/share/man/man1/snowmint.1`, or
+/// `snowmint manpage --out-dir /usr/local/share/man/man1` for snowmint.1 and
+/// snowmint-gen.1, snowmint-serve.1 and the others, each with every option `--help` lists.
+#[derive(Debug, clap::Args)]
+struct ManpageArgs {
+    /// Write every page into DIR instead of snowmint.1 to standard output (default: none)
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<std::path::PathBuf>,
+}
+
+fn manpage(args: ManpageArgs) -> Result<(), failure::Failure> {
+    use anyhow::Context;
+    let top = Cli::command();
+    let Some(dir) = args.out_dir else {
+        clap_mangen::Man::new(top)
+            .render(&mut std::io::stdout().lock())
+            .context("cannot write the man page")?;
+        return Ok(());
+    };
+    let mut pages = vec![("snowmint".to_string(), top.clone())];
+    for sub in top.get_subcommands().filter(|sub| !sub.is_hide_set()) {
+        let name = format!("snowmint-{}", sub.get_name());
+        // clap names commands with static strings: a few bytes once per page written.
+        let leaked: &'static str = Box::leak(name.clone().into_boxed_str());
+        pages.push((name, sub.clone().name(leaked)));
+    }
+    for (name, command) in pages {
+        let path = dir.join(format!("{name}.1"));
+        let mut page = Vec::new();
+        clap_mangen::Man::new(command)
+            .render(&mut page)
+            .context("cannot render a man page")?;
+        std::fs::write(&path, page).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
 }
 
 fn main() -> ExitCode {
@@ -52,6 +113,16 @@ fn main() -> ExitCode {
         Command::Serial(args) => serial::run(*args),
         Command::Compose(args) => compose::run_compose(args),
         Command::At(args) => compose::run_at(args),
+        Command::Completions(args) => {
+            clap_complete::generate(
+                args.shell,
+                &mut Cli::command(),
+                "snowmint",
+                &mut std::io::stdout(),
+            );
+            Ok(())
+        }
+        Command::Manpage(args) => manpage(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
