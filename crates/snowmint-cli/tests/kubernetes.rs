@@ -1,6 +1,8 @@
 //! `deploy/kubernetes/`: every manifest is valid against the Kubernetes API's own schemas
 //! (kubernetes-validate, strict: an unknown field fails too), and says what the docs say.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -15,18 +17,9 @@ fn manifests() -> Vec<PathBuf> {
     files
 }
 
-/// The kubernetes-validate of `scripts/setup`, in a virtual environment under the target
-/// directory.
+/// The kubernetes-validate of `scripts/setup`.
 fn validator() -> PathBuf {
-    // CARGO_TARGET_TMPDIR is the target directory's `tmp`.
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
-    let validate = target.join("kubernetes-venv/bin/kubernetes-validate");
-    assert!(
-        validate.exists(),
-        "{} is missing: run scripts/setup",
-        validate.display()
-    );
-    validate
+    support::setup_tool("kubernetes-venv/bin/kubernetes-validate")
 }
 
 #[test]

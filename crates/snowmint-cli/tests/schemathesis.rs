@@ -26,14 +26,7 @@ const TOKEN: &str = "schemathesis-token";
 
 #[test]
 fn schemathesis_finds_no_server_error_and_no_broken_promise_of_the_document() {
-    // CARGO_TARGET_TMPDIR is the target directory's `tmp`.
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
-    let schemathesis = target.join("schemathesis-venv/bin/schemathesis");
-    assert!(
-        schemathesis.exists(),
-        "{} is missing: run scripts/setup",
-        schemathesis.display()
-    );
+    let schemathesis = support::setup_tool("schemathesis-venv/bin/schemathesis");
     let state = tempfile::tempdir().unwrap();
     let serve = spawn_logged(serve_command(
         state.path(),

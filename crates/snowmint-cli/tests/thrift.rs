@@ -37,14 +37,7 @@ fn repo() -> PathBuf {
 /// in the virtual environment `scripts/setup` makes under the target directory, with the
 /// `thrift` package installed.
 fn python_client(addr: SocketAddr, agents: &[&str]) -> Value {
-    // CARGO_TARGET_TMPDIR is the target directory's `tmp`.
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
-    let python = target.join("thrift-venv/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run scripts/setup",
-        python.display()
-    );
+    let python = support::setup_tool("thrift-venv/bin/python");
     let generated = tempfile::tempdir().unwrap();
     let compiled = Command::new("thrift")
         .arg("-out")

@@ -20,6 +20,20 @@ use snowmint::{Id, Layout};
 pub use snowmint_testkit::LeaseTimes;
 use snowmint_testkit::{ServeCommand, Serving, eventually};
 
+/// A program that `scripts/setup` installs into a virtual environment under the target
+/// directory, such as `schemathesis-venv/bin/schemathesis`; its absence fails the test.
+pub fn setup_tool(path: &str) -> PathBuf {
+    // CARGO_TARGET_TMPDIR is the target directory's `tmp`.
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
+    let tool = target.join(path);
+    assert!(
+        tool.exists(),
+        "{} is missing: run scripts/setup",
+        tool.display()
+    );
+    tool
+}
+
 /// `snowmint serve` of this crate's binary on free loopback ports, with `state` as its
 /// state directory: the kit's builder, for the flags a test adds.
 pub fn serve_builder(state: &Path) -> ServeCommand {
