@@ -400,14 +400,27 @@ pub fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(end);
-    let authority = match authority.rsplit_once('@') {
-        Some((userinfo, hosts)) => match userinfo.split_once(':') {
-            Some((user, _password)) => format!("{user}:***@{hosts}"),
-            None => authority.to_string(),
-        },
-        None => authority.to_string(),
+    // The user part ends at the last `@` of the URL, not at the last one before the first
+    // `/` or `?`: a password that is not percent-encoded may hold `/`, `?` or `#`, and
+    // every parser here but Redis's splits at that last `@`. A `@` in a parameter's value
+    // then hides more than the password, never less.
+    let (authority, tail) = match rest.rfind('@') {
+        Some(at) if rest[..at].contains(':') => {
+            let user = rest[..at].split_once(':').map_or("", |(user, _)| user);
+            // A user part that holds more than a name is hidden whole.
+            let user = if user.contains(['/', '?', '#', '&', '=', '@']) {
+                "***".to_string()
+            } else {
+                format!("{user}:***")
+            };
+            let after = &rest[at + 1..];
+            let end = after.find(['/', '?']).unwrap_or(after.len());
+            (format!("{user}@{}", &after[..end]), &after[end..])
+        }
+        _ => {
+            let end = rest.find(['/', '?']).unwrap_or(rest.len());
+            (rest[..end].to_string(), &rest[end..])
+        }
     };
     let tail = match tail.split_once('?') {
         Some((path, query)) => {
@@ -423,6 +436,22 @@ pub fn redact(url: &str) -> String {
         None => tail.to_string(),
     };
     format!("{scheme}://{authority}{tail}")
+}
+
+/// How an error names a parameter of a lease URL that it refuses: `"name"` when the name
+/// is a word (letters, digits, `_`), else without it. A password that is not
+/// percent-encoded and holds `?` puts its end among the parameters, where its text would
+/// be quoted as a parameter's name.
+#[must_use]
+pub(crate) fn parameter_shown(name: &str) -> String {
+    if !name.is_empty()
+        && name.len() <= 40
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        format!("{name:?}")
+    } else {
+        "(its name is not shown: it is no word, perhaps the end of a password that is not percent-encoded)".into()
+    }
 }
 
 /// The URL parameters whose values are secrets, in any backend's URL.
@@ -444,6 +473,64 @@ mod tests {
         );
         assert_eq!(redact("zookeeper://u@h/p"), "zookeeper://u@h/p");
         assert_eq!(redact("file:/var/lib/x"), "file:/var/lib/x");
+    }
+
+    /// An attack wrote passwords unencoded: a `/`, `?` or `#` in one ended the user part
+    /// early, and the URL was quoted whole in the error that refused it.
+    #[test]
+    fn a_password_that_is_not_percent_encoded_is_hidden_too() {
+        for (url, shown) in [
+            ("rediss://app:s3/cr3t@h:6380/0", "rediss://app:***@h:6380/0"),
+            (
+                "etcds://app:s3?cr3t@h:2379?tls_ca=/ca.pem",
+                "etcds://app:***@h:2379?tls_ca=/ca.pem",
+            ),
+            (
+                "zookeeper://app:s3#c/r?3t@h:2181/root",
+                "zookeeper://app:***@h:2181/root",
+            ),
+            ("postgres://app:s3/c@r3t@h/db", "postgres://app:***@h/db"),
+            ("redis://:12/s3cr3t@h:6379/0", "redis://:***@h:6379/0"),
+            // A `@` in a parameter's value: more is hidden, a secret parameter too.
+            (
+                "postgres://h/db?password=s3cr3t&sslrootcert=/a:b@c",
+                "postgres://***@c",
+            ),
+            (
+                "etcds://h:2379?tls_ca=/x@y/ca.pem",
+                "etcds://h:***@y/ca.pem",
+            ),
+        ] {
+            assert_eq!(redact(url), shown, "{url}");
+        }
+        assert_eq!(redact("etcds://app@h:2379?tls_ca=/x@y"), "etcds://***@y");
+    }
+
+    /// The same URLs refused by the backends: no part of the password in the message, a
+    /// part after a `?` taken for a parameter included.
+    #[test]
+    fn a_backend_refusing_a_password_that_is_not_percent_encoded_shows_none_of_it() {
+        for url in [
+            "rediss://app:s3cr/etPW@127.0.0.1:6380/0",
+            "rediss://app:12/s3cretPW@127.0.0.1:6380/0",
+            "redis://app:s3cr?etPW@127.0.0.1:6380/0",
+            "redis://app:s3cr?wait=etPW@127.0.0.1:6380/0",
+            "redis://app:s3cr?wait=1&etPW@127.0.0.1:6380/0",
+            "etcds://app:s3cr/etPW@127.0.0.1:2379?tls_ca=/nonexistent/ca.pem",
+            "etcds://app:s3cr?etPW@127.0.0.1:2379?tls_ca=/nonexistent/ca.pem",
+            "zookeepers://app:s3cr/etPW@127.0.0.1:2281/snowmint",
+            "zookeeper://app:s3cr?etPW@127.0.0.1:2281/snowmint",
+            "zookeeper://app:s3/cr?etPW@127.0.0.1:2281/snowmint",
+            "postgres://app:s3cr/etPW@127.0.0.1:5432/db?sslrootcert=/nonexistent/ca.pem",
+        ] {
+            let Err(err) = crate::registry_from_url(url) else {
+                continue;
+            };
+            let said = err.to_string();
+            assert!(!said.contains("etPW"), "{url}: {said}");
+        }
+        assert_eq!(parameter_shown("wiat"), "\"wiat\"");
+        assert!(!parameter_shown("etPW@h:6379/0").contains("etPW"));
     }
 
     #[test]

@@ -54,6 +54,41 @@ fn at(redis: &Redis) -> String {
     )
 }
 
+/// An attack turned the lease user off and killed its connections, then turned it on
+/// again: the connection's reconnection had been refused, and the registry answered that
+/// refusal to every later call, for good, without connecting again, so the server stayed
+/// fenced until restarted. Now the next call after a refusal connects afresh.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_turned_off_and_on_again_is_connected_again() {
+    let (_pki, redis) = secured();
+    let registry: Arc<dyn Registry> = Arc::new(RedisRegistry::from_url(&redis.url()).unwrap());
+    let claim = conformance::claim("off-and-on", "pod", 4);
+    let lease = registry.acquire(&claim).await.unwrap();
+    let admin = |args: &[&str]| {
+        let mut command = redis::cmd(args[0]);
+        for arg in &args[1..] {
+            command.arg(*arg);
+        }
+        redis.command::<redis::Value>(&command).unwrap();
+    };
+    admin(&["ACL", "SETUSER", "snowmint", "off"]);
+    admin(&["CLIENT", "KILL", "USER", "snowmint"]);
+    let mut refused = 0;
+    for _ in 0..3 {
+        if let Err(err) = registry.renew(&claim, &lease, 1).await {
+            assert!(err.to_string().contains("AUTH"), "{err}");
+            refused += 1;
+        }
+    }
+    assert!(refused >= 2, "renewals went on with the user off");
+    admin(&["ACL", "SETUSER", "snowmint", "on"]);
+    registry
+        .renew(&claim, &lease, 1)
+        .await
+        .expect("a renewal once the user is on again");
+    registry.release(&claim, &lease, 1).await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lease_user_with_exactly_its_rights_acquires_renews_and_releases() {
     let (_pki, redis) = secured();

@@ -90,7 +90,8 @@ pub(super) fn parse(url: &str) -> Result<Target, LeaseError> {
     let (secured, unknown) = Secured::take(query).map_err(|why| invalid(&why))?;
     if let Some((name, _)) = unknown.first() {
         return Err(invalid(&format!(
-            "unknown parameter {name:?}: etcd URLs take tls_ca, tls_cert, tls_key and password_file"
+            "unknown parameter {}: etcd URLs take tls_ca, tls_cert, tls_key and password_file",
+            crate::secured::parameter_shown(name)
         )));
     }
     if !https && secured.tls.is_some() {

@@ -246,7 +246,15 @@ impl Primary {
         }
         let lost = err.is_io_error();
         match self.finder {
-            Finder::Direct(_) => lost,
+            Finder::Direct(_) => {
+                // A connection manager whose reconnection was refused (the user turned off
+                // or its password changed, then put right) answers that refusal for good
+                // without trying again: a new one connects afresh at the next operation.
+                if refused_connection(err) {
+                    self.forget();
+                }
+                lost
+            }
             Finder::Sentinels { .. } => {
                 let demoted = err.kind() == ErrorKind::Server(ServerErrorKind::ReadOnly)
                     || err.kind() == ErrorKind::Server(ServerErrorKind::MasterDown)
@@ -351,6 +359,14 @@ impl Primary {
     fn slot(&self) -> std::sync::MutexGuard<'_, Option<Link>> {
         self.link.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// Whether `err` is a connection's refusal rather than a command's: authentication
+/// refused, or an error after which the client library reconnects.
+fn refused_connection(err: &RedisError) -> bool {
+    err.kind() == ErrorKind::AuthenticationFailed
+        || matches!(err.code(), Some("WRONGPASS" | "NOAUTH"))
+        || err.is_unrecoverable_error()
 }
 
 /// Runs `invocation`, loading its script if the server lacks it; when `asked` replicas

@@ -188,11 +188,18 @@ fn replicas(rest: &[(String, String)]) -> Result<u32, String> {
     for (key, n) in rest {
         if key != "wait" {
             return Err(format!(
-                "unknown parameter {key:?}: the parameters are wait, password_file, tls_ca, tls_cert and tls_key"
+                "unknown parameter {}: the parameters are wait, password_file, tls_ca, tls_cert and tls_key",
+                crate::secured::parameter_shown(key)
             ));
         }
         replicas = n.parse().map_err(|_| {
-            format!("wait={n} is not a number of replicas (a whole number, 0 for none)")
+            // Quoted only if it is a word: it may be the end of a password with a `?`.
+            let shown = if n.chars().all(|c| c.is_ascii_alphanumeric()) && n.len() <= 40 {
+                n.as_str()
+            } else {
+                "(not shown)"
+            };
+            format!("wait={shown} is not a number of replicas (a whole number, 0 for none)")
         })?;
     }
     Ok(replicas)
