@@ -1,0 +1,472 @@
+//! The container image (Dockerfile), built by `scripts/image` and run by Docker: it serves,
+//! stops on SIGTERM with exit 0 and its mark persisted, issues larger ids after a restart on
+//! the same volume, runs with a read-only root file system and as users other than root,
+//! and resolves host names from `FROM scratch` (Docker's DNS and /etc/hosts).
+//!
+//! Ignored by a plain `cargo test`: building the image takes minutes.
+//! `cargo test -p snowmint-cli --test image -- --ignored` runs them; without a Docker engine
+//! they skip, but fail when CI=true. With IMAGE_TEST_REUSE set, an image snowmint:VERSION
+//! already there is tested as it is, not built again. Containers, volumes, networks and images they make
+//! are named `snowmint-test-<pid>-...` and removed at the end of each test.
+
+mod support;
+
+use std::io::Write;
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use support::{http_get, twitter_ms};
+
+/// How long a container may take to answer /readyz with 200.
+const READY: Duration = Duration::from_secs(30);
+
+/// `scripts/image` once for the whole file: the image's tag, or None (skipped) when no
+/// Docker engine answers and this is not CI.
+fn image() -> Option<&'static str> {
+    static IMAGE: OnceLock<Option<String>> = OnceLock::new();
+    IMAGE
+        .get_or_init(|| {
+            if !docker(&["info"]).status.success() {
+                let ci = std::env::var("CI").as_deref() == Ok("true");
+                assert!(!ci, "no Docker engine answers `docker info`: the image tests cannot run in CI without one");
+                report("skipping the image tests: no Docker engine answers `docker info`");
+                return None;
+            }
+            let tag = format!("snowmint:{}", env!("CARGO_PKG_VERSION"));
+            if std::env::var_os("IMAGE_TEST_REUSE").is_some()
+                && docker(&["image", "inspect", &tag]).status.success()
+            {
+                report(&format!("image: IMAGE_TEST_REUSE: testing {tag} as it is"));
+                return Some(tag);
+            }
+            let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+            let started = Instant::now();
+            let out = Command::new("timeout")
+                .args(["1200", "scripts/image"])
+                .current_dir(&root)
+                .output()
+                .expect("run scripts/image");
+            let log = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(out.status.success(), "scripts/image failed:\n{log}");
+            // The script's own lines: each step's time and the image's size.
+            for line in log.lines().filter(|l| l.starts_with("image: ")) {
+                report(line);
+            }
+            report(&format!(
+                "image: scripts/image took {:.1} s",
+                started.elapsed().as_secs_f64()
+            ));
+            let size = ok(&["image", "inspect", "-f", "{{.Size}}", &tag]);
+            report(&format!("image: {tag} is {} bytes", size.trim()));
+            Some(tag)
+        })
+        .as_deref()
+}
+
+/// Says something past the test harness's capture, so that a passing run shows it too.
+fn report(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+fn docker(args: &[&str]) -> Output {
+    Command::new("docker")
+        .args(args)
+        .output()
+        .expect("run docker")
+}
+
+/// Runs docker and returns its stdout; panics with its stderr when it fails.
+fn ok(args: &[&str]) -> String {
+    let out = docker(args);
+    assert!(
+        out.status.success(),
+        "docker {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// Everything a test makes in Docker, named `snowmint-test-<pid>-<test>-<what>`, removed
+/// when the test ends, passed or failed.
+struct Scope {
+    prefix: String,
+    containers: Vec<String>,
+    volumes: Vec<String>,
+    networks: Vec<String>,
+    images: Vec<String>,
+}
+
+impl Scope {
+    fn new(test: &str) -> Scope {
+        Scope {
+            prefix: format!("snowmint-test-{}-{test}", std::process::id()),
+            containers: Vec::new(),
+            volumes: Vec::new(),
+            networks: Vec::new(),
+            images: Vec::new(),
+        }
+    }
+
+    fn name(&self, what: &str) -> String {
+        format!("{}-{what}", self.prefix)
+    }
+
+    fn volume(&mut self, what: &str) -> String {
+        let name = self.name(what);
+        ok(&["volume", "create", &name]);
+        self.volumes.push(name.clone());
+        name
+    }
+
+    fn network(&mut self, what: &str) -> String {
+        let name = self.name(what);
+        ok(&["network", "create", &name]);
+        self.networks.push(name.clone());
+        name
+    }
+
+    /// `docker run -d --name <prefix>-<what> ARGS...`: the container's name.
+    fn run(&mut self, what: &str, args: &[&str]) -> String {
+        let name = self.name(what);
+        let mut all = vec!["run", "-d", "--name", &name];
+        all.extend_from_slice(args);
+        self.containers.push(name.clone());
+        ok(&all);
+        name
+    }
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        for c in &self.containers {
+            docker(&["rm", "-f", "-v", c]);
+        }
+        for v in &self.volumes {
+            docker(&["volume", "rm", "-f", v]);
+        }
+        for n in &self.networks {
+            docker(&["network", "rm", n]);
+        }
+        for i in &self.images {
+            docker(&["image", "rm", "-f", i]);
+        }
+    }
+}
+
+fn inspect(container: &str, format: &str) -> String {
+    ok(&["inspect", "-f", format, container]).trim().to_string()
+}
+
+fn logs(container: &str) -> String {
+    let out = docker(&["logs", container]);
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The container's address on its first network, port `port`.
+fn address(container: &str, port: u16) -> SocketAddr {
+    let ip = inspect(
+        container,
+        "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}",
+    );
+    let ip = ip
+        .split_whitespace()
+        .next()
+        .unwrap_or_else(|| panic!("{container} has no address: {}", logs(container)));
+    SocketAddr::new(ip.parse().expect("an IP address"), port)
+}
+
+/// Waits until the container answers /readyz with 200; returns its HTTP address.
+fn ready(container: &str) -> SocketAddr {
+    let deadline = Instant::now() + READY;
+    loop {
+        if inspect(container, "{{.State.Running}}") == "true" {
+            let addr = address(container, 8080);
+            if TcpStream::connect_timeout(&addr, Duration::from_secs(1)).is_ok()
+                && http_get(addr, "/readyz").0 == 200
+            {
+                return addr;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{container} not ready in {READY:?}: state {}, logs:\n{}",
+            inspect(container, "{{.State.Status}} {{.State.ExitCode}}"),
+            logs(container)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn one_id(addr: SocketAddr) -> u64 {
+    let (status, body) = http_get(addr, "/v1/id");
+    assert_eq!(status, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    v["id"].as_str().expect("an id").parse().expect("decimal")
+}
+
+/// `docker stop` (SIGTERM): the container's exit code, which must come within the grace.
+fn stop(container: &str) -> i64 {
+    let started = Instant::now();
+    ok(&["stop", "-t", "30", container]);
+    assert!(
+        started.elapsed() < Duration::from_secs(25),
+        "{container} took {:?} to stop on SIGTERM",
+        started.elapsed()
+    );
+    inspect(container, "{{.State.ExitCode}}")
+        .parse()
+        .expect("an exit code")
+}
+
+/// The real user and group ids of the container's process, as the host sees them.
+fn process_ids(container: &str) -> (String, String) {
+    let pid = inspect(container, "{{.State.Pid}}");
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("its status");
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next())
+            .expect("the field")
+            .to_string()
+    };
+    (field("Uid:"), field("Gid:"))
+}
+
+/// The mark files in a volume, read from the host: (name, contents, owner uid).
+fn marks(volume: &str) -> Vec<(String, String, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = ok(&["volume", "inspect", "-f", "{{.Mountpoint}}", volume]);
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir.trim()).expect("the volume's directory") {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".mark") {
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            found.push((name, text, entry.metadata().unwrap().uid()));
+        }
+    }
+    found
+}
+
+#[test]
+#[ignore = "builds the container image (minutes): run with --ignored"]
+fn image_serves_stops_on_sigterm_and_resumes_on_its_volume() {
+    let Some(image) = image() else { return };
+    let mut scope = Scope::new("restart");
+    let volume = scope.volume("state");
+    let mount = format!("{volume}:/var/lib/snowmint");
+    let args = ["--read-only", "-v", &mount, image];
+
+    let first = scope.run("first", &args);
+    let addr = ready(&first);
+    let before = one_id(addr);
+    let (status, body) = http_get(addr, "/v1/ids?count=100");
+    assert_eq!(status, 200, "{body}");
+    let last = support::ids(&body).into_iter().max().expect("ids");
+    assert!(last > before);
+    // gRPC listens on 50051 on every interface too.
+    TcpStream::connect_timeout(&address(&first, 50051), Duration::from_secs(5))
+        .expect("the gRPC port answers");
+
+    // Not root: the image's user, 65532.
+    assert_eq!(inspect(&first, "{{.Config.User}}"), "65532:65532");
+    assert_eq!(
+        process_ids(&first),
+        ("65532".to_string(), "65532".to_string())
+    );
+
+    assert_eq!(
+        stop(&first),
+        0,
+        "exit code on SIGTERM; logs:\n{}",
+        logs(&first)
+    );
+    let log = logs(&first);
+    assert!(
+        log.contains("stopped; high-water mark persisted"),
+        "logs:\n{log}"
+    );
+    let marks = marks(&volume);
+    assert_eq!(marks.len(), 1, "{marks:?}");
+    let mark: u64 = marks[0].1.trim().parse().expect("ms in the mark file");
+    assert!(
+        mark >= twitter_ms(last),
+        "mark {mark} before the last id's time {}",
+        twitter_ms(last)
+    );
+
+    let second = scope.run("second", &args);
+    let addr = ready(&second);
+    let after = one_id(addr);
+    assert!(
+        after > last,
+        "after a restart on the same volume: {after} <= {last}"
+    );
+    assert_eq!(stop(&second), 0, "logs:\n{}", logs(&second));
+}
+
+#[test]
+#[ignore = "builds the container image (minutes): run with --ignored"]
+fn image_runs_as_any_user_on_a_fresh_volume() {
+    let Some(image) = image() else { return };
+    let mut scope = Scope::new("user");
+    let volume = scope.volume("state");
+    let mount = format!("{volume}:/var/lib/snowmint");
+    let c = scope.run(
+        "server",
+        &["--read-only", "--user", "12345:12345", "-v", &mount, image],
+    );
+    let addr = ready(&c);
+    one_id(addr);
+    assert_eq!(process_ids(&c), ("12345".to_string(), "12345".to_string()));
+    assert_eq!(stop(&c), 0, "logs:\n{}", logs(&c));
+    let marks = marks(&volume);
+    assert_eq!(marks.len(), 1, "{marks:?}");
+    assert_eq!(marks[0].2, 12345, "the mark's owner");
+
+    // The binary is the entrypoint: other subcommands run in place of `serve`.
+    let out = ok(&["run", "--rm", image, "gen", "-n", "2"]);
+    assert_eq!(out.lines().count(), 2, "{out}");
+}
+
+/// An image of this machine's redis-server, made here (there is no registry to pull one
+/// from): the binary and the libraries it loads, nothing else.
+fn redis_image(scope: &mut Scope) -> String {
+    // By the name on PATH, not the file it links to: Debian's redis-server is a link to
+    // redis-check-rdb, which picks its part by the name it is run as.
+    let binary = std::env::var_os("PATH")
+        .and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("redis-server"))
+                .find(|f| f.is_file())
+        })
+        .expect("redis-server installed (scripts/setup)");
+    let ldd = Command::new("ldd").arg(&binary).output().expect("ldd");
+    let mut files = vec![binary.to_string_lossy().into_owned()];
+    for line in String::from_utf8_lossy(&ldd.stdout).lines() {
+        if let Some(path) = line.split_whitespace().find(|w| w.starts_with('/')) {
+            files.push(path.to_string());
+        }
+    }
+    let files: Vec<String> = files
+        .iter()
+        .map(|f| f.trim_start_matches('/').to_string())
+        .collect();
+    let tag = format!("{}-redis:test", scope.prefix);
+    let script = format!(
+        "tar -C / -ch {} | docker import -c 'ENTRYPOINT [\"/{}\"]' - {tag}",
+        files.join(" "),
+        files[0]
+    );
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .output()
+        .expect("sh");
+    assert!(
+        out.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    scope.images.push(tag.clone());
+    tag
+}
+
+#[test]
+#[ignore = "builds the container image (minutes): run with --ignored"]
+fn image_resolves_host_names_for_its_lease() {
+    let Some(image) = image() else { return };
+    let mut scope = Scope::new("names");
+    let redis_image = redis_image(&mut scope);
+    let network = scope.network("net");
+    let redis = scope.run(
+        "redis",
+        &[
+            "--network",
+            &network,
+            &redis_image,
+            "--port",
+            "6379",
+            "--protected-mode",
+            "no",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ],
+    );
+
+    // The registry by its container name, through Docker's DNS on a user-defined network.
+    let by_name = format!("redis://{redis}:6379");
+    let named = scope.run(
+        "by-name",
+        &[
+            "--network",
+            &network,
+            "--read-only",
+            image,
+            "serve",
+            "--lease",
+            &by_name,
+        ],
+    );
+    let addr = ready(&named);
+    one_id(addr);
+    let log = logs(&named);
+    assert!(log.contains("issuing ids"), "logs:\n{log}");
+
+    // `localhost`, from the /etc/hosts Docker writes, in the registry's network namespace.
+    let local = scope.run(
+        "localhost",
+        &[
+            "--network",
+            &format!("container:{redis}"),
+            "--read-only",
+            image,
+            "serve",
+            "--lease",
+            "redis://localhost:6379",
+            "--http-addr",
+            "0.0.0.0:8081",
+            "--grpc-addr",
+            "off",
+        ],
+    );
+    let deadline = Instant::now() + READY;
+    let addr = address(&redis, 8081);
+    loop {
+        if TcpStream::connect_timeout(&addr, Duration::from_secs(1)).is_ok()
+            && http_get(addr, "/readyz").0 == 200
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not ready through localhost: logs:\n{}",
+            logs(&local)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let a = one_id(addr);
+    let b = one_id(address(&named, 8080));
+    let worker = |id: u64| (id >> 12) & 0x3ff;
+    assert_ne!(
+        worker(a),
+        worker(b),
+        "two servers leased one worker id from one Redis"
+    );
+    assert_eq!(stop(&local), 0, "logs:\n{}", logs(&local));
+    assert_eq!(stop(&named), 0, "logs:\n{}", logs(&named));
+}
