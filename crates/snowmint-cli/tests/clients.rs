@@ -178,10 +178,5 @@ fn the_clients_presets_are_generated_from_the_vectors() {
         .arg("--check")
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", support::printed(&out));
 }

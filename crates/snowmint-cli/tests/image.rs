@@ -49,11 +49,7 @@ fn image() -> Option<&'static str> {
                 .current_dir(&root)
                 .output()
                 .expect("run scripts/image");
-            let log = format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
+            let log = support::printed(&out);
             assert!(out.status.success(), "scripts/image failed:\n{log}");
             // The script's own lines: each step's time and the image's size.
             for line in log.lines().filter(|l| l.starts_with("image: ")) {
@@ -167,11 +163,7 @@ fn inspect(container: &str, format: &str) -> String {
 
 fn logs(container: &str) -> String {
     let out = docker(&["logs", container]);
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    support::printed(&out)
 }
 
 /// The container's address on its first network, port `port`.

@@ -38,11 +38,7 @@ fn every_manifest_is_valid_against_the_kubernetes_schemas() {
         .args(&files)
         .output()
         .expect("kubernetes-validate runs");
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let said = support::printed(&out);
     assert!(out.status.success(), "{said}");
     for resource in [
         "deployment/snowmint",

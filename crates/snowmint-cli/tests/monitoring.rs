@@ -25,11 +25,7 @@ fn promtool(args: &[&str]) -> String {
         .current_dir(deploy("prometheus"))
         .output()
         .expect("promtool runs (Debian's prometheus package; scripts/setup installs it)");
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let said = support::printed(&out);
     assert!(out.status.success(), "promtool {args:?}:\n{said}");
     said
 }

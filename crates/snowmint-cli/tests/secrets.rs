@@ -239,11 +239,7 @@ fn settings_that_hold_secrets_are_never_echoed() {
     let mut seen = Vec::new();
     let mut run = |place: &str, cmd: &mut std::process::Command| {
         let out = cmd.output().expect("snowmint runs");
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let text = support::printed(&out);
         seen.push((place.to_string(), text.clone()));
         (out.status.success(), text)
     };

@@ -20,6 +20,15 @@ use snowmint::{Id, Layout};
 pub use snowmint_testkit::LeaseTimes;
 use snowmint_testkit::{ServeCommand, Serving, eventually};
 
+/// What a finished command printed: its standard output, then its standard error.
+pub fn printed(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
 /// A program that `scripts/setup` installs into a virtual environment under the target
 /// directory, such as `schemathesis-venv/bin/schemathesis`; its absence fails the test.
 pub fn setup_tool(path: &str) -> PathBuf {
