@@ -1,7 +1,8 @@
 //! The container image (Dockerfile), built by `scripts/image` and run by Docker: it serves,
 //! stops on SIGTERM with exit 0 and its mark persisted, issues larger ids after a restart on
 //! the same volume, runs with a read-only root file system and as users other than root,
-//! and resolves host names from `FROM scratch` (Docker's DNS and /etc/hosts).
+//! and resolves host names from `FROM scratch` (Docker's DNS and /etc/hosts); and the
+//! Kubernetes StatefulSet's pods, run as its manifest says, are worker ids 0 and 1.
 //!
 //! Ignored by a plain `cargo test`: building the image takes minutes.
 //! `cargo test -p snowmint-cli --test image -- --ignored` runs them; without a Docker engine
@@ -461,4 +462,138 @@ fn image_resolves_host_names_for_its_lease() {
     );
     assert_eq!(stop(&local), 0, "logs:\n{}", logs(&local));
     assert_eq!(stop(&named), 0, "logs:\n{}", logs(&named));
+}
+
+/// A Kubernetes manifest as JSON, read by the PyYAML of the kubernetes-validate environment
+/// that `scripts/setup` makes: what the test runs is what the file says, not a copy.
+fn manifest(file: &str) -> serde_json::Value {
+    let python = support::setup_tool("kubernetes-venv/bin/python");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../deploy/kubernetes")
+        .join(file);
+    let out = Command::new(python)
+        .args([
+            "-c",
+            "import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))",
+        ])
+        .arg(&path)
+        .output()
+        .expect("python runs");
+    assert!(out.status.success(), "{}", support::printed(&out));
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+/// The StatefulSet's pods, run by Docker as the kubelet would from the manifest: its args,
+/// its environment, its user, read-only root file system and dropped capabilities, its
+/// state volume, and its probes. Pod `snowmint-N` (its host name) is worker id N through
+/// the `hostname` lease.
+#[test]
+#[ignore = "builds the container image (minutes): run with --ignored"]
+fn the_statefulsets_pods_serve_as_their_manifest_says_with_their_ordinal_as_worker_id() {
+    let Some(image) = image() else { return };
+    let statefulset = manifest("statefulset.yaml");
+    let name = statefulset["metadata"]["name"].as_str().unwrap();
+    let pod = &statefulset["spec"]["template"]["spec"];
+    let container = &pod["containers"][0];
+    let strings = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| a.iter().map(|s| s.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    };
+    let mut run: Vec<String> = Vec::new();
+    for var in container["env"].as_array().unwrap() {
+        run.push("--env".into());
+        run.push(format!(
+            "{}={}",
+            var["name"].as_str().unwrap(),
+            var["value"].as_str().unwrap()
+        ));
+    }
+    let security = &pod["securityContext"];
+    run.push("--user".into());
+    run.push(format!(
+        "{}:{}",
+        security["runAsUser"], security["runAsGroup"]
+    ));
+    let own = &container["securityContext"];
+    if own["readOnlyRootFilesystem"] == true {
+        run.push("--read-only".into());
+    }
+    if own["allowPrivilegeEscalation"] == false {
+        run.push("--security-opt".into());
+        run.push("no-new-privileges".into());
+    }
+    for cap in strings(&own["capabilities"]["drop"]) {
+        run.push(format!("--cap-drop={cap}"));
+    }
+    let port_of = |probe: &serde_json::Value| -> (String, u16) {
+        let get = &probe["httpGet"];
+        let port = container["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == get["port"])
+            .and_then(|p| p["containerPort"].as_u64())
+            .expect("the probe's port is one of the container's");
+        (get["path"].as_str().unwrap().to_string(), port as u16)
+    };
+    let liveness = port_of(&container["livenessProbe"]);
+    let readiness = port_of(&container["readinessProbe"]);
+    let mount = container["volumeMounts"][0]["mountPath"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let args = strings(&container["args"]);
+
+    let mut scope = Scope::new("statefulset");
+    let mut pods = Vec::new();
+    for ordinal in 0..2 {
+        let host = format!("{name}-{ordinal}");
+        let volume = scope.volume(&format!("state-{ordinal}"));
+        let mut all: Vec<String> = vec![
+            "--hostname".into(),
+            host.clone(),
+            "-v".into(),
+            format!("{volume}:{mount}"),
+        ];
+        all.extend(run.iter().cloned());
+        all.push(image.to_string());
+        all.extend(args.iter().cloned());
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        pods.push((ordinal, host.clone(), scope.run(&host, &all)));
+    }
+    for (ordinal, host, pod) in &pods {
+        // The readiness probe, as the kubelet asks it, until it passes.
+        let deadline = Instant::now() + READY;
+        let addr = loop {
+            if inspect(pod, "{{.State.Running}}") == "true" {
+                let addr = address(pod, readiness.1);
+                if TcpStream::connect_timeout(&addr, Duration::from_secs(1)).is_ok()
+                    && http_get(addr, &readiness.0).0 == 200
+                {
+                    break addr;
+                }
+            }
+            assert!(Instant::now() < deadline, "{host} not ready: {}", logs(pod));
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        assert_eq!(
+            http_get(address(pod, liveness.1), &liveness.0).0,
+            200,
+            "{host}: liveness"
+        );
+        let (status, layout) = http_get(addr, "/v1/layout");
+        assert_eq!(status, 200, "{layout}");
+        let layout: serde_json::Value = serde_json::from_str(&layout).unwrap();
+        assert_eq!(
+            layout["worker"].as_u64(),
+            Some(*ordinal),
+            "{host}: {layout}"
+        );
+        let id = one_id(addr);
+        assert_eq!((id >> 12) & 0x1f, *ordinal, "{host}: id {id}");
+        report(&format!(
+            "image: {host} serves as worker id {ordinal} (id {id})"
+        ));
+    }
 }
