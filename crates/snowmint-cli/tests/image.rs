@@ -597,3 +597,199 @@ fn the_statefulsets_pods_serve_as_their_manifest_says_with_their_ordinal_as_work
         ));
     }
 }
+
+/// `docker-compose` (Debian's 1.29) on `deploy/compose/docker-compose.yml` as project
+/// `project`, with the images `env` names; its output, or a panic with it.
+fn compose(project: &str, env: &[(&str, &str)], args: &[&str]) -> String {
+    let file =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../deploy/compose/docker-compose.yml");
+    let out = Command::new("docker-compose")
+        .arg("-f")
+        .arg(&file)
+        .args(["-p", project])
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("docker-compose runs (scripts/setup installs it)");
+    assert!(
+        out.status.success(),
+        "docker-compose {args:?}: {}",
+        support::printed(&out)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The compose project, taken down with its volumes when the test ends.
+struct Fleet {
+    project: String,
+    env: Vec<(&'static str, String)>,
+}
+
+impl Fleet {
+    fn env(&self) -> Vec<(&str, &str)> {
+        self.env.iter().map(|(k, v)| (*k, v.as_str())).collect()
+    }
+    fn run(&self, args: &[&str]) -> String {
+        compose(&self.project, &self.env(), args)
+    }
+    /// The container of `service`.
+    fn container(&self, service: &str) -> String {
+        self.run(&["ps", "-q", service]).trim().to_string()
+    }
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../deploy/compose/docker-compose.yml");
+        let _ = Command::new("docker-compose")
+            .arg("-f")
+            .arg(&file)
+            .args(["-p", &self.project, "down", "-v", "--timeout", "15"])
+            .envs(self.env())
+            .output();
+    }
+}
+
+/// The address of `container` on the fleet's `front` network: where clients reach it.
+fn front(container: &str) -> SocketAddr {
+    let ip = inspect(
+        container,
+        "{{range $name, $net := .NetworkSettings.Networks}}{{$name}}={{$net.IPAddress}} {{end}}",
+    );
+    let ip = ip
+        .split_whitespace()
+        .find_map(|pair| pair.split_once("_front=").map(|(_, ip)| ip.to_string()))
+        .unwrap_or_else(|| panic!("{container} is not on the front network: {ip}"));
+    SocketAddr::new(ip.parse().unwrap(), 8080)
+}
+
+/// Polls `/readyz` at `addr` until its status is `want`, for at most `within`; how long
+/// that took.
+fn readyz_becomes(addr: SocketAddr, want: u16, within: Duration) -> Duration {
+    let started = Instant::now();
+    loop {
+        let status = TcpStream::connect_timeout(&addr, Duration::from_secs(1))
+            .ok()
+            .map(|_| http_get(addr, "/readyz").0);
+        if status == Some(want) {
+            return started.elapsed();
+        }
+        assert!(
+            started.elapsed() < within,
+            "{addr}: /readyz is {status:?}, not {want}, after {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `count` ids from each server, in batches: added to `seen`, which must not hold any yet.
+fn draw(servers: &[SocketAddr], seen: &mut std::collections::HashSet<u64>, count: usize) {
+    for addr in servers {
+        let mut drawn = 0;
+        while drawn < count {
+            let (status, body) = http_get(*addr, "/v1/ids?count=1000");
+            assert_eq!(status, 200, "{addr}: {body}");
+            for id in support::ids(&body) {
+                assert!(seen.insert(id), "{addr} issued {id} again");
+                drawn += 1;
+            }
+        }
+    }
+}
+
+fn worker_of(addr: SocketAddr) -> u64 {
+    let (status, layout) = http_get(addr, "/v1/layout");
+    assert_eq!(status, 200, "{layout}");
+    let layout: serde_json::Value = serde_json::from_str(&layout).unwrap();
+    layout["worker"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{layout}"))
+}
+
+/// The compose fleet: three servers and a Redis on two networks. Their ids are unique and
+/// their worker ids distinct; each gets its worker id back after `restart`; a server
+/// killed and started again issues no id twice; one cut off the registry's network is not
+/// ready within its TTL and ready again once reconnected. No id is ever issued twice.
+#[test]
+#[ignore = "builds the container image (minutes): run with --ignored"]
+fn the_compose_fleet_keeps_ids_unique_through_restarts_kills_and_a_cut() {
+    let Some(image) = image() else { return };
+    let mut scope = Scope::new("compose");
+    let redis = redis_image(&mut scope);
+    let fleet = Fleet {
+        project: scope.name("fleet"),
+        env: vec![
+            ("SNOWMINT_IMAGE", image.to_string()),
+            ("REDIS_IMAGE", redis),
+        ],
+    };
+    // `down` first: Debian's docker-compose 1.29 may fail to recreate containers.
+    fleet.run(&["down", "-v"]);
+    let started = Instant::now();
+    fleet.run(&["up", "-d"]);
+    let services = ["snowmint-1", "snowmint-2", "snowmint-3"];
+    let containers: Vec<String> = services.iter().map(|s| fleet.container(s)).collect();
+    let servers: Vec<SocketAddr> = containers.iter().map(|c| front(c)).collect();
+    for addr in &servers {
+        readyz_becomes(*addr, 200, READY);
+    }
+    report(&format!(
+        "image: compose fleet ready in {:?}",
+        started.elapsed()
+    ));
+    let mut seen = std::collections::HashSet::new();
+    draw(&servers, &mut seen, 20_000);
+    let workers: Vec<u64> = servers.iter().map(|a| worker_of(*a)).collect();
+    let distinct: std::collections::HashSet<&u64> = workers.iter().collect();
+    assert_eq!(distinct.len(), 3, "worker ids {workers:?}");
+
+    // A restart of the whole fleet: each server is named by its host name and gets its
+    // worker id back.
+    fleet.run(&["restart"]);
+    for addr in &servers {
+        readyz_becomes(*addr, 200, READY);
+    }
+    let again: Vec<u64> = servers.iter().map(|a| worker_of(*a)).collect();
+    assert_eq!(again, workers, "worker ids after docker-compose restart");
+    draw(&servers, &mut seen, 20_000);
+
+    // A kill (no drain, no release), then a start.
+    ok(&["kill", &containers[0]]);
+    ok(&["start", &containers[0]]);
+    readyz_becomes(servers[0], 200, READY);
+    draw(&servers, &mut seen, 20_000);
+
+    // Cut snowmint-2 off the registry's network: not ready within the TTL (10 s by
+    // default), while the others issue; back, it is ready again.
+    let networks = inspect(
+        &containers[1],
+        "{{range $name, $net := .NetworkSettings.Networks}}{{$name}} {{end}}",
+    );
+    let back = networks
+        .split_whitespace()
+        .find(|n| n.ends_with("_back"))
+        .unwrap_or_else(|| panic!("no back network in {networks}"))
+        .to_string();
+    ok(&["network", "disconnect", &back, &containers[1]]);
+    let stopped = readyz_becomes(servers[1], 503, Duration::from_secs(12));
+    report(&format!(
+        "image: cut off the registry, not ready after {stopped:?}"
+    ));
+    draw(&[servers[0], servers[2]], &mut seen, 20_000);
+    ok(&[
+        "network",
+        "connect",
+        "--ip",
+        "172.28.2.12",
+        &back,
+        &containers[1],
+    ]);
+    let resumed = readyz_becomes(servers[1], 200, READY);
+    report(&format!("image: reconnected, ready after {resumed:?}"));
+    draw(&servers, &mut seen, 20_000);
+    report(&format!(
+        "image: compose fleet issued {} ids, none twice",
+        seen.len()
+    ));
+}
