@@ -19,6 +19,8 @@ FROM ${BUILDER} AS build
 # scripts/image removes this stage's image after a build by this label.
 LABEL snowmint.stage=build
 ARG TARGET=x86_64-unknown-linux-musl
+# The commit `snowmint --version` names: the context has no .git to ask.
+ARG REVISION=unknown
 RUN set -eu; \
     if ! command -v musl-gcc >/dev/null; then \
         apt-get update; \
@@ -30,7 +32,7 @@ WORKDIR /src
 COPY . .
 # Stripped: 2 MB less. musl's allocator serves /v1/id as fast as glibc's here
 # (docs/OPERATIONS.md, "The container image").
-RUN CARGO_PROFILE_RELEASE_STRIP=true \
+RUN CARGO_PROFILE_RELEASE_STRIP=true SNOWMINT_COMMIT="$REVISION" \
     cargo build --release --locked --target "$TARGET" -p snowmint-cli \
  && mkdir -p /out/etc/ssl/certs /out/var/lib/snowmint /out/tmp \
  && cp "target/$TARGET/release/snowmint" /out/snowmint \

@@ -8,10 +8,16 @@ fn main() {
     println!("cargo:rerun-if-env-changed=SNOWMINT_COMMIT");
     let commit = std::env::var("SNOWMINT_COMMIT")
         .ok()
-        .filter(|commit| !commit.trim().is_empty())
+        .map(|commit| commit.trim().to_string())
+        .filter(|commit| !commit.is_empty())
+        // A full hash, as an image's revision label holds it, is shown as git shows it.
+        .map(|commit| match commit.get(..12) {
+            Some(short) if commit.chars().all(|c| c.is_ascii_hexdigit()) => short.to_string(),
+            _ => commit,
+        })
         .or_else(git_commit)
         .unwrap_or_else(|| "unknown".to_string());
-    println!("cargo:rustc-env=SNOWMINT_COMMIT={}", commit.trim());
+    println!("cargo:rustc-env=SNOWMINT_COMMIT={commit}");
 }
 
 /// `git rev-parse --short=12 HEAD`, with `-dirty` when the tree has changes, and the files

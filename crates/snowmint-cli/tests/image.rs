@@ -258,6 +258,12 @@ fn marks(volume: &str) -> Vec<(String, String, u32)> {
 #[ignore = "builds the container image (minutes): run with --ignored"]
 fn image_serves_stops_on_sigterm_and_resumes_on_its_volume() {
     let Some(image) = image() else { return };
+    // The image names the commit it was built from (the build has no .git to ask).
+    let version = ok(&["run", "--rm", image, "--version"]);
+    assert!(
+        version.starts_with("snowmint ") && !version.contains("unknown"),
+        "{version}"
+    );
     let mut scope = Scope::new("restart");
     let volume = scope.volume("state");
     let mount = format!("{volume}:/var/lib/snowmint");
