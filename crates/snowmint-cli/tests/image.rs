@@ -443,21 +443,10 @@ fn image_resolves_host_names_for_its_lease() {
             "off",
         ],
     );
-    let deadline = Instant::now() + READY;
     let addr = address(&redis, 8081);
-    loop {
-        if TcpStream::connect_timeout(&addr, Duration::from_secs(1)).is_ok()
-            && http_get(addr, "/readyz").0 == 200
-        {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "not ready through localhost: logs:\n{}",
-            logs(&local)
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    answers(addr, "/readyz", 200, READY, || {
+        format!("not ready through localhost: logs:\n{}", logs(&local))
+    });
     let a = one_id(addr);
     let b = one_id(address(&named, 8080));
     let worker = |id: u64| (id >> 12) & 0x3ff;
@@ -570,19 +559,10 @@ fn the_statefulsets_pods_serve_as_their_manifest_says_with_their_ordinal_as_work
     }
     for (ordinal, host, pod) in &pods {
         // The readiness probe, as the kubelet asks it, until it passes.
-        let deadline = Instant::now() + READY;
-        let addr = loop {
-            if inspect(pod, "{{.State.Running}}") == "true" {
-                let addr = address(pod, readiness.1);
-                if TcpStream::connect_timeout(&addr, Duration::from_secs(1)).is_ok()
-                    && http_get(addr, &readiness.0).0 == 200
-                {
-                    break addr;
-                }
-            }
-            assert!(Instant::now() < deadline, "{host} not ready: {}", logs(pod));
-            std::thread::sleep(Duration::from_millis(200));
-        };
+        let addr = address(pod, readiness.1);
+        answers(addr, &readiness.0, 200, READY, || {
+            format!("{host}: {}", logs(pod))
+        });
         assert_eq!(
             http_get(address(pod, liveness.1), &liveness.0).0,
             200,
@@ -605,16 +585,22 @@ fn the_statefulsets_pods_serve_as_their_manifest_says_with_their_ordinal_as_work
 }
 
 /// `docker-compose` (Debian's 1.29) on `deploy/compose/docker-compose.yml` as project
-/// `project`, with the images `env` names; its output, or a panic with it.
-fn compose(project: &str, env: &[(&str, &str)], args: &[&str]) -> String {
+/// `project`, with the images `env` names.
+fn compose_command<'a>(
+    project: &str,
+    env: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Command {
     let file =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../deploy/compose/docker-compose.yml");
-    let out = Command::new("docker-compose")
-        .arg("-f")
-        .arg(&file)
-        .args(["-p", project])
+    let mut command = Command::new("docker-compose");
+    command.arg("-f").arg(&file).args(["-p", project]).envs(env);
+    command
+}
+
+/// [`compose_command`] with `args`: its output, or a panic with it.
+fn compose(project: &str, env: &[(&str, &str)], args: &[&str]) -> String {
+    let out = compose_command(project, env.iter().copied())
         .args(args)
-        .envs(env.iter().copied())
         .output()
         .expect("docker-compose runs (scripts/setup installs it)");
     assert!(
@@ -646,13 +632,8 @@ impl Fleet {
 
 impl Drop for Fleet {
     fn drop(&mut self) {
-        let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../deploy/compose/docker-compose.yml");
-        let _ = Command::new("docker-compose")
-            .arg("-f")
-            .arg(&file)
-            .args(["-p", &self.project, "down", "-v", "--timeout", "15"])
-            .envs(self.env())
+        let _ = compose_command(&self.project, self.env())
+            .args(["down", "-v", "--timeout", "15"])
             .output();
     }
 }
@@ -670,23 +651,35 @@ fn front(container: &str) -> SocketAddr {
     SocketAddr::new(ip.parse().unwrap(), 8080)
 }
 
-/// Polls `/readyz` at `addr` until its status is `want`, for at most `within`; how long
-/// that took.
-fn readyz_becomes(addr: SocketAddr, want: u16, within: Duration) -> Duration {
+/// Polls `path` at `addr` until it answers `want`, for at most `within`; how long that
+/// took. Past `within` it panics, with `context()` (a container's logs) in the message.
+fn answers(
+    addr: SocketAddr,
+    path: &str,
+    want: u16,
+    within: Duration,
+    context: impl Fn() -> String,
+) -> Duration {
     let started = Instant::now();
     loop {
         let status = TcpStream::connect_timeout(&addr, Duration::from_secs(1))
             .ok()
-            .map(|_| http_get(addr, "/readyz").0);
+            .map(|_| http_get(addr, path).0);
         if status == Some(want) {
             return started.elapsed();
         }
         assert!(
             started.elapsed() < within,
-            "{addr}: /readyz is {status:?}, not {want}, after {within:?}"
+            "{addr}{path} is {status:?}, not {want}, after {within:?}\n{}",
+            context()
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// [`answers`] for `/readyz`.
+fn readyz_becomes(addr: SocketAddr, want: u16, within: Duration) -> Duration {
+    answers(addr, "/readyz", want, within, String::new)
 }
 
 /// `count` ids from each server, in batches: added to `seen`, which must not hold any yet.
