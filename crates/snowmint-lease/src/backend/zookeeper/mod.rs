@@ -74,6 +74,9 @@ use zookeeper_client as zk;
 
 use self::session::{Session, Sessions};
 use self::url::Target;
+
+/// How long a TLS connection to one ZooKeeper server may take, handshake included.
+const TLS_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
 use crate::registry::{Claim, Lease, LeaseError, Registry};
 
 /// Every call (acquire, renew, release) ends within this, opening a session included,
@@ -228,8 +231,14 @@ impl ZooKeeperRegistry {
             // Fails at once when no server accepts a connection, rather than trying again
             // until the session timeout.
             .with_fail_eagerly()
-            // Per server: by default 2/5 of the session timeout, short for a TLS handshake.
-            .with_connection_timeout(super::CONNECT_TIMEOUT);
+            // Per server: by default 2/5 of the session timeout, short for a TLS handshake;
+            // over TLS the Java server's handshake alone can pass a second when it is busy
+            // (seen: `NoHosts` in tests run side by side), so it gets three.
+            .with_connection_timeout(if self.tls.is_some() {
+                TLS_CONNECT_TIMEOUT
+            } else {
+                super::CONNECT_TIMEOUT
+            });
         if let Some(user) = &self.target.user {
             // Sent again by the client with every reconnection of the session.
             connector = connector.with_auth("digest", &url::digest_auth(user));
