@@ -1,8 +1,10 @@
 //! What a release ships beside the binary: `--version` with its commit, shell completions
-//! and man pages, each made from the same declarations as `--help`.
+//! and man pages, each made from the same declarations as `--help`; and the crates, which
+//! `cargo package` packs with their metadata and licenses and without the tests.
 
 mod support;
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use support::Snowmint;
@@ -99,4 +101,156 @@ fn man_pages_cover_every_subcommand_and_option() {
         "{}",
         String::from_utf8_lossy(&refused.stderr)
     );
+}
+
+/// The workspace's crates, as `cargo metadata` describes them: those meant for publishing
+/// (without `publish = false`), then the others.
+fn workspace_crates(root: &Path) -> (Vec<serde_json::Value>, Vec<serde_json::Value>) {
+    let out = cargo(
+        root,
+        &[
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ],
+    );
+    let metadata: serde_json::Value = serde_json::from_str(&out).unwrap();
+    metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .cloned()
+        .partition(|package| package["publish"] != serde_json::json!([]))
+}
+
+/// Runs cargo in the workspace and returns what it wrote to stdout; a failure shows all.
+fn cargo(root: &Path, args: &[&str]) -> String {
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(args)
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cargo {args:?}:\n{}",
+        support::printed(&out)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn the_published_crates_package_with_their_metadata_licenses_and_no_tests() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let (crates, unpublished) = workspace_crates(&root);
+    let names: Vec<&str> = crates.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    for name in [
+        "snowmint",
+        "snowmint-lease",
+        "snowmint-server",
+        "snowmint-cli",
+    ] {
+        assert!(
+            names.contains(&name),
+            "{name} is not meant for publishing: {names:?}"
+        );
+    }
+    for package in &crates {
+        let name = package["name"].as_str().unwrap();
+        for field in ["description", "license", "readme"] {
+            assert!(
+                package[field].as_str().is_some_and(|v| !v.is_empty()),
+                "{name}: no {field}"
+            );
+        }
+        for field in ["keywords", "categories"] {
+            assert!(
+                package[field].as_array().is_some_and(|v| !v.is_empty()),
+                "{name}: no {field}"
+            );
+        }
+    }
+
+    // What `cargo package` refuses (a path dependency without a version, a file read from
+    // outside the crate that is not in it) fails here; --no-verify leaves out the build of
+    // each package, which the release itself does.
+    let target = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "package",
+        "--workspace",
+        "--no-verify",
+        "--allow-dirty",
+        "--offline",
+    ];
+    args.extend(["--target-dir", target.path().to_str().unwrap()]);
+    for package in &unpublished {
+        args.extend(["--exclude", package["name"].as_str().unwrap()]);
+    }
+    cargo(&root, &args);
+
+    let version = env!("CARGO_PKG_VERSION");
+    for name in &names {
+        let archive = target
+            .path()
+            .join(format!("package/{name}-{version}.crate"));
+        let out = Command::new("tar")
+            .arg("tzf")
+            .arg(&archive)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", support::printed(&out));
+        let files: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|line| line.split_once('/').unwrap().1.to_string())
+            .collect();
+        for file in [
+            "Cargo.toml",
+            "README.md",
+            "LICENSE-MIT",
+            "LICENSE-APACHE",
+            "src/main.rs",
+        ] {
+            if file != "src/main.rs" || *name == "snowmint-cli" {
+                assert!(
+                    files.iter().any(|f| f == file),
+                    "{name}: no {file} in {files:?}"
+                );
+            }
+        }
+        let fixtures: Vec<&String> = files
+            .iter()
+            .filter(|f| f.starts_with("tests/") || f.contains("testdata"))
+            .collect();
+        assert!(fixtures.is_empty(), "{name} packs test files: {fixtures:?}");
+    }
+
+    // The web page quotes each client's snippet: the server's package carries a copy of each
+    // as it is in clients/, not a link out of the package.
+    let server = target
+        .path()
+        .join(format!("package/snowmint-server-{version}.crate"));
+    for (dir, file) in [
+        ("js", "snippet.js"),
+        ("python", "snippet.py"),
+        ("java", "snippet.java"),
+        ("go", "snippet.go"),
+        ("ruby", "snippet.rb"),
+        ("php", "snippet.php"),
+    ] {
+        let member = format!("snowmint-server-{version}/assets/snippets/{file}");
+        let out = Command::new("tar")
+            .arg("xzOf")
+            .arg(&server)
+            .arg(&member)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{member}: {}", support::printed(&out));
+        let original = std::fs::read(root.join("clients").join(dir).join(file)).unwrap();
+        assert!(
+            out.stdout == original,
+            "{member} differs from clients/{dir}/{file}"
+        );
+    }
 }

@@ -62,43 +62,44 @@ pub async fn index(State(Page(page)): State<Page>) -> Response {
 
 /// Each client's tested example: (language, directory under `clients/`, file, code). The
 /// page shows them as they are, with the layout it shows where they name `"twitter"`; each
-/// client's `test.sh` runs its own.
+/// client's `test.sh` runs its own. `assets/snippets/` links to them, so that the
+/// packaged crate carries a copy.
 const SNIPPETS: [(&str, &str, &str, &str); 6] = [
     (
         "JavaScript",
         "js",
         "snippet.js",
-        include_str!("../../../../clients/js/snippet.js"),
+        include_str!("../../assets/snippets/snippet.js"),
     ),
     (
         "Python",
         "python",
         "snippet.py",
-        include_str!("../../../../clients/python/snippet.py"),
+        include_str!("../../assets/snippets/snippet.py"),
     ),
     (
         "Java",
         "java",
         "snippet.java",
-        include_str!("../../../../clients/java/snippet.java"),
+        include_str!("../../assets/snippets/snippet.java"),
     ),
     (
         "Go",
         "go",
         "snippet.go",
-        include_str!("../../../../clients/go/snippet.go"),
+        include_str!("../../assets/snippets/snippet.go"),
     ),
     (
         "Ruby",
         "ruby",
         "snippet.rb",
-        include_str!("../../../../clients/ruby/snippet.rb"),
+        include_str!("../../assets/snippets/snippet.rb"),
     ),
     (
         "PHP",
         "php",
         "snippet.php",
-        include_str!("../../../../clients/php/snippet.php"),
+        include_str!("../../assets/snippets/snippet.php"),
     ),
 ];
 

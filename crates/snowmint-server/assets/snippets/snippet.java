@@ -1,0 +1,1 @@
+../../../../clients/java/snippet.java

@@ -1,0 +1,1 @@
+../../../../clients/php/snippet.php

@@ -1,0 +1,1 @@
+../../../../clients/ruby/snippet.rb
