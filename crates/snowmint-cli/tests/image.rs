@@ -1,6 +1,7 @@
 //! The container image (Dockerfile), built by `scripts/image` and run by Docker: it serves,
 //! stops on SIGTERM with exit 0 and its mark persisted, issues larger ids after a restart on
-//! the same volume, runs with a read-only root file system and as users other than root,
+//! the same volume, runs with a read-only root file system and as users other than root
+//! (and says so when a volume's files belong to another),
 //! and resolves host names from `FROM scratch` (Docker's DNS and /etc/hosts); and the
 //! Kubernetes StatefulSet's pods, run as its manifest says, are worker ids 0 and 1.
 //!
@@ -336,6 +337,24 @@ fn image_runs_as_any_user_on_a_fresh_volume() {
     assert_eq!(marks.len(), 1, "{marks:?}");
     assert_eq!(marks[0].2, 12345, "the mark's owner");
 
+    // Another user on the same volume is refused the files, and told whose they are and
+    // the two ways out; it issues nothing.
+    let other = scope.run("other", &["--user", "4242:4242", "-v", &mount, image]);
+    let waited = Command::new("timeout")
+        .args(["30", "docker", "wait", &other])
+        .output()
+        .expect("docker wait");
+    let said = logs(&other);
+    assert_eq!(
+        String::from_utf8_lossy(&waited.stdout).trim(),
+        "1",
+        "{said}"
+    );
+    assert!(
+        said.contains("belongs to uid 12345 and this process runs as uid 4242; run as uid 12345, or give the state directory to uid 4242 (chown -R 4242 /var/lib/snowmint)"),
+        "{said}"
+    );
+
     // The binary is the entrypoint: other subcommands run in place of `serve`.
     let out = ok(&["run", "--rm", image, "gen", "-n", "2"]);
     assert_eq!(out.lines().count(), 2, "{out}");
@@ -480,11 +499,12 @@ fn manifest(file: &str) -> serde_json::Value {
 
 /// The StatefulSet's pods, run by Docker as the kubelet would from the manifest: its args,
 /// its environment, its user, read-only root file system and dropped capabilities, its
-/// state volume, and its probes. Pod `snowmint-N` (its host name) is worker id N through
+/// resource limits, its state volume, and its probes. Pod `snowmint-N` (its host name) is worker id N through
 /// the `hostname` lease.
 #[test]
 #[ignore = "builds the container image (minutes): run with --ignored"]
-fn the_statefulsets_pods_serve_as_their_manifest_says_with_their_ordinal_as_worker_id() {
+fn the_statefulsets_pods_serve_as_their_manifest_says_with_their_ordinal_as_worker_id_and_outlive_a_flood()
+ {
     let Some(image) = image() else { return };
     let statefulset = manifest("statefulset.yaml");
     let name = statefulset["metadata"]["name"].as_str().unwrap();
@@ -521,6 +541,18 @@ fn the_statefulsets_pods_serve_as_their_manifest_says_with_their_ordinal_as_work
     for cap in strings(&own["capabilities"]["drop"]) {
         run.push(format!("--cap-drop={cap}"));
     }
+    let limits = &container["resources"]["limits"];
+    let memory = docker_memory(limits["memory"].as_str().expect("a memory limit"));
+    run.extend([
+        "--memory".into(),
+        memory.clone(),
+        "--memory-swap".into(),
+        memory,
+    ]);
+    run.extend([
+        "--cpus".into(),
+        docker_cpus(limits["cpu"].as_str().expect("a CPU limit")),
+    ]);
     let port_of = |probe: &serde_json::Value| -> (String, u16) {
         let get = &probe["httpGet"];
         let port = container["ports"]
@@ -582,6 +614,103 @@ fn the_statefulsets_pods_serve_as_their_manifest_says_with_their_ordinal_as_work
             "image: {host} serves as worker id {ordinal} (id {id})"
         ));
     }
+
+    // Within its memory limit, a pod outlives the floods its own caps allow: nearly
+    // max_connections connections each holding most of a request head, beside clients that
+    // ask big batches and read nothing. The probes pass meanwhile; nothing is OOM-killed.
+    let (_, host, pod) = &pods[0];
+    let addr = address(pod, readiness.1);
+    raise_open_file_limit(12_000);
+    let mut flood = Vec::new();
+    let head = format!(
+        "GET /v1/id HTTP/1.1\r\nHost: {host}\r\nX-Pad: {}",
+        "a".repeat(15_000)
+    );
+    let connect = || {
+        TcpStream::connect(addr).unwrap_or_else(|err| {
+            let state = inspect(
+                pod,
+                "OOMKilled={{.State.OOMKilled}} running={{.State.Running}}",
+            );
+            panic!("{host} refused a connection in the flood ({err}): {state}")
+        })
+    };
+    for _ in 0..9_400 {
+        let mut stream = connect();
+        let _ = stream.write_all(head.as_bytes());
+        flood.push(stream);
+    }
+    let batches = "GET /v1/ids?count=100000 HTTP/1.1\r\nHost: x\r\n\r\n".repeat(4);
+    for _ in 0..400 {
+        let mut stream = connect();
+        let _ = stream.write_all(batches.as_bytes());
+        flood.push(stream);
+    }
+    let mut peak = String::new();
+    for _ in 0..5 {
+        std::thread::sleep(Duration::from_secs(2));
+        peak = ok(&["stats", "--no-stream", "--format", "{{.MemUsage}}", pod]);
+        answers(addr, &readiness.0, 200, READY, || {
+            format!("{host} in the flood: {}", logs(pod))
+        });
+        assert_eq!(
+            http_get(address(pod, liveness.1), &liveness.0).0,
+            200,
+            "{host}: liveness in the flood"
+        );
+        one_id(addr);
+    }
+    drop(flood);
+    assert_eq!(
+        inspect(pod, "{{.State.OOMKilled}} {{.State.Running}}"),
+        "false true"
+    );
+    report(&format!(
+        "image: {host} held 9,800 flooding connections within its {} limit ({} at the end)",
+        limits["memory"].as_str().unwrap(),
+        peak.trim()
+    ));
+}
+
+/// A Kubernetes memory quantity (`512Mi`, `1Gi`) as `docker run --memory` takes it.
+fn docker_memory(quantity: &str) -> String {
+    for (suffix, unit) in [("Ki", "k"), ("Mi", "m"), ("Gi", "g")] {
+        if let Some(n) = quantity.strip_suffix(suffix) {
+            return format!("{n}{unit}");
+        }
+    }
+    panic!("memory quantity {quantity}: not in Ki, Mi or Gi");
+}
+
+/// A Kubernetes CPU quantity (`2`, `250m`) as `docker run --cpus` takes it.
+fn docker_cpus(quantity: &str) -> String {
+    match quantity.strip_suffix('m') {
+        Some(milli) => format!("{}", milli.parse::<f64>().expect("millicores") / 1000.0),
+        None => quantity.to_string(),
+    }
+}
+
+/// Raises this process's soft limit on open files to `want` (within the hard limit), for
+/// a test that holds thousands of connections.
+fn raise_open_file_limit(want: u64) {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit read and write the one struct given.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
+        if limit.rlim_cur < want {
+            limit.rlim_cur = want.min(limit.rlim_max);
+            assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
+        }
+    }
+    assert!(
+        limit.rlim_cur >= want,
+        "the open-file limit is {} (hard {}): {want} needed",
+        limit.rlim_cur,
+        limit.rlim_max
+    );
 }
 
 /// `docker-compose` (Debian's 1.29) on `deploy/compose/docker-compose.yml` as project

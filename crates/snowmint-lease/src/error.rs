@@ -32,6 +32,24 @@ pub enum StateError {
         /// What the system said.
         source: io::Error,
     },
+    /// A file was refused to this process because another user owns it: the state
+    /// directory was last used by a process running as someone else (a container run with
+    /// another `--user`, a unit with another `User=`).
+    #[error(
+        "cannot open {}: it belongs to uid {owner} and this process runs as uid {user}; run as uid {owner}, or give the state directory to uid {user} (chown -R {user} {})",
+        .path.display(),
+        .path.parent().unwrap_or(std::path::Path::new(".")).display()
+    )]
+    OtherUser {
+        /// The file.
+        path: PathBuf,
+        /// The user id that owns it.
+        owner: u32,
+        /// The user id this process runs as.
+        user: u32,
+        /// What the system said.
+        source: io::Error,
+    },
     /// The lock could not be taken for a reason other than another holder.
     #[error("cannot lock {}", .path.display())]
     Lock {

@@ -92,14 +92,15 @@ pub fn ensure_state_dir(dir: &Path) -> Result<(), StateError> {
     Ok(())
 }
 
+/// The user this process runs as.
 #[cfg(unix)]
-fn uid() -> u32 {
+pub(crate) fn uid() -> u32 {
     // SAFETY: getuid has no preconditions and cannot fail.
     unsafe { libc::getuid() }
 }
 
 #[cfg(not(unix))]
-fn uid() -> u32 {
+pub(crate) fn uid() -> u32 {
     0
 }
 
