@@ -163,6 +163,33 @@ fn a_stepping_clock_fences_on_real_time() {
 }
 
 #[test]
+fn a_stepping_clock_back_in_step_with_the_ids_still_fences_on_real_time() {
+    let clock = stepping_clock(T);
+    let g = Generator::builder(Layout::TWITTER)
+        .clock(Arc::clone(&clock))
+        .mode(ClockMode::Wall)
+        .build()
+        .unwrap();
+    g.set_valid_until_ms(T + 1_000);
+    g.next_id().unwrap();
+    // A second back, then a second and a half on: the wall clock reads half a second into
+    // the lease, real time half a second past it. Every id, the first of the tick and
+    // those after it in the tick the counter has reached, is fenced.
+    clock.step_back(1_000);
+    clock.advance(1_500);
+    for _ in 0..3 {
+        assert!(
+            matches!(g.next_id(), Err(IssueError::Fenced { until_ms }) if until_ms == T + 1_000)
+        );
+    }
+    g.set_valid_until_ms(T + 10_000);
+    let id = g.next_id().unwrap();
+    assert_eq!(Layout::TWITTER.decode(id).unwrap().unix_ms, T + 500);
+    g.shutdown().unwrap();
+    assert!(matches!(g.next_id(), Err(IssueError::Closed)));
+}
+
+#[test]
 fn a_counter_moves_on_when_the_sequence_fills_whatever_the_clock_does() {
     let clock = ManualClock::new(T);
     let store = Arc::new(MemoryStore::new());
@@ -232,6 +259,10 @@ fn a_counter_still_fences_on_real_time_and_outlives_its_layouts_clock() {
     clock.advance(10);
     assert!(matches!(g.next_id(), Err(IssueError::Fenced { .. })));
     assert!(matches!(g.next_batch(3), Err(IssueError::Fenced { .. })));
+    g.set_valid_until_ms(T + 20);
+    assert!(g.next_id().is_ok());
+    g.shutdown().unwrap();
+    assert!(matches!(g.next_id(), Err(IssueError::Closed)));
 
     // Baidu's 28-bit seconds ran out in 2024; a counter of them has not.
     let err = Generator::builder(Layout::BAIDU)

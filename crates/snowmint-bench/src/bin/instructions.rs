@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! instructions next_id|next_batch|next_id_wall|next_id_counter|now_ms|first_of_tick|clock_advance N
-//! instructions snowmint_system|ferroid|snowdon|rs_snowflake|idworker N
+//! instructions snowmint_system|snowmint_wall|ferroid|snowdon|rs_snowflake|idworker N
 //! ```
 //!
 //! Issues `N` ids from one generator on one thread, inside [`issue`], which the script
@@ -21,13 +21,16 @@
 //!
 //! The second line compares generators on the same footing: one thread, each with its own
 //! clock, the 41/0/22 split (rs-snowflake's fixed 41/10/12), `N` ids in [`mint`].
-//! `snowmint_system` is snowmint with its [`SystemClock`]. Real clocks move while callgrind
+//! `snowmint_system` is snowmint with its [`SystemClock`]; `snowmint_wall` is `--clock wall`
+//! with the [`WallClock`] it reads in production, its readings counted. Real clocks move while callgrind
 //! runs (slowly: callgrind runs a program at a fraction of its speed), so these counts hold
 //! the first ids of a few hundred ticks and vary in their last digits between runs.
 
 use std::hint::black_box;
 
-use snowmint::{Bits, Clock, ClockMode, Generator, Layout, ManualClock, SystemClock, manual};
+use snowmint::{
+    Bits, Clock, ClockMode, Generator, Layout, ManualClock, SystemClock, WallClock, manual,
+};
 
 #[path = "compare/idworker.rs"]
 mod idworker;
@@ -117,6 +120,10 @@ fn main() {
             "next_id",
             n,
         ),
+        "snowmint_wall" => {
+            let generator = builder.clock(WallClock).mode(ClockMode::Wall);
+            warm_then_issue(&generator.build().expect("a valid generator"), "next_id", n)
+        }
         "ferroid" => Peer::Ferroid.visit(Shape::Uncapped, 1, CountPeer(n)),
         "snowdon" => Peer::Snowdon.visit(Shape::Uncapped, 1, CountPeer(n)),
         "rs_snowflake" => Peer::RsSnowflake.visit(Shape::Uncapped, 1, CountPeer(n)),

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::{Counters, Generator, Hot};
+use super::{Apart, Counters, Generator, Hot};
 use crate::policy::{ClockMode, OverflowPolicy, RollbackPolicy, SequenceStart};
 use crate::{BuildError, Clock, Layout, RangeError, Store, SystemClock};
 
@@ -266,11 +266,20 @@ impl<C: Clock> Builder<C> {
                 seen: AtomicU64::new(seen),
                 _counter_line: [0; 6],
                 limit: AtomicU64::new(if fence_apart { 0 } else { reserved }),
+                apart_limit: AtomicU64::new(if fence_apart { reserved } else { 0 }),
+                fence_ms: AtomicU64::new(u64::MAX),
                 seq_mask: layout.max_sequence(),
                 node: self.datacenter << datacenter_shift | self.worker << worker_shift,
                 seq_bits: layout.bits().sequence,
                 timestamp_shift,
                 sequence_shift,
+                apart: if counts {
+                    Apart::Counting
+                } else if fence_apart {
+                    Apart::Stepping
+                } else {
+                    Apart::No
+                },
             },
             monotonic: self.clock.never_goes_back(),
             reserved: AtomicU64::new(reserved),

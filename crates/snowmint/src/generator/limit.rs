@@ -106,26 +106,32 @@ impl<C: Clock> Generator<C> {
     /// # Ok::<(), snowmint::BuildError>(())
     /// ```
     pub fn set_valid_until_ms(&self, unix_ms: u64) {
-        let fence = if unix_ms == u64::MAX {
-            u64::MAX
+        let (fence, fence_ms) = if unix_ms == u64::MAX {
+            (u64::MAX, u64::MAX)
         } else {
-            // The last tick that ends at or before `unix_ms`, by the steady clock.
-            (unix_ms.saturating_sub(self.epoch_ms) / self.tick_ms).saturating_sub(1)
+            // The last tick that ends at or before `unix_ms`, by the steady clock, and the
+            // first millisecond after it.
+            let fence = (unix_ms.saturating_sub(self.epoch_ms) / self.tick_ms).saturating_sub(1);
+            (fence, self.layout.unix_ms_at(fence.saturating_add(1)))
         };
         // Under the reservation lock, so `limit` is always the minimum of the two.
         let _guard = self.reserve_lock.lock().unwrap_or_else(|e| e.into_inner());
         self.fence.store(fence, SeqCst);
+        self.hot.fence_ms.store(fence_ms, SeqCst);
         self.update_limit();
     }
 
-    /// Recomputes the fast path's limit; called with the reservation lock held. A fence
-    /// measured apart from the time field keeps every id off the fast path.
+    /// Recomputes the fast paths' limits; called with the reservation lock held. A fence
+    /// measured apart from the time field keeps every id off the first fast path and
+    /// bounds the second.
     pub(super) fn update_limit(&self) {
-        let limit = if self.fence_apart {
-            0
+        let reserved = self.reserved.load(SeqCst);
+        let (limit, apart_limit) = if self.fence_apart {
+            (0, reserved)
         } else {
-            self.reserved.load(SeqCst).min(self.fence.load(SeqCst))
+            (reserved.min(self.fence.load(SeqCst)), 0)
         };
         self.hot.limit.store(limit, SeqCst);
+        self.hot.apart_limit.store(apart_limit, SeqCst);
     }
 }

@@ -46,12 +46,33 @@ struct Hot {
     /// The rest of the counter's line: what follows starts the next line.
     _counter_line: [u64; 6],
     /// `min(reserved, fence)`: the fast path issues at a tick at or below it with one load.
+    /// 0 when the fence is measured apart from the time field (`apart`).
     limit: AtomicU64,
+    /// With the fence apart: the reservation, up to which the fast path issues ticks while
+    /// the steady clock reads before `fence_ms`. 0 otherwise, and once shut down.
+    apart_limit: AtomicU64,
+    /// With the fence apart: the first steady millisecond the lease does not cover.
+    fence_ms: AtomicU64,
     seq_mask: u64,
     node: u64,
     seq_bits: u8,
     timestamp_shift: u8,
     sequence_shift: u8,
+    /// Where the fence is measured, and so which fast path issues.
+    apart: Apart,
+}
+
+/// How a generator's fast path knows that the lease covers an id ([`Hot::apart`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Apart {
+    /// The fence is a tick of the time field (`monotonic`): `limit` holds it.
+    No,
+    /// The time field's clock may step (`wall`): a slot in the clock's tick is checked
+    /// against the steady clock.
+    Stepping,
+    /// The tick is the counter's carry (`counter`): any slot is, whatever the clock reads.
+    Counting,
 }
 
 /// Counts of the generator's slow events, and of what its rollback policy did, for metrics.
@@ -218,12 +239,31 @@ impl<C: Clock> Generator<C> {
     /// assert!(g.next_id()? < g.next_id()?);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn next_id(&self) -> Result<Id, IssueError> {
         let now = self.now_tick();
         let slot = self.hot.state.fetch_add(1, SeqCst);
-        if slot >> self.hot.seq_bits == now && now <= self.hot.limit.load(SeqCst) {
-            return Ok(self.compose(slot));
+        let tick = slot >> self.hot.seq_bits;
+        if now <= self.hot.limit.load(SeqCst) && tick == now {
+            return Ok(self.compose_in(tick, slot));
+        }
+        self.next_id_apart(slot, tick, now)
+    }
+
+    /// The fast path of a fence measured apart from the time field (`wall`, `counter`),
+    /// which `limit` keeps off the one above: reached only once that one failed, so it
+    /// costs the default mode nothing. A slot in the clock's tick (any slot, for a counter)
+    /// within the reservation, while the steady clock is within the fence: what the slow
+    /// path would decide for it, in fewer steps.
+    #[inline(always)]
+    fn next_id_apart(&self, slot: u64, tick: u64, now: u64) -> Result<Id, IssueError> {
+        let apart = self.hot.apart;
+        if apart != Apart::No
+            && (tick == now || apart == Apart::Counting)
+            && tick <= self.hot.apart_limit.load(SeqCst)
+            && self.clock.steady_ms() < self.hot.fence_ms.load(SeqCst)
+        {
+            return Ok(self.compose_in(tick, slot));
         }
         self.next_id_slow(slot, now)
     }
@@ -575,7 +615,12 @@ impl<C: Clock> Generator<C> {
         if !self.fence_apart {
             return self.now_tick();
         }
-        self.clock.steady_ms().wrapping_sub(self.epoch_ms) / self.tick_ms
+        let since = self.clock.steady_ms().wrapping_sub(self.epoch_ms);
+        if self.tick_ms == 1 {
+            since
+        } else {
+            since / self.tick_ms
+        }
     }
 
     fn check_tick(&self, tick: u64) -> Result<(), IssueError> {
@@ -622,8 +667,14 @@ impl<C: Clock> Generator<C> {
 
     #[inline]
     fn compose(&self, slot: u64) -> Id {
+        self.compose_in(slot >> self.hot.seq_bits, slot)
+    }
+
+    /// [`Generator::compose`] for a slot whose tick the caller has already taken out.
+    #[inline(always)]
+    fn compose_in(&self, tick: u64, slot: u64) -> Id {
         Id::from_u64(
-            (slot >> self.hot.seq_bits) << self.hot.timestamp_shift
+            tick << self.hot.timestamp_shift
                 | self.hot.node
                 | (slot & self.hot.seq_mask) << self.hot.sequence_shift,
         )
@@ -717,6 +768,9 @@ mod layout_tests {
         assert!(offset_of!(Hot, seen) < 64);
         for offset in [
             offset_of!(Hot, limit),
+            offset_of!(Hot, apart_limit),
+            offset_of!(Hot, fence_ms),
+            offset_of!(Hot, apart),
             offset_of!(Hot, seq_mask),
             offset_of!(Hot, node),
             offset_of!(Hot, seq_bits),
