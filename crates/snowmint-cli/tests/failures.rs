@@ -91,3 +91,37 @@ fn a_port_already_taken_is_named_with_the_reason_once() {
         format!("error: serve: cannot listen on {addr}: Address already in use (os error 98)")
     );
 }
+
+/// Stopped while it still waits for a registry that never answers: exit 0, a last line
+/// that says no worker id was held, and no mark written, since nothing was issued.
+#[test]
+fn a_server_stopped_before_it_holds_a_worker_id_says_so_and_writes_no_mark() {
+    let state = tempfile::tempdir().unwrap();
+    let url = format!("redis://127.0.0.1:{}/0", snowmint_testkit::free_port());
+    let mut serve = support::spawn_logged(serve_command(state.path(), &["--lease", &url]));
+    snowmint_testkit::eventually(
+        std::time::Duration::from_secs(20),
+        "acquiring",
+        || match serve.get("/readyz") {
+            (503, body) if body.contains("acquiring a worker id") => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
+    assert!(serve.terminate().success(), "{}", serve.logged());
+    let log = serve.logged();
+    assert!(
+        log.contains(
+            "stopped before a worker id was acquired; no id was issued, so no mark to persist"
+        ),
+        "{log}"
+    );
+    for claim in ["high-water mark persisted", "gave the worker id back"] {
+        assert!(!log.contains(claim), "{claim}: {log}");
+    }
+    let marks: Vec<_> = std::fs::read_dir(state.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .filter(|name| name.to_string_lossy().ends_with(".mark"))
+        .collect();
+    assert!(marks.is_empty(), "{marks:?}");
+}

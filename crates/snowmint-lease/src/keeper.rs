@@ -241,25 +241,31 @@ impl Keeper {
     }
 
     /// Stops renewing and gives the worker id back, setting its high-water mark to
-    /// `issued_until_ms`: call it after the last id was issued.
+    /// `issued_until_ms`: call it after the last id was issued. Says whether there was a
+    /// lease to give back (none while it was still being acquired).
     ///
     /// # Errors
     ///
     /// The registry could not be reached; the lease then expires by itself after its TTL.
-    pub async fn release(mut self, issued_until_ms: u64) -> Result<(), LeaseError> {
+    pub async fn release(mut self, issued_until_ms: u64) -> Result<bool, LeaseError> {
         let Some(stop) = self.stop.take() else {
-            return Ok(());
+            return Ok(false);
         };
         let (tx, rx) = oneshot::channel();
         if stop.send(tx).is_err() {
-            return Ok(());
+            return Ok(false);
         }
         let Ok((claim, lease)) = rx.await else {
-            return Ok(());
+            return Ok(false);
         };
         match lease {
-            Some(lease) => self.registry.release(&claim, &lease, issued_until_ms).await,
-            None => Ok(()),
+            Some(lease) => {
+                self.registry
+                    .release(&claim, &lease, issued_until_ms)
+                    .await?;
+                Ok(true)
+            }
+            None => Ok(false),
         }
     }
 }

@@ -311,7 +311,12 @@ impl FileStore {
             .create(true)
             .truncate(false)
             .open(&lock_path)
-            .map_err(|source| open_error(&lock_path, source))?;
+            .map_err(|source| {
+                disk::other_user(&lock_path, source, |path, source| StateError::Open {
+                    path,
+                    source,
+                })
+            })?;
         Ok(FileStore {
             tmp: sibling(&mark, ".tmp"),
             mark,
@@ -607,30 +612,6 @@ impl Store for FileStore {
     fn release(&self, reserved_ms: u64, issued_ms: u64) -> Result<(), StoreError> {
         self.lower(reserved_ms, issued_ms)?;
         Ok(())
-    }
-}
-
-/// Why `path` could not be opened: refused because another user owns it (said with both
-/// users and the way out), or what the system said.
-fn open_error(path: &Path, source: std::io::Error) -> StateError {
-    #[cfg(unix)]
-    if source.kind() == std::io::ErrorKind::PermissionDenied {
-        use std::os::unix::fs::MetadataExt;
-        let user = crate::state_dir::uid();
-        if let Ok(owner) = std::fs::metadata(path).map(|meta| meta.uid())
-            && owner != user
-        {
-            return StateError::OtherUser {
-                path: path.to_path_buf(),
-                owner,
-                user,
-                source,
-            };
-        }
-    }
-    StateError::Open {
-        path: path.to_path_buf(),
-        source,
     }
 }
 

@@ -290,8 +290,15 @@ pub async fn run(
     }
     // After the last id: lower the mark to what was issued and give the worker id back,
     // so a restart or a successor need not wait.
-    source.shutdown().await?;
+    let held = source.shutdown().await?;
     let now = source.clock().now_ms();
-    tracing::info!(stopped_at = %snowmint::UnixMs(now), "stopped; high-water mark persisted");
+    if held {
+        tracing::info!(stopped_at = %snowmint::UnixMs(now), "stopped; high-water mark persisted");
+    } else {
+        tracing::info!(
+            stopped_at = %snowmint::UnixMs(now),
+            "stopped before a worker id was acquired; no id was issued, so no mark to persist"
+        );
+    }
     Ok(())
 }

@@ -424,12 +424,13 @@ impl IdSource {
     }
 
     /// After the last request: stops the generator (persisting its local mark) and gives
-    /// the worker id back with its high-water mark set to the last id issued.
+    /// the worker id back with its high-water mark set to the last id issued. Says whether
+    /// there was a worker id to do this for: none while it was still being acquired.
     ///
     /// # Errors
     ///
     /// The local mark or the registry could not be written; the higher mark is kept.
-    pub async fn shutdown(&self) -> Result<(), ServeError> {
+    pub async fn shutdown(&self) -> Result<bool, ServeError> {
         let issuer = self.issuer.swap(None);
         let issued = match &issuer {
             Some(issuer) => {
@@ -438,6 +439,7 @@ impl IdSource {
             }
             None => None,
         };
+        let mut held = issued.is_some();
         let keeper = self.keeper.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(keeper) = keeper {
             // Nothing issued: the present for a clock, the count it started after for a
@@ -450,12 +452,14 @@ impl IdSource {
                 }
             });
             let acquired = self.acquired_mark();
-            keeper.release(mark).await.map_err(ServeError::Release)?;
-            // What the registry now holds: the rule of `Lease::release_mark`.
-            let given_back = snowmint::UnixMs(mark.max(acquired));
-            tracing::info!(mark = %given_back, "gave the worker id back");
+            if keeper.release(mark).await.map_err(ServeError::Release)? {
+                // What the registry now holds: the rule of `Lease::release_mark`.
+                let given_back = snowmint::UnixMs(mark.max(acquired));
+                tracing::info!(mark = %given_back, "gave the worker id back");
+                held = true;
+            }
         }
-        Ok(())
+        Ok(held)
     }
 }
 

@@ -49,10 +49,10 @@ pub(super) fn read_mark(path: &Path) -> Result<Option<(u64, ClockMode)>, StateEr
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(source) => {
-            return Err(StateError::Read {
-                path: path.to_path_buf(),
+            return Err(other_user(path, source, |path, source| StateError::Read {
+                path,
                 source,
-            });
+            }));
         }
     };
     crate::mark::decode_line(&bytes)
@@ -77,6 +77,7 @@ pub(super) fn replace(path: &Path, tmp: &Path, content: &[u8]) -> Result<(), Sta
         .truncate(true)
         .open(tmp)
         .map_err(failed(tmp))?;
+    keep_owner(&file, path).map_err(failed(tmp))?;
     file.write_all(content)
         .and_then(|()| file.sync_all())
         .map_err(failed(tmp))?;
@@ -89,6 +90,49 @@ pub(super) fn replace(path: &Path, tmp: &Path, content: &[u8]) -> Result<(), Sta
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(failed(dir))
+}
+
+/// Gives `file`, which is to replace `path`, the owner of `path`, when this process runs as
+/// root and `path` belongs to someone else: root tending a state directory (a container run
+/// once with `--user 0`) leaves its files to their user, who would be locked out of them.
+fn keep_owner(file: &File, path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    if crate::state_dir::uid() == 0 {
+        use std::os::unix::fs::MetadataExt;
+        match fs::metadata(path) {
+            Ok(meta) if meta.uid() != 0 => {
+                std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid()))?;
+            }
+            _ => {}
+        }
+    }
+    let _ = (file, path);
+    Ok(())
+}
+
+/// What the system's `source` about `path` means: [`StateError::OtherUser`] when it refused a
+/// file that another user owns (both users named, and the way out), else `otherwise`.
+pub(super) fn other_user(
+    path: &Path,
+    source: io::Error,
+    otherwise: impl FnOnce(PathBuf, io::Error) -> StateError,
+) -> StateError {
+    #[cfg(unix)]
+    if source.kind() == io::ErrorKind::PermissionDenied {
+        use std::os::unix::fs::MetadataExt;
+        let user = crate::state_dir::uid();
+        if let Ok(owner) = fs::metadata(path).map(|meta| meta.uid())
+            && owner != user
+        {
+            return StateError::OtherUser {
+                path: path.to_path_buf(),
+                owner,
+                user,
+                source,
+            };
+        }
+    }
+    otherwise(path.to_path_buf(), source)
 }
 
 /// `path` with `suffix` appended to its file name: `w0.mark` and `.lock` give `w0.mark.lock`.

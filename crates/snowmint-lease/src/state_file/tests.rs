@@ -128,6 +128,28 @@ fn errors_name_the_path() {
 /// Two stores on one file, each raising the mark from its own thread: a lost update
 /// (both read 10, one writes 12, the other 11) would show as a mark below one already
 /// recorded.
+/// Root rewriting another user's mark (a container run once with `--user 0` on a volume
+/// another user wrote) leaves the file to that user, who would otherwise be locked out.
+#[test]
+fn root_leaves_a_mark_it_rewrites_to_its_owner() {
+    use std::os::unix::fs::MetadataExt;
+    if crate::state_dir::uid() != 0 {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "CI runs the tests as root"
+        );
+        return;
+    }
+    let (_dir, path) = temp_mark();
+    FileStore::claim(&path).unwrap().raise(1_000).unwrap();
+    std::os::unix::fs::chown(&path, Some(12_345), Some(23_456)).unwrap();
+    FileStore::claim(&path).unwrap().raise(2_000).unwrap();
+    let meta = fs::metadata(&path).unwrap();
+    assert_eq!((meta.uid(), meta.gid()), (12_345, 23_456));
+    assert_eq!(FileStore::open(&path).unwrap().mark().unwrap(), Some(2_000));
+}
+
 #[test]
 fn concurrent_reservations_never_lose_the_max() {
     const ROUNDS: u64 = 200;
