@@ -355,6 +355,21 @@ fn image_runs_as_any_user_on_a_fresh_volume() {
         "{said}"
     );
 
+    // Root on that volume issues, and leaves the files to their user, who issues again.
+    for user in ["0:0", "12345:12345"] {
+        let c = scope.run(
+            &format!("again-{}", &user[..1]),
+            &["--read-only", "--user", user, "-v", &mount, image],
+        );
+        one_id(ready(&c));
+        assert_eq!(stop(&c), 0, "{user}: {}", logs(&c));
+        let marks = marks(&volume);
+        assert_eq!(
+            marks[0].2, 12345,
+            "the mark's owner after {user}: {marks:?}"
+        );
+    }
+
     // The binary is the entrypoint: other subcommands run in place of `serve`.
     let out = ok(&["run", "--rm", image, "gen", "-n", "2"]);
     assert_eq!(out.lines().count(), 2, "{out}");
