@@ -363,10 +363,10 @@ fn image_runs_as_any_user_on_a_fresh_volume() {
         );
         one_id(ready(&c));
         assert_eq!(stop(&c), 0, "{user}: {}", logs(&c));
-        let marks = marks(&volume);
+        let after = crate::marks(&volume);
         assert_eq!(
-            marks[0].2, 12345,
-            "the mark's owner after {user}: {marks:?}"
+            after[0].2, 12345,
+            "the mark's owner after {user}: {after:?}"
         );
     }
 
