@@ -32,7 +32,7 @@ pub struct Id(u64);
 impl Id {
     /// The smallest id.
     pub const MIN: Id = Id(0);
-    /// The largest 64-bit value (only decode-only layouts reach it).
+    /// The largest 64-bit value (only layouts that use all 64 bits reach it).
     pub const MAX: Id = Id(u64::MAX);
 
     /// Wraps a raw value. Any `u64` is an id; whether it fits a layout is the layout's call.

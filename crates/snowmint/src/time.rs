@@ -420,7 +420,10 @@ mod tests {
     fn dates_run_to_the_end_of_the_year_9999() {
         let last = UnixMs::LAST_DATE;
         assert_eq!(last.to_string(), "9999-12-31T23:59:59.999Z");
-        assert_eq!(UnixMs::parse_time("9999-12-31T23:59:59.999Z").unwrap(), last);
+        assert_eq!(
+            UnixMs::parse_time("9999-12-31T23:59:59.999Z").unwrap(),
+            last
+        );
         assert_eq!(
             UnixMs(last.0 + 1).to_string(),
             "253402300800000 ms after the Unix epoch"
