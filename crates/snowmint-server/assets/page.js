@@ -78,8 +78,9 @@
 
   /**
    * The encoding `Encoding::detect` assumes for `text`: all ASCII digits is decimal; then
-   * the prefix an encoding writes followed by its digits only (binary's `0b`); then the
-   * width a padded encoding writes; then a prefix; else decimal.
+   * the prefix an encoding writes followed by its digits only (hex's `0x`, binary's `0b`);
+   * then the digits of base32, base62 or hex, at their padded width; then a prefix; else
+   * decimal.
    */
   function guessEncoding(text) {
     if (/^[0-9]*$/.test(text)) return 'decimal';
@@ -90,7 +91,7 @@
     }));
     if (written) return written.name;
     const len = [...text].length;
-    const padded = all.find((e) => e.padded && e.writtenPrefix.length + e.maxLen === len);
+    const padded = ['base32', 'base62', 'hex'].map((n) => ENCODINGS[n]).find((e) => e.maxLen === len);
     if (padded) return padded.name;
     const prefixed = all.find((e) => e.prefixes.some((p) => text.startsWith(p)));
     if (prefixed) return prefixed.name;

@@ -350,11 +350,42 @@ async fn decode_any_encoding_with_any_preset() {
     let a = get(&s, "/v1/decode/0x0271065ac1021007?layout=discord").await;
     assert_eq!(a.json()["sequence"], 7, "{}", a.body);
 
+    // All-digit hex and base32 are decimal unless ?encoding= names them.
+    let a = get(&s, "/v1/decode/3962102955333052?encoding=hex").await;
+    assert_eq!(a.json()["id"], "4134885177588658258", "{}", a.body);
+    let a = get(&s, "/v1/decode/3962102955333052").await;
+    assert_eq!(a.json()["id"], "3962102955333052", "{}", a.body);
+    let a = get(&s, "/v1/decode/8000000000000?encoding=B32&layout=tsid").await;
+    assert_eq!(a.json()["id"], "9223372036854775808", "{}", a.body);
+    let a = get(&s, "/v1/decode/WIlLsHwljH?encoding=base62&layout=tsid").await;
+    assert_eq!(a.json()["id"], "437283649808777971", "{}", a.body);
+    // A signed column's id of a 64-bit layout.
+    let a = get(&s, "/v1/decode/-8499700661677131895?layout=instagram").await;
+    assert_eq!(
+        a.body,
+        r#"{"id":"9947043412032419721","unix_ms":2500000000000,"time":"2049-03-22T04:26:40.000Z","datacenter":0,"worker":1341,"sequence":905}"#
+    );
+
     for (path, status, message) in [
         (
             "/v1/decode/hello",
             400,
+            "invalid character 'h' at position 0 in decimal id, the encoding guessed from its form, but it reads as base32 or base62: name its encoding (base62 written without padding, as TSID libraries other than tsid-creator write it, cannot be told from base32 or decimal)",
+        ),
+        (
+            "/v1/decode/hello!",
+            400,
             "invalid character 'h' at position 0 in decimal id",
+        ),
+        (
+            "/v1/decode/-1",
+            400,
+            "id \"-1\" is negative, but layout twitter uses 63 bits: none of its ids is negative, even in a signed 64-bit column",
+        ),
+        (
+            "/v1/decode/1?encoding=base64",
+            400,
+            "unknown encoding \"base64\": expected one of decimal, hex, base32, base62, binary",
         ),
         (
             "/v1/decode/99999999999999999999",
@@ -858,6 +889,7 @@ async fn the_document_allows_exactly_the_names_the_server_reads() {
         ("/v1/ids", "format", "/v1/ids?count=1&format="),
         ("/v1/id", "format", "/v1/id?format="),
         ("/v1/decode/{id}", "layout", "/v1/decode/1?layout="),
+        ("/v1/decode/{id}", "encoding", "/v1/decode/1?encoding="),
         ("/v1/compose", "format", "/v1/compose?format="),
         ("/v1/compose", "layout", "/v1/compose?layout="),
         ("/v1/at/{time}", "layout", "/v1/at/1704067200000?layout="),

@@ -4,8 +4,8 @@
 //! and collected in [`super::api`].
 
 use serde::Serialize;
-use snowmint::Layout;
 use snowmint::serial::{BizCode, Zone};
+use snowmint::{Encoding, Layout};
 use utoipa::openapi::path::{Operation, ParameterIn, PathItem};
 use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, Type};
@@ -187,6 +187,40 @@ impl PartialSchema for Format {
 }
 
 impl ToSchema for Format {}
+
+/// The name of an encoding, which `/v1/decode/{id}?encoding=` takes: the core's names
+/// ([`Encoding::NAMES`]), in any case.
+pub struct EncodingName;
+
+impl PartialSchema for EncodingName {
+    fn schema() -> RefOr<Schema> {
+        one_of_names(
+            Encoding::NAMES.map(|(name, _)| name),
+            "How an id's text is written",
+        )
+        .into()
+    }
+}
+
+impl ToSchema for EncodingName {}
+
+/// An id's text as `/v1/decode/{id}` reads it: characters of some encoding's alphabet, a
+/// prefix, or a sign, at most as long as the longest text (binary's `0b` and 64 digits).
+/// Which characters and how many depends on the encoding, and that may be another
+/// parameter, so the document says no more.
+pub struct IdText;
+
+impl PartialSchema for IdText {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(format!("^-?[0-9A-Za-z]{{1,{}}}$", Encoding::BUF_LEN)))
+            .build()
+            .into()
+    }
+}
+
+impl ToSchema for IdText {}
 
 /// A preset's name, which `?layout=` takes (see [`Layout::by_name`]). The server also reads
 /// `custom:T/D/W/S`, whose widths must add up to 63 or 64: a pattern cannot say that, so the
