@@ -764,7 +764,10 @@ async fn openapi_describes_exactly_the_routes_that_answer() {
     assert_eq!(a.status, StatusCode::OK);
     let doc = a.json();
     assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
-    assert_eq!(a.body, snowmint_server::openapi_document(100_000));
+    assert_eq!(
+        a.body,
+        snowmint_server::openapi_document(100_000, &snowmint::Layout::TWITTER)
+    );
     let paths: Vec<String> = doc["paths"].as_object().unwrap().keys().cloned().collect();
     let expected = [
         "/",
@@ -1004,7 +1007,7 @@ async fn the_document_allows_exactly_the_counts_this_server_takes() {
     let doc = get(&s, "/openapi.json").await.json();
     assert_eq!(
         get(&s, "/openapi.json").await.body,
-        snowmint_server::openapi_document(500)
+        snowmint_server::openapi_document(500, &snowmint::Layout::TWITTER)
     );
     for (path, uri) in [
         ("/v1/ids", "/v1/ids?count="),
