@@ -147,7 +147,8 @@ async fn one_id_as_text_when_the_client_prefers_it() {
     assert_eq!(Layout::TWITTER.decode(first).unwrap().worker, 5);
 
     let a = call(&s, "GET", "/v1/id?format=hex", &[("accept", "text/plain")]).await;
-    assert_eq!(a.body.len(), 17, "{:?}", a.body);
+    // 0x, 16 digits and a newline.
+    assert_eq!(a.body.len(), 19, "{:?}", a.body);
     let second = Id::parse_as(a.body.trim_end(), snowmint::Encoding::Hex).unwrap();
     assert!(second > first);
 
@@ -265,7 +266,7 @@ async fn many_ids_as_json_and_as_text() {
     assert!(a.content_type.starts_with("text/plain"));
     let lines: Vec<&str> = a.body.lines().collect();
     assert_eq!(lines.len(), 3);
-    assert!(lines.iter().all(|l| l.len() == 16));
+    assert!(lines.iter().all(|l| l.len() == 18 && l.starts_with("0x")));
 
     // The Accept header is read by q-value, wildcard and specificity.
     for (accept, text) in [
