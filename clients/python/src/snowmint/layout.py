@@ -212,7 +212,7 @@ class Layout:
 
     def decode(self, id: IdLike, encoding: str = "decimal") -> Decoded:
         """Takes an id (text in ``encoding``, as :meth:`read_id` reads it, or an int) apart."""
-        value = parse_id(id) if _is_int(id) else self.read_id(id, encoding)
+        value = self.read_id(id, encoding) if isinstance(id, str) else parse_id(id)
         if value > self.max_id:
             raise DecodeError(
                 f"id {value} is out of range for this layout: its largest id is {self.max_id}"
