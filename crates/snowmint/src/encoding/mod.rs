@@ -775,9 +775,9 @@ adapter! {
 }
 
 adapter! {
-    /// An [`Id`] in hex, lowercase and zero-padded to 16 digits: [`Display`](fmt::Display)
-    /// writes it, [`FromStr`] parses it with or without `0x` (see [`Encoding::decode`] for
-    /// the errors).
+    /// An [`Id`] in hex, lowercase and zero-padded to 16 digits after `0x`:
+    /// [`Display`](fmt::Display) writes it, [`FromStr`] parses it with or without `0x` (see
+    /// [`Encoding::decode`] for the errors).
     ///
     /// # Examples
     ///
@@ -787,7 +787,7 @@ adapter! {
     /// use snowmint::encoding::Hex;
     ///
     /// let id = Id::from_u64(1_234_567_890);
-    /// assert_eq!(Hex(id).to_string(), "00000000499602d2");
+    /// assert_eq!(Hex(id).to_string(), "0x00000000499602d2");
     /// assert_eq!("0x499602D2".parse::<Hex>()?.0, id);
     /// # Ok(()) }
     /// ```
