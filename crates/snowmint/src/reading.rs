@@ -47,7 +47,8 @@ impl Layout {
     /// As [`Encoding::decode`]; [`ParseError::Negative`] for a negative decimal and a
     /// layout of 63 bits; [`ParseError::BelowSigned`] for one below -2^63; and, when the
     /// encoding was guessed and refused the text but others read it,
-    /// [`ParseError::Unguessed`] naming them.
+    /// [`ParseError::Unguessed`] naming them (unless the text's prefix, `0x` or `0b`, named
+    /// the encoding).
     ///
     /// # Examples
     ///
@@ -79,12 +80,14 @@ impl Layout {
                 .read_negative(text, magnitude)
                 .map(|value| reading(value, value != 0));
         }
+        // A prefix (0x, 0b) says the encoding as plainly as a name would.
+        let prefixed = encoding.prefixes().iter().any(|p| text.starts_with(p));
         encoding
             .decode(text)
             .map(|value| reading(value, false))
             .map_err(|cause| {
                 let readers: Vec<_> = Encoding::readers(text, encoding).collect();
-                if guessed && !readers.is_empty() {
+                if guessed && !prefixed && !readers.is_empty() {
                     ParseError::Unguessed {
                         text: text.to_string(),
                         cause: Box::new(cause),

@@ -178,4 +178,12 @@ fn a_failed_guess_names_the_encodings_that_read_the_text() {
         Layout::TSID.read_id("zz!", None).unwrap_err().to_string(),
         "invalid character 'z' at position 0 in decimal id"
     );
+    // A prefix names the encoding: its refusal stands, whatever else reads the text.
+    assert_eq!(
+        Layout::TSID
+            .read_id("0b1021", None)
+            .unwrap_err()
+            .to_string(),
+        "invalid character '2' at position 4 in binary id"
+    );
 }
