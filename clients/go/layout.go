@@ -328,7 +328,8 @@ func (l Layout) String() string {
 
 // textEncoding is how id text is written, as the core reads it: the digits in order of
 // value, whether letters are read in either case, the prefixes skipped before the digits,
-// the most digits a 64-bit id takes, and letters read as digits (Crockford's).
+// the most digits a 64-bit id takes, and letters read as digits (Crockford's). The table
+// of them, textEncodings, is generated from the vectors (presets.go).
 type textEncoding struct {
 	alphabet string
 	foldCase bool
@@ -337,31 +338,13 @@ type textEncoding struct {
 	aliases  map[byte]uint64
 }
 
-var textEncodings = map[string]textEncoding{
-	"decimal": {alphabet: "0123456789", maxLen: 20},
-	"hex":     {alphabet: "0123456789abcdef", foldCase: true, prefixes: []string{"0x", "0X"}, maxLen: 16},
-	"base32": {alphabet: "0123456789ABCDEFGHJKMNPQRSTVWXYZ", foldCase: true, maxLen: 13,
-		aliases: map[byte]uint64{'I': 1, 'L': 1, 'O': 0}},
-	"base62": {alphabet: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", maxLen: 11},
-	"binary": {alphabet: "01", prefixes: []string{"0b", "0B"}, maxLen: 64},
-}
-
-// Encodings are the encodings ParseIDAs and ReadID read, in the core's order.
-var Encodings = []string{"decimal", "hex", "base32", "base62", "binary"}
-
-// shortEncodingNames are the names the core reads for each encoding, besides its own.
-var shortEncodingNames = map[string]string{"dec": "decimal", "b32": "base32", "b62": "base62", "bin": "binary"}
-
 // encodingNamed is the encoding a name stands for, in any case, as the core reads names.
 func encodingNamed(name string) (string, error) {
-	lower := strings.ToLower(name)
-	if full, ok := shortEncodingNames[lower]; ok {
-		lower = full
-	}
-	if _, ok := textEncodings[lower]; !ok {
+	found, ok := encodingNames[strings.ToLower(name)]
+	if !ok {
 		return "", &DecodeError{Input: name, msg: fmt.Sprintf("unknown encoding %q: expected one of %s", name, strings.Join(Encodings, ", "))}
 	}
-	return lower, nil
+	return found, nil
 }
 
 // ParseIDAs reads id text in the encoding named: decimal, hex, base32, base62 or binary

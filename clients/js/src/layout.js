@@ -2,7 +2,7 @@
 // ids use all 64 bits, and a Number is exact only up to 2^53.
 
 import { DecodeError, LayoutError } from "./errors.js";
-import { PRESETS } from "./presets.js";
+import { ENCODING_NAMES as NAMES_READ, ENCODINGS, PRESETS } from "./presets.js";
 
 const U64_MAX = (1n << 64n) - 1n;
 /** Twitter's epoch, 2010-11-04T01:42:54.657Z: a custom layout's epoch unless given. */
@@ -207,40 +207,14 @@ export function decode(id, layout = "twitter", tickMs = undefined, epochMs = und
   return Layout.named(layout, { tickMs, epochMs }).decode(id, encoding);
 }
 
-/**
- * How id text is written, as the core reads it: the digits in order of value, whether
- * letters are read in either case, the prefixes skipped before the digits, the most digits
- * a 64-bit id takes, and letters read as digits (Crockford's).
- */
-const ENCODINGS = Object.freeze({
-  decimal: { alphabet: "0123456789", foldCase: false, prefixes: [], maxLen: 20, aliases: {} },
-  hex: { alphabet: "0123456789abcdef", foldCase: true, prefixes: ["0x", "0X"], maxLen: 16, aliases: {} },
-  base32: {
-    alphabet: "0123456789ABCDEFGHJKMNPQRSTVWXYZ",
-    foldCase: true,
-    prefixes: [],
-    maxLen: 13,
-    aliases: { I: 1, L: 1, O: 0 },
-  },
-  base62: {
-    alphabet: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
-    foldCase: false,
-    prefixes: [],
-    maxLen: 11,
-    aliases: {},
-  },
-  binary: { alphabet: "01", foldCase: false, prefixes: ["0b", "0B"], maxLen: 64, aliases: {} },
-});
-/** The names the core reads for each encoding, besides its own. */
-const SHORT_NAMES = Object.freeze({ dec: "decimal", b32: "base32", b62: "base62", bin: "binary" });
 /** The encodings, in the core's order. */
 export const ENCODING_NAMES = Object.freeze(Object.keys(ENCODINGS));
 
 /** The encoding a name stands for, in any case, as the core reads names. */
 function encodingNamed(name) {
   const lower = typeof name === "string" ? name.toLowerCase() : "";
-  const found = SHORT_NAMES[lower] ?? lower;
-  if (!Object.hasOwn(ENCODINGS, found)) {
+  const found = Object.hasOwn(NAMES_READ, lower) ? NAMES_READ[lower] : undefined;
+  if (found === undefined) {
     throw new DecodeError(`unknown encoding ${JSON.stringify(String(name))}: expected one of ${ENCODING_NAMES.join(", ")}`);
   }
   return found;

@@ -171,23 +171,6 @@ final class Layout
     }
 
     /**
-     * How id text is written, as the core reads it: the digits in order of value, whether
-     * letters are read in either case, the prefixes skipped before the digits, and the most
-     * digits a 64-bit id takes.
-     */
-    private const ENCODINGS = [
-        'decimal' => ['0123456789', false, [], 20],
-        'hex' => ['0123456789abcdef', true, ['0x', '0X'], 16],
-        'base32' => ['0123456789ABCDEFGHJKMNPQRSTVWXYZ', true, [], 13],
-        'base62' => ['0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', false, [], 11],
-        'binary' => ['01', false, ['0b', '0B'], 64],
-    ];
-    /** Crockford base32 reads the letters people mistake for digits as those digits. */
-    private const BASE32_ALIASES = ['I' => 1, 'L' => 1, 'O' => 0];
-    /** The names the core reads for each encoding, besides its own. */
-    private const SHORT_NAMES = ['dec' => 'decimal', 'b32' => 'base32', 'b62' => 'base62', 'bin' => 'binary'];
-
-    /**
      * Reads id text in $encoding, as parseId does; and a negative decimal as an id as a
      * signed 64-bit column (SQL bigint, a PHP or Java int) holds it: for a layout of 64
      * bits, the two's complement. A layout of 63 bits has no negative ids, so it refuses one.
@@ -311,22 +294,21 @@ final class Layout
     /** The encoding a name stands for, in any case, as the core reads names. */
     private static function encodingNamed(string $name): string
     {
-        $lower = strtolower($name);
-        $lower = self::SHORT_NAMES[$lower] ?? $lower;
-        if (!array_key_exists($lower, self::ENCODINGS)) {
+        $found = Presets::ENCODING_NAMES[strtolower($name)] ?? null;
+        if ($found === null) {
             throw new DecodeException(sprintf(
                 'unknown encoding %s: expected one of %s',
                 json_encode($name),
-                implode(', ', array_keys(self::ENCODINGS)),
+                implode(', ', array_keys(Presets::ENCODINGS)),
             ));
         }
-        return $lower;
+        return $found;
     }
 
     /** Text in an encoding other than decimal, read as the core reads it. */
     private static function parseDigits(string $text, string $name): \GMP
     {
-        [$alphabet, $foldCase, $prefixes, $maxLen] = self::ENCODINGS[$name];
+        [$alphabet, $foldCase, $prefixes, $maxLen, $aliases] = Presets::ENCODINGS[$name];
         $prefix = '';
         foreach ($prefixes as $p) {
             if (str_starts_with($text, $p)) {
@@ -344,9 +326,7 @@ final class Layout
             $digit = false;
             if (strlen($ch) === 1 && ord($ch) < 0x80) {
                 $digit = $foldCase ? strpos(strtoupper($alphabet), strtoupper($ch)) : strpos($alphabet, $ch);
-                if ($name === 'base32' && array_key_exists(strtoupper($ch), self::BASE32_ALIASES)) {
-                    $digit = self::BASE32_ALIASES[strtoupper($ch)];
-                }
+                $digit = $aliases[strtoupper($ch)] ?? $digit;
             }
             if ($digit === false) {
                 throw self::invalidCharacter($ch, strlen($prefix) + $position, $name);

@@ -6,6 +6,8 @@
 //! - `vectors`: ids and their decoded fields for each of those layouts;
 //! - `documented`: the ids the systems document themselves, with the source named, each
 //!   checked here against what its source says;
+//! - `encodings`: how each encoding reads text (the clients' encoding tables are generated
+//!   from them by `scripts/gen-clients`);
 //! - `texts`: id text every client must read as the core does ([`Layout::read_id`]): in the
 //!   encoding named (all-digit hex and base32, unpadded base62, binary), and a negative
 //!   decimal as a signed 64-bit column's id of a layout that uses all 64 bits;
@@ -139,10 +141,11 @@ fn vectors() -> Value {
         }
     }
     json!({
-        "about": "Written by crates/snowmint/tests/vectors.rs from the core; do not edit by hand. layouts: every preset's numbers (scripts/gen-clients writes the clients' preset tables from them) and two custom layouts. vectors: ids and the fields every client must decode them to. documented: ids the systems document themselves, with the source. texts: id text read in the encoding named (decimal when none is; no client guesses), a negative decimal as a signed 64-bit column's id. errors: input every client must refuse with the core's message, word for word (what: parse an id's decimal text, decode an id with a layout, read id text with a layout and an encoding, or name a layout with an optional tick and epoch). Integers are decimal strings.",
+        "about": "Written by crates/snowmint/tests/vectors.rs from the core; do not edit by hand. layouts: every preset's numbers (scripts/gen-clients writes the clients' preset tables from them) and two custom layouts. vectors: ids and the fields every client must decode them to. documented: ids the systems document themselves, with the source. encodings: how each encoding reads text (its digits in order of value, whether letters are read in either case, its prefixes, its most digits, the letters it reads as digits, the names it goes by; scripts/gen-clients writes the clients' tables from them). texts: id text read in the encoding named (decimal when none is; no client guesses), a negative decimal as a signed 64-bit column's id. errors: input every client must refuse with the core's message, word for word (what: parse an id's decimal text, decode an id with a layout, read id text with a layout and an encoding, or name a layout with an optional tick and epoch). Integers are decimal strings.",
         "layouts": layouts,
         "vectors": vectors,
         "documented": documented(),
+        "encodings": encodings(),
         "texts": texts(),
         "errors": errors(),
     })
@@ -339,6 +342,40 @@ fn layout_of(spec: &str) -> Layout {
         .into_iter()
         .find(|(s, _)| s == spec)
         .map_or_else(|| Layout::by_name(spec).unwrap(), |(_, l)| l)
+}
+
+/// How each encoding reads text, from the core's own tables.
+fn encodings() -> Vec<Value> {
+    Encoding::ALL
+        .iter()
+        .map(|&encoding| {
+            let alphabet = encoding.alphabet();
+            // What it reads beyond its alphabet in either case: Crockford's letters.
+            let aliases: serde_json::Map<String, Value> = encoding
+                .digits()
+                .filter(|(ch, _)| {
+                    !alphabet.contains(ch.to_ascii_lowercase())
+                        && !alphabet.contains(ch.to_ascii_uppercase())
+                        && ch.is_ascii_uppercase()
+                })
+                .map(|(ch, digit)| (ch.to_string(), digit.into()))
+                .collect();
+            let names: Vec<&str> = Encoding::NAMES
+                .iter()
+                .filter(|(_, e)| *e == encoding)
+                .map(|(name, _)| *name)
+                .collect();
+            json!({
+                "encoding": encoding.name(),
+                "names": names,
+                "alphabet": alphabet,
+                "ignores_case": encoding.ignores_case(),
+                "prefixes": encoding.prefixes(),
+                "max_len": encoding.max_len(),
+                "aliases": aliases,
+            })
+        })
+        .collect()
 }
 
 /// The texts read by the core.

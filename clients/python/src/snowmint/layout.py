@@ -6,6 +6,8 @@ import datetime as _dt
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Tuple, Union
 
+from ._presets import ENCODING_NAMES as _ENCODING_NAMES
+from ._presets import ENCODINGS as _TEXT_ENCODINGS
 from ._presets import PRESETS
 from .errors import DecodeError, LayoutError
 
@@ -26,22 +28,8 @@ PRESET_NAMES: Tuple[str, ...] = tuple(_PRESETS)
 
 IdLike = Union[str, int]
 
-#: How id text is written, as the core reads it: the digits in order of value, whether
-#: letters are read in either case, the prefixes skipped before the digits, and the most
-#: digits a 64-bit id takes.
-_ENCODINGS = {
-    "decimal": ("0123456789", False, (), 20),
-    "hex": ("0123456789abcdef", True, ("0x", "0X"), 16),
-    "base32": ("0123456789ABCDEFGHJKMNPQRSTVWXYZ", True, (), 13),
-    "base62": ("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", False, (), 11),
-    "binary": ("01", False, ("0b", "0B"), 64),
-}
-#: Crockford base32 reads the letters people mistake for digits as those digits.
-_ALIASES = {"base32": {"I": 1, "L": 1, "O": 0}}
-#: The names the core reads for each encoding, besides its own.
-_SHORT_NAMES = {"dec": "decimal", "b32": "base32", "b62": "base62", "bin": "binary"}
 #: The encodings, in the core's order.
-ENCODINGS: Tuple[str, ...] = tuple(_ENCODINGS)
+ENCODINGS: Tuple[str, ...] = tuple(_TEXT_ENCODINGS)
 
 
 @dataclass(frozen=True)
@@ -252,9 +240,8 @@ def decode(
 
 def _encoding(name: str) -> str:
     """The encoding a name stands for, in any case, as the core reads names."""
-    lower = name.lower() if isinstance(name, str) else name
-    found = _SHORT_NAMES.get(lower, lower) if isinstance(lower, str) else None
-    if found not in _ENCODINGS:
+    found = _ENCODING_NAMES.get(name.lower()) if isinstance(name, str) else None
+    if found is None:
         raise ValueError(
             f"unknown encoding {_quote(str(name))}: expected one of {', '.join(ENCODINGS)}"
         )
@@ -264,7 +251,7 @@ def _encoding(name: str) -> str:
 def _read_digits(text: str, encoding: str) -> int:
     """Reads ``text`` in ``encoding`` as the core does, with its error messages: the first
     character outside the alphabet, else too many digits, else a value past 64 bits."""
-    alphabet, fold_case, prefixes, max_len = _ENCODINGS[encoding]
+    alphabet, fold_case, prefixes, max_len, aliases = _TEXT_ENCODINGS[encoding]
     offset = 0
     for prefix in prefixes:
         if text.startswith(prefix):
@@ -272,7 +259,6 @@ def _read_digits(text: str, encoding: str) -> int:
             break
     if text == "":
         raise DecodeError("empty input: expected an id")
-    aliases = _ALIASES.get(encoding, {})
     value = 0
     for position, ch in enumerate(text):
         digit = -1

@@ -148,26 +148,10 @@ module Snowmint
     end
     private :name_of_layout
 
-    # How id text is written, as the core reads it: the digits in order of value, whether
-    # letters are read in either case, the prefixes skipped before the digits, and the most
-    # digits a 64-bit id takes.
-    ENCODINGS = {
-      "decimal" => ["0123456789", false, [], 20],
-      "hex" => ["0123456789abcdef", true, %w[0x 0X], 16],
-      "base32" => ["0123456789ABCDEFGHJKMNPQRSTVWXYZ", true, [], 13],
-      "base62" => ["0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", false, [], 11],
-      "binary" => ["01", false, %w[0b 0B], 64]
-    }.freeze
-    # Crockford base32 reads the letters people mistake for digits as those digits.
-    BASE32_ALIASES = { "I" => 1, "L" => 1, "O" => 0 }.freeze
-    # The names the core reads for each encoding, besides its own.
-    SHORT_NAMES = { "dec" => "decimal", "b32" => "base32", "b62" => "base62", "bin" => "binary" }.freeze
-
     # The encoding a name stands for, in any case, as the core reads names.
     def self.encoding_named(name)
-      lower = name.to_s.downcase
-      lower = SHORT_NAMES.fetch(lower, lower)
-      return lower if ENCODINGS.key?(lower)
+      found = ENCODING_NAMES[name.to_s.downcase]
+      return found if found
 
       raise DecodeError, "unknown encoding #{name.to_s.inspect}: expected one of #{ENCODINGS.keys.join(", ")}"
     end
@@ -212,7 +196,7 @@ module Snowmint
     private_class_method :parse_decimal
 
     def self.parse_digits(text, name)
-      alphabet, fold_case, prefixes, max_len = ENCODINGS.fetch(name)
+      alphabet, fold_case, prefixes, max_len, aliases = ENCODINGS.fetch(name)
       prefix = prefixes.find { |p| text.start_with?(p) } || ""
       digits = text[prefix.length..]
       raise DecodeError, "empty input: expected an id" if digits.empty?
@@ -222,7 +206,7 @@ module Snowmint
         digit = nil
         if ch.ascii_only?
           digit = fold_case ? alphabet.upcase.index(ch.upcase) : alphabet.index(ch)
-          digit = BASE32_ALIASES.fetch(ch.upcase, digit) if name == "base32"
+          digit = aliases.fetch(ch.upcase, digit)
         end
         if digit.nil?
           raise DecodeError, "invalid character #{quote_char(ch)} at position #{prefix.length + position} in #{name} id"

@@ -71,6 +71,32 @@ public final class Layout {
     /** Every preset, in the order the core, the server and the vectors list them. */
     public static final List<Layout> PRESETS =
             List.of(TWITTER, DISCORD, INSTAGRAM, SONYFLAKE, BAIDU, TSID, MASTODON);
+
+    /**
+     * How each encoding reads id text, from the core: its digits in order of value, whether
+     * letters are read in either case, the prefixes skipped before the digits, the most digits
+     * a 64-bit id takes, and letters read as digits (Crockford's); and every name the core
+     * reads for an encoding, in lowercase.
+     */
+    private static final Map<String, TextEncoding> TEXT_ENCODINGS = Map.of(
+            "decimal", new TextEncoding("0123456789", false, List.of(), 20, Map.of()),
+            "hex", new TextEncoding("0123456789abcdef", true, List.of("0x", "0X"), 16, Map.of()),
+            "base32", new TextEncoding("0123456789ABCDEFGHJKMNPQRSTVWXYZ", true, List.of(), 13, Map.of('I', 1, 'L', 1, 'O', 0)),
+            "base62", new TextEncoding("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", false, List.of(), 11, Map.of()),
+            "binary", new TextEncoding("01", false, List.of("0b", "0B"), 64, Map.of()));
+    private static final Map<String, String> ENCODING_NAMES = Map.of(
+            "decimal", "decimal",
+            "dec", "decimal",
+            "hex", "hex",
+            "base32", "base32",
+            "b32", "base32",
+            "base62", "base62",
+            "b62", "base62",
+            "binary", "binary",
+            "bin", "binary");
+
+    /** The encodings {@link #parseId(String, String)} reads, in the core's order. */
+    public static final List<String> ENCODINGS = List.of("decimal", "hex", "base32", "base62", "binary");
     // END PRESETS.
 
     /** Twitter's epoch, 2010-11-04T01:42:54.657Z: a custom layout's epoch unless given. */
@@ -276,10 +302,6 @@ public final class Layout {
         return decode(readId(id, encoding));
     }
 
-    /** The encodings {@link #parseId(String, String)} reads, in the core's order. */
-    public static final List<String> ENCODINGS =
-            List.of("decimal", "hex", "base32", "base62", "binary");
-
     /**
      * Reads id text in {@code encoding}, as {@link #parseId(String, String)} does; and a
      * negative decimal as an id as a signed 64-bit column (SQL {@code bigint}, a Java
@@ -324,30 +346,24 @@ public final class Layout {
         return -magnitude.longValue();
     }
 
-    /** The digits of each encoding in order of value, as the core writes them. */
-    private static final Map<String, String> ALPHABETS = Map.of(
-            "decimal", "0123456789",
-            "hex", "0123456789abcdef",
-            "base32", "0123456789ABCDEFGHJKMNPQRSTVWXYZ",
-            "base62", "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
-            "binary", "01");
-    /** The most digits a 64-bit id takes in each encoding. */
-    private static final Map<String, Integer> MAX_LENS =
-            Map.of("decimal", 20, "hex", 16, "base32", 13, "base62", 11, "binary", 64);
-    /** The names the core reads for each encoding, besides its own. */
-    private static final Map<String, String> SHORT_NAMES =
-            Map.of("dec", "decimal", "b32", "base32", "b62", "base62", "bin", "binary");
+    /**
+     * How an encoding reads id text: its digits in order of value, whether letters are read
+     * in either case, the prefixes skipped before the digits, the most digits a 64-bit id
+     * takes, and letters read as digits. The table of them, TEXT_ENCODINGS, is generated
+     * from the vectors.
+     */
+    private record TextEncoding(String alphabet, boolean foldCase, List<String> prefixes,
+            int maxLen, Map<Character, Integer> aliases) {}
 
     /** The encoding a name stands for, in any case, as the core reads names. */
     private static String encodingNamed(String name) {
         Objects.requireNonNull(name, "encoding");
-        String lower = name.toLowerCase(Locale.ROOT);
-        lower = SHORT_NAMES.getOrDefault(lower, lower);
-        if (!ALPHABETS.containsKey(lower)) {
+        String found = ENCODING_NAMES.get(name.toLowerCase(Locale.ROOT));
+        if (found == null) {
             throw new DecodeException("unknown encoding " + quote(name) + ": expected one of "
                     + String.join(", ", ENCODINGS));
         }
-        return lower;
+        return found;
     }
 
     /**
@@ -366,13 +382,10 @@ public final class Layout {
         if (name.equals("decimal")) {
             return parseId(text);
         }
-        String alphabet = ALPHABETS.get(name);
-        boolean foldCase = name.equals("hex") || name.equals("base32");
-        String prefix = name.equals("hex") ? "0x" : name.equals("binary") ? "0b" : null;
-        int offset = 0;
-        if (prefix != null && text.length() >= 2 && text.substring(0, 2).equalsIgnoreCase(prefix)) {
-            offset = 2;
-        }
+        TextEncoding written = TEXT_ENCODINGS.get(name);
+        String alphabet = written.alphabet();
+        int offset = written.prefixes().stream().filter(text::startsWith)
+                .mapToInt(String::length).findFirst().orElse(0);
         String digits = text.substring(offset);
         if (digits.isEmpty()) {
             throw new DecodeException("empty input: expected an id");
@@ -384,13 +397,10 @@ public final class Layout {
             int c = digits.codePointAt(i);
             int digit = -1;
             if (c < 128) {
-                int upper = Character.toUpperCase(c);
-                digit = foldCase ? alphabet.toUpperCase(Locale.ROOT).indexOf(upper) : alphabet.indexOf(c);
-                if (name.equals("base32") && (upper == 'I' || upper == 'L')) {
-                    digit = 1;
-                } else if (name.equals("base32") && upper == 'O') {
-                    digit = 0;
-                }
+                char upper = Character.toUpperCase((char) c);
+                digit = written.foldCase()
+                        ? alphabet.toUpperCase(Locale.ROOT).indexOf(upper) : alphabet.indexOf(c);
+                digit = written.aliases().getOrDefault(upper, digit);
             }
             if (digit < 0) {
                 throw new DecodeException("invalid character '" + escape(c, '\'') + "' at position "
@@ -399,7 +409,7 @@ public final class Layout {
             value = value.multiply(radix).add(BigInteger.valueOf(digit));
             count++;
         }
-        int maxLen = MAX_LENS.get(name);
+        int maxLen = written.maxLen();
         if (count > maxLen) {
             throw new DecodeException(name + " id has " + count + " characters, more than the "
                     + maxLen + " a 64-bit id takes");
