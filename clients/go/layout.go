@@ -1,6 +1,7 @@
 package snowmint
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -323,4 +324,126 @@ func (l Layout) MaxID() uint64 {
 func (l Layout) String() string {
 	b := l.bits
 	return fmt.Sprintf("%s (%d/%d/%d/%d, tick %d ms, epoch %d ms)", l.name, b.Timestamp, b.Datacenter, b.Worker, b.Sequence, l.tickMs, l.epochMs)
+}
+
+// textEncoding is how id text is written, as the core reads it: the digits in order of
+// value, whether letters are read in either case, the prefixes skipped before the digits,
+// the most digits a 64-bit id takes, and letters read as digits (Crockford's). The table
+// of them, textEncodings, is generated from the vectors (presets.go).
+type textEncoding struct {
+	alphabet string
+	foldCase bool
+	prefixes []string
+	maxLen   int
+	aliases  map[byte]uint64
+}
+
+// encodingNamed is the encoding a name stands for, in any case, as the core reads names.
+func encodingNamed(name string) (string, error) {
+	found, ok := encodingNames[strings.ToLower(name)]
+	if !ok {
+		return "", &DecodeError{Input: name, msg: fmt.Sprintf("unknown encoding %q: expected one of %s", name, strings.Join(Encodings, ", "))}
+	}
+	return found, nil
+}
+
+// ParseIDAs reads id text in the encoding named: decimal, hex, base32, base62 or binary
+// (or dec, b32, b62, bin), in any case, as the core reads and writes them. It never
+// guesses. It fails with a *DecodeError naming, as the core does, the first character
+// outside the encoding, else too many digits, else a value past 2^64 - 1.
+func ParseIDAs(text, encoding string) (uint64, error) {
+	name, err := encodingNamed(encoding)
+	if err != nil {
+		return 0, err
+	}
+	e := textEncodings[name]
+	digits, offset := text, 0
+	for _, prefix := range e.prefixes {
+		if strings.HasPrefix(text, prefix) {
+			digits, offset = text[len(prefix):], len(prefix)
+			break
+		}
+	}
+	if digits == "" {
+		return 0, &DecodeError{Input: text, msg: "empty input: expected an id"}
+	}
+	radix := uint64(len(e.alphabet))
+	var value uint64
+	overflow := false
+	count := 0 // in characters, as the core counts
+	for _, c := range digits {
+		digit := -1
+		if c < 128 {
+			b := byte(c)
+			if e.foldCase {
+				digit = strings.IndexByte(strings.ToUpper(e.alphabet), toUpper(b))
+			} else {
+				digit = strings.IndexByte(e.alphabet, b)
+			}
+			if alias, ok := e.aliases[toUpper(b)]; ok {
+				digit = int(alias)
+			}
+		}
+		if digit < 0 {
+			return 0, &DecodeError{Input: text, msg: fmt.Sprintf("invalid character %s at position %d in %s id", quoteRune(c), offset+count, name)}
+		}
+		hi, lo := bits.Mul64(value, radix)
+		sum, carry := bits.Add64(lo, uint64(digit), 0)
+		overflow = overflow || hi != 0 || carry != 0
+		value = sum
+		count++
+	}
+	if count > e.maxLen {
+		return 0, &DecodeError{Input: text, msg: fmt.Sprintf("%s id has %d characters, more than the %d a 64-bit id takes", name, count, e.maxLen)}
+	}
+	if overflow {
+		return 0, &DecodeError{Input: text, msg: name + " id does not fit in 64 bits"}
+	}
+	return value, nil
+}
+
+func toUpper(b byte) byte {
+	if 'a' <= b && b <= 'z' {
+		return b - 'a' + 'A'
+	}
+	return b
+}
+
+// ReadID reads id text in the encoding named, as ParseIDAs does; and a negative decimal as
+// an id as a signed 64-bit column (SQL bigint, a Java long) holds it: for a layout of 64
+// bits, the two's complement. A layout of 63 bits has no negative ids, so it refuses one.
+func (l Layout) ReadID(text, encoding string) (uint64, error) {
+	name, err := encodingNamed(encoding)
+	if err != nil {
+		return 0, err
+	}
+	if name != "decimal" || !strings.HasPrefix(text, "-") || text == "-" {
+		return ParseIDAs(text, name)
+	}
+	magnitude, err := ParseID(text[1:])
+	var decodeErr *DecodeError
+	switch {
+	case err == nil:
+	case errors.As(err, &decodeErr) && decodeErr.msg == "decimal id does not fit in 64 bits":
+		magnitude = math.MaxUint64
+	case errors.As(err, &decodeErr) && strings.HasPrefix(decodeErr.msg, "invalid character "):
+		// Positions count the sign.
+		head, rest, _ := strings.Cut(decodeErr.msg, " at position ")
+		position, tail, _ := strings.Cut(rest, " ")
+		n, _ := strconv.Atoi(position)
+		return 0, &DecodeError{Input: text, msg: fmt.Sprintf("%s at position %d %s", head, n+1, tail)}
+	default:
+		return 0, err
+	}
+	if magnitude > 1<<63 {
+		return 0, &DecodeError{Input: text, msg: fmt.Sprintf("id %q is below -9223372036854775808, the smallest signed 64-bit number", text)}
+	}
+	if magnitude != 0 && l.bits.total() < 64 {
+		layoutName := l.name
+		if strings.HasPrefix(layoutName, "custom") {
+			layoutName = "custom"
+		}
+		return 0, &DecodeError{Input: text, msg: fmt.Sprintf("id %q is negative, but layout %s uses 63 bits: none of its ids is negative, even in a signed 64-bit column", text, layoutName)}
+	}
+	return -magnitude, nil
 }

@@ -22,6 +22,7 @@ type vectorFile struct {
 	} `json:"layouts"`
 	Vectors    []map[string]string `json:"vectors"`
 	Documented []map[string]string `json:"documented"`
+	Texts      []map[string]any    `json:"texts"`
 	Errors     []map[string]string `json:"errors"`
 }
 
@@ -315,6 +316,25 @@ func TestEveryDocumentedIDDecodesAsItsSourceSays(t *testing.T) {
 	}
 }
 
+func TestEveryTextReadsAsTheCoreReadsIt(t *testing.T) {
+	f := vectors(t)
+	if len(f.Texts) == 0 {
+		t.Fatal("the file holds no texts")
+	}
+	for _, text := range f.Texts {
+		spec := text["layout"].(string)
+		encoding, ok := text["encoding"].(string)
+		if !ok {
+			encoding = "decimal"
+		}
+		l := layoutOf(t, f, spec)
+		got, err := l.ReadID(text["text"].(string), encoding)
+		if err != nil || strconv.FormatUint(got, 10) != text["id"].(string) {
+			t.Errorf("%v: read %d, %v", text, got, err)
+		}
+	}
+}
+
 func TestEveryBadInputIsRefusedInTheCoresWords(t *testing.T) {
 	f := vectors(t)
 	if len(f.Errors) == 0 {
@@ -327,6 +347,16 @@ func TestEveryBadInputIsRefusedInTheCoresWords(t *testing.T) {
 			_, err = ParseID(e["id"])
 		case "decode":
 			_, err = DecodeString(e["id"], e["layout"])
+		case "read":
+			encoding := e["encoding"]
+			if encoding == "" {
+				encoding = "decimal"
+			}
+			var l Layout
+			l, err = withTickAndEpoch(t, map[string]string{"layout": e["layout"]})
+			if err == nil {
+				_, err = l.ReadID(e["id"], encoding)
+			}
 		case "layout":
 			_, err = withTickAndEpoch(t, e)
 			_, byMethods := withTickAndEpochMethods(t, e)
@@ -341,4 +371,21 @@ func TestEveryBadInputIsRefusedInTheCoresWords(t *testing.T) {
 			t.Errorf("%v: an error of type %T", e, err)
 		}
 	}
+}
+
+// layoutOf is the layout a case of the file names, with a custom layout's tick and epoch
+// from the file's layouts.
+func layoutOf(t *testing.T, f vectorFile, spec string) Layout {
+	t.Helper()
+	v := map[string]string{"layout": spec}
+	for _, l := range f.Layouts {
+		if l.Layout == spec && strings.HasPrefix(spec, "custom:") {
+			v["tick_ms"], v["epoch_ms"] = l.TickMs, l.EpochMs
+		}
+	}
+	l, err := withTickAndEpoch(t, v)
+	if err != nil {
+		t.Fatalf("%s: %v", spec, err)
+	}
+	return l
 }

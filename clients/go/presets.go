@@ -32,3 +32,31 @@ var (
 
 // Presets are every preset, in the order the core, the server and the vectors list them.
 var Presets = []Layout{Twitter, Discord, Instagram, Sonyflake, Baidu, TSID, Mastodon}
+
+// How each encoding reads id text, from the core: its digits in order of value, whether
+// letters are read in either case, the prefixes skipped before the digits, the most digits
+// a 64-bit id takes, and letters read as digits (Crockford's); and every name the core
+// reads for an encoding, in lowercase.
+var textEncodings = map[string]textEncoding{
+	"decimal": {"0123456789", false, []string{}, 20, map[byte]uint64{}},
+	"hex":     {"0123456789abcdef", true, []string{"0x", "0X"}, 16, map[byte]uint64{}},
+	"base32":  {"0123456789ABCDEFGHJKMNPQRSTVWXYZ", true, []string{}, 13, map[byte]uint64{'I': 1, 'L': 1, 'O': 0}},
+	"base62":  {"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", false, []string{}, 11, map[byte]uint64{}},
+	"binary":  {"01", false, []string{"0b", "0B"}, 64, map[byte]uint64{}},
+}
+
+// encodingNames are every name the core reads for an encoding, in lowercase.
+var encodingNames = map[string]string{
+	"decimal": "decimal",
+	"dec":     "decimal",
+	"hex":     "hex",
+	"base32":  "base32",
+	"b32":     "base32",
+	"base62":  "base62",
+	"b62":     "base62",
+	"binary":  "binary",
+	"bin":     "binary",
+}
+
+// Encodings are the encodings ParseIDAs and ReadID read, in the core's order.
+var Encodings = []string{"decimal", "hex", "base32", "base62", "binary"}

@@ -2,7 +2,7 @@
 // layouts, with exact 64-bit arithmetic.
 
 export { Client } from "./client.js";
-export { decode, Layout, parseId, PRESET_NAMES, TWITTER_EPOCH_MS } from "./layout.js";
+export { decode, ENCODING_NAMES, Layout, parseId, PRESET_NAMES, TWITTER_EPOCH_MS } from "./layout.js";
 export {
   ConfigError,
   ConnectionError,

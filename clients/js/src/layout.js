@@ -2,7 +2,7 @@
 // ids use all 64 bits, and a Number is exact only up to 2^53.
 
 import { DecodeError, LayoutError } from "./errors.js";
-import { PRESETS } from "./presets.js";
+import { ENCODING_NAMES as NAMES_READ, ENCODINGS, PRESETS } from "./presets.js";
 
 const U64_MAX = (1n << 64n) - 1n;
 /** Twitter's epoch, 2010-11-04T01:42:54.657Z: a custom layout's epoch unless given. */
@@ -115,13 +115,61 @@ export class Layout {
   }
 
   /**
+   * Reads id text in `encoding` (decimal, hex, base32, base62 or binary; no guessing).
+   *
+   * A negative decimal is an id as a signed 64-bit column (SQL `bigint`, a Java `long`)
+   * holds it: for a layout of 64 bits it is read as the two's complement; a layout of 63
+   * bits has no negative ids, so it is refused.
+   *
+   * @param {string} text
+   * @param {string} [encoding] default "decimal"
+   * @returns {bigint}
+   */
+  readId(text, encoding = "decimal") {
+    if (typeof text !== "string") {
+      throw new DecodeError(`id text must be a string, got ${typeof text}`);
+    }
+    if (encodingNamed(encoding) !== "decimal" || !text.startsWith("-") || text === "-") {
+      return parseId(text, encoding);
+    }
+    let magnitude;
+    try {
+      magnitude = parseId(text.slice(1));
+    } catch (err) {
+      const invalid = /^(invalid character .*) at position (\d+) (in decimal id)$/su.exec(err.message);
+      if (err.message === "decimal id does not fit in 64 bits") {
+        magnitude = U64_MAX;
+      } else if (invalid) {
+        // Positions count the sign.
+        throw new DecodeError(`${invalid[1]} at position ${Number(invalid[2]) + 1} ${invalid[3]}`);
+      } else {
+        throw err;
+      }
+    }
+    if (magnitude > 1n << 63n) {
+      throw new DecodeError(
+        `id ${JSON.stringify(text)} is below -9223372036854775808, the smallest signed 64-bit number`,
+      );
+    }
+    if (magnitude !== 0n && this.maxId < U64_MAX) {
+      const name = this.name.startsWith("custom") ? "custom" : this.name;
+      throw new DecodeError(
+        `id ${JSON.stringify(text)} is negative, but layout ${name} uses 63 bits: none of its ids is negative, even in a signed 64-bit column`,
+      );
+    }
+    return (-magnitude) & U64_MAX;
+  }
+
+  /**
    * Takes an id apart.
    *
-   * @param {string|bigint} id a decimal string or a BigInt, never a Number
+   * @param {string|bigint} id text in `encoding` (as `readId` reads it) or a BigInt, never
+   *   a Number
+   * @param {string} [encoding] default "decimal"
    * @returns {Decoded}
    */
-  decode(id) {
-    const value = parseId(id);
+  decode(id, encoding = "decimal") {
+    const value = typeof id === "string" ? this.readId(id, encoding) : parseId(id);
     if (value > this.maxId) {
       throw new DecodeError(
         `id ${value} is out of range for this layout: its largest id is ${this.maxId}`,
@@ -155,17 +203,69 @@ export class Layout {
  * @param {bigint|number|string} [epochMs] another epoch than the layout's
  * @returns {Decoded}
  */
-export function decode(id, layout = "twitter", tickMs = undefined, epochMs = undefined) {
-  return Layout.named(layout, { tickMs, epochMs }).decode(id);
+export function decode(id, layout = "twitter", tickMs = undefined, epochMs = undefined, encoding = "decimal") {
+  return Layout.named(layout, { tickMs, epochMs }).decode(id, encoding);
+}
+
+/** The encodings, in the core's order. */
+export const ENCODING_NAMES = Object.freeze(Object.keys(ENCODINGS));
+
+/** The encoding a name stands for, in any case, as the core reads names. */
+function encodingNamed(name) {
+  const lower = typeof name === "string" ? name.toLowerCase() : "";
+  const found = Object.hasOwn(NAMES_READ, lower) ? NAMES_READ[lower] : undefined;
+  if (found === undefined) {
+    throw new DecodeError(`unknown encoding ${JSON.stringify(String(name))}: expected one of ${ENCODING_NAMES.join(", ")}`);
+  }
+  return found;
 }
 
 /**
- * Reads an id: a decimal string of at most 20 digits, or a BigInt, within 0..=2^64-1.
+ * Reads `text` in `encoding` as the core does, with its messages: the first character
+ * outside the alphabet, else too many digits, else a value past 64 bits.
+ */
+function readDigits(text, encoding) {
+  const { alphabet, foldCase, prefixes, maxLen, aliases } = ENCODINGS[encoding];
+  const prefix = prefixes.find((p) => text.startsWith(p)) ?? "";
+  // Positions count characters, not UTF-16 units, as the core counts them.
+  const chars = Array.from(text.slice(prefix.length));
+  if (chars.length === 0) {
+    throw new DecodeError("empty input: expected an id");
+  }
+  const radix = BigInt(alphabet.length);
+  let value = 0n;
+  chars.forEach((ch, position) => {
+    let digit = -1;
+    // ASCII only: "ı".toUpperCase() is "I", which base32 reads as 1.
+    if (ch.length === 1 && ch.charCodeAt(0) < 128) {
+      digit = foldCase ? alphabet.toUpperCase().indexOf(ch.toUpperCase()) : alphabet.indexOf(ch);
+      digit = aliases[ch.toUpperCase()] ?? digit;
+    }
+    if (digit < 0) {
+      throw new DecodeError(
+        `invalid character ${quoteChar(ch)} at position ${prefix.length + position} in ${encoding} id`,
+      );
+    }
+    value = value * radix + BigInt(digit);
+  });
+  if (chars.length > maxLen) {
+    throw new DecodeError(`${encoding} id has ${chars.length} characters, more than the ${maxLen} a 64-bit id takes`);
+  }
+  if (value > U64_MAX) {
+    throw new DecodeError(`${encoding} id does not fit in 64 bits`);
+  }
+  return value;
+}
+
+/**
+ * Reads an id: a string in `encoding` (decimal by default: at most 20 digits; hex, base32,
+ * base62 or binary as the core writes and reads them), or a BigInt, within 0..=2^64-1.
  *
  * @param {string|bigint} id
+ * @param {string} [encoding] default "decimal"
  * @returns {bigint}
  */
-export function parseId(id) {
+export function parseId(id, encoding = "decimal") {
   if (typeof id === "bigint") {
     if (id < 0n || id > U64_MAX) {
       throw new DecodeError(`id ${id} is out of range 0..=${U64_MAX}`);
@@ -175,6 +275,9 @@ export function parseId(id) {
   if (typeof id !== "string") {
     const hint = typeof id === "number" ? ": numbers lose precision above 2^53" : "";
     throw new DecodeError(`id must be a decimal string or a BigInt, got the ${typeof id} ${String(id)}${hint}`);
+  }
+  if (encodingNamed(encoding) !== "decimal") {
+    return readDigits(id, encodingNamed(encoding));
   }
   if (id === "") {
     throw new DecodeError("empty input: expected an id");

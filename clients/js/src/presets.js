@@ -56,3 +56,58 @@ export const PRESETS = Object.freeze({
     epochMs: 0n,
   }),
 });
+
+/**
+ * How each encoding reads id text, from the core: its digits in order of value, whether
+ * letters are read in either case, the prefixes skipped before the digits, the most digits
+ * a 64-bit id takes, and letters read as digits (Crockford's); and every name the core
+ * reads for an encoding, in lowercase.
+ */
+export const ENCODINGS = Object.freeze({
+  decimal: Object.freeze({
+    alphabet: "0123456789",
+    foldCase: false,
+    prefixes: Object.freeze([]),
+    maxLen: 20,
+    aliases: Object.freeze({}),
+  }),
+  hex: Object.freeze({
+    alphabet: "0123456789abcdef",
+    foldCase: true,
+    prefixes: Object.freeze(["0x", "0X"]),
+    maxLen: 16,
+    aliases: Object.freeze({}),
+  }),
+  base32: Object.freeze({
+    alphabet: "0123456789ABCDEFGHJKMNPQRSTVWXYZ",
+    foldCase: true,
+    prefixes: Object.freeze([]),
+    maxLen: 13,
+    aliases: Object.freeze({ I: 1, L: 1, O: 0 }),
+  }),
+  base62: Object.freeze({
+    alphabet: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+    foldCase: false,
+    prefixes: Object.freeze([]),
+    maxLen: 11,
+    aliases: Object.freeze({}),
+  }),
+  binary: Object.freeze({
+    alphabet: "01",
+    foldCase: false,
+    prefixes: Object.freeze(["0b", "0B"]),
+    maxLen: 64,
+    aliases: Object.freeze({}),
+  }),
+});
+export const ENCODING_NAMES = Object.freeze({
+  decimal: "decimal",
+  dec: "decimal",
+  hex: "hex",
+  base32: "base32",
+  b32: "base32",
+  base62: "base62",
+  b62: "base62",
+  binary: "binary",
+  bin: "binary",
+});

@@ -11,7 +11,7 @@ import { decode, DecodeError, Layout, LayoutError, parseId, PRESET_NAMES } from 
 
 const file =
   process.env.SNOWMINT_VECTORS ?? fileURLToPath(new URL("../../../testdata/vectors.json", import.meta.url));
-const { layouts, vectors, documented, errors } = JSON.parse(readFileSync(file, "utf8"));
+const { layouts, vectors, documented, texts, errors } = JSON.parse(readFileSync(file, "utf8"));
 
 /** The tick and epoch a custom layout of the file needs; presets take their own. */
 function overrides(spec) {
@@ -78,12 +78,25 @@ describe("every documented id decodes as its source says", () => {
   }
 });
 
+test("every text reads as the core reads it", () => {
+  assert.ok(texts.length > 0);
+  for (const t of texts) {
+    const o = overrides(t.layout);
+    const layout = Layout.named(t.layout, o);
+    const encoding = t.encoding ?? "decimal";
+    assert.equal(layout.readId(t.text, encoding), BigInt(t.id), JSON.stringify(t));
+    const parts = decode(t.text, t.layout, o.tickMs, o.epochMs, encoding);
+    assert.deepEqual(parts, layout.decode(BigInt(t.id)), JSON.stringify(t));
+  }
+});
+
 test("every bad input is refused in the core's words", () => {
   assert.ok(errors.length > 0);
   for (const e of errors) {
     const [run, Err] = {
       parse: [() => parseId(e.id), DecodeError],
       decode: [() => decode(e.id, e.layout), DecodeError],
+      read: [() => Layout.named(e.layout, overrides(e.layout)).readId(e.id, e.encoding ?? "decimal"), DecodeError],
       layout: [() => Layout.named(e.layout, { tickMs: e.tick_ms, epochMs: e.epoch_ms }), LayoutError],
     }[e.what];
     assert.throws(run, (err) => err instanceof Err && err.message === e.message, JSON.stringify(e));

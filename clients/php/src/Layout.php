@@ -136,12 +136,14 @@ final class Layout
      *
      *     Layout::named('discord')->decode('175928847299117063')->worker; // 1
      *
-     * @throws DecodeException for text that is no decimal id, and for an id past the
-     *     layout's largest (bits the layout never sets)
+     * Text is read in $encoding, as readId reads it.
+     *
+     * @throws DecodeException for text that is no id, and for an id past the layout's
+     *     largest (bits the layout never sets)
      */
-    public function decode(string|int|\GMP $id): Decoded
+    public function decode(string|int|\GMP $id, string $encoding = 'decimal'): Decoded
     {
-        $value = self::parseId($id);
+        $value = is_string($id) ? $this->readId($id, $encoding) : self::parseId($id);
         if (gmp_cmp($value, $this->maxId) > 0) {
             throw new DecodeException(sprintf(
                 'id %s is out of range for this layout: its largest id is %s',
@@ -169,16 +171,64 @@ final class Layout
     }
 
     /**
-     * The unsigned 64-bit value of an id: its decimal text, an int or a GMP number.
+     * Reads id text in $encoding, as parseId does; and a negative decimal as an id as a
+     * signed 64-bit column (SQL bigint, a PHP or Java int) holds it: for a layout of 64
+     * bits, the two's complement. A layout of 63 bits has no negative ids, so it refuses one.
+     *
+     *     Layout::named('instagram')->readId('-8499700661677131895'); // GMP 9947043412032419721
+     *
+     * @throws DecodeException in the core's words
+     */
+    public function readId(string $text, string $encoding = 'decimal'): \GMP
+    {
+        $name = self::encodingNamed($encoding);
+        if ($name !== 'decimal' || !str_starts_with($text, '-') || $text === '-') {
+            return self::parseId($text, $name);
+        }
+        try {
+            $magnitude = self::parseDecimal(substr($text, 1));
+        } catch (DecodeException $e) {
+            if ($e->getMessage() !== 'decimal id does not fit in 64 bits') {
+                // Positions count the sign.
+                throw new DecodeException((string) preg_replace_callback(
+                    '/ at position (\d+) /',
+                    fn (array $m): string => ' at position ' . ((int) $m[1] + 1) . ' ',
+                    $e->getMessage(),
+                ));
+            }
+            $magnitude = gmp_sub(gmp_pow(2, 64), 1);
+        }
+        $quoted = (string) json_encode($text);
+        if (gmp_cmp($magnitude, gmp_pow(2, 63)) > 0) {
+            throw new DecodeException(
+                "id {$quoted} is below -9223372036854775808, the smallest signed 64-bit number"
+            );
+        }
+        if (gmp_sign($magnitude) !== 0 && array_sum($this->bits) < 64) {
+            $layout = str_starts_with($this->name, 'custom') ? 'custom' : $this->name;
+            throw new DecodeException(
+                "id {$quoted} is negative, but layout {$layout} uses 63 bits: "
+                . 'none of its ids is negative, even in a signed 64-bit column'
+            );
+        }
+        return gmp_mod(gmp_neg($magnitude), gmp_pow(2, 64));
+    }
+
+    /**
+     * The unsigned 64-bit value of an id: its text in $encoding (decimal by default; hex,
+     * base32, base62 or binary as the core writes and reads them, never guessed), an int or
+     * a GMP number.
      *
      *     Layout::parseId('175928847299117063'); // GMP 175928847299117063
+     *     Layout::parseId('8000000000000', 'base32'); // GMP 9223372036854775808
      *
-     * @throws DecodeException with the core's message for text that is no decimal id
+     * @throws DecodeException with the core's message for text that is no id
      */
-    public static function parseId(string|int|\GMP $id): \GMP
+    public static function parseId(string|int|\GMP $id, string $encoding = 'decimal'): \GMP
     {
         if (is_string($id)) {
-            return self::parseDecimal($id);
+            $name = self::encodingNamed($encoding);
+            return $name === 'decimal' ? self::parseDecimal($id) : self::parseDigits($id, $name);
         }
         $value = $id instanceof \GMP ? $id : gmp_init($id);
         if (gmp_sign($value) < 0) {
@@ -210,15 +260,7 @@ final class Layout
         $chars = preg_split('//u', $text, -1, PREG_SPLIT_NO_EMPTY) ?: str_split($text);
         foreach ($chars as $position => $ch) {
             if (strlen($ch) !== 1 || !ctype_digit($ch)) {
-                $shown = match (true) {
-                    $ch === "'" => "\\'",
-                    $ch === '\\' => '\\\\',
-                    $ch === "\0" => '\\0',
-                    strlen($ch) > 1 || ctype_print($ch) => $ch,
-                    ord($ch) < 0x80 => trim((string) json_encode($ch), '"'),
-                    default => sprintf('\\x%02x', ord($ch)),
-                };
-                throw new DecodeException("invalid character '{$shown}' at position {$position} in decimal id");
+                throw self::invalidCharacter($ch, $position, 'decimal');
             }
         }
         if (count($chars) > self::MAX_DIGITS) {
@@ -231,6 +273,76 @@ final class Layout
         $value = gmp_init($text, 10);
         if (gmp_cmp($value, gmp_sub(gmp_pow(2, 64), 1)) > 0) {
             throw new DecodeException('decimal id does not fit in 64 bits');
+        }
+        return $value;
+    }
+
+    /** A character outside an encoding, shown as the core shows one. */
+    private static function invalidCharacter(string $ch, int $position, string $encoding): DecodeException
+    {
+        $shown = match (true) {
+            $ch === "'" => "\\'",
+            $ch === '\\' => '\\\\',
+            $ch === "\0" => '\\0',
+            strlen($ch) > 1 || ctype_print($ch) => $ch,
+            ord($ch) < 0x80 => trim((string) json_encode($ch), '"'),
+            default => sprintf('\\x%02x', ord($ch)),
+        };
+        return new DecodeException("invalid character '{$shown}' at position {$position} in {$encoding} id");
+    }
+
+    /** The encoding a name stands for, in any case, as the core reads names. */
+    private static function encodingNamed(string $name): string
+    {
+        $found = Presets::ENCODING_NAMES[strtolower($name)] ?? null;
+        if ($found === null) {
+            throw new DecodeException(sprintf(
+                'unknown encoding %s: expected one of %s',
+                json_encode($name),
+                implode(', ', array_keys(Presets::ENCODINGS)),
+            ));
+        }
+        return $found;
+    }
+
+    /** Text in an encoding other than decimal, read as the core reads it. */
+    private static function parseDigits(string $text, string $name): \GMP
+    {
+        [$alphabet, $foldCase, $prefixes, $maxLen, $aliases] = Presets::ENCODINGS[$name];
+        $prefix = '';
+        foreach ($prefixes as $p) {
+            if (str_starts_with($text, $p)) {
+                $prefix = $p;
+                break;
+            }
+        }
+        $digits = substr($text, strlen($prefix));
+        if ($digits === '') {
+            throw new DecodeException('empty input: expected an id');
+        }
+        $chars = preg_split('//u', $digits, -1, PREG_SPLIT_NO_EMPTY) ?: str_split($digits);
+        $value = gmp_init(0);
+        foreach ($chars as $position => $ch) {
+            $digit = false;
+            if (strlen($ch) === 1 && ord($ch) < 0x80) {
+                $digit = $foldCase ? strpos(strtoupper($alphabet), strtoupper($ch)) : strpos($alphabet, $ch);
+                $digit = $aliases[strtoupper($ch)] ?? $digit;
+            }
+            if ($digit === false) {
+                throw self::invalidCharacter($ch, strlen($prefix) + $position, $name);
+            }
+            $value = gmp_add(gmp_mul($value, strlen($alphabet)), $digit);
+        }
+        if (count($chars) > $maxLen) {
+            throw new DecodeException(sprintf(
+                '%s id has %d characters, more than the %d a 64-bit id takes',
+                $name,
+                count($chars),
+                $maxLen,
+            ));
+        }
+        if (gmp_cmp($value, gmp_sub(gmp_pow(2, 64), 1)) > 0) {
+            throw new DecodeException("{$name} id does not fit in 64 bits");
         }
         return $value;
     }

@@ -50,6 +50,31 @@ final class Presets
         ],
     ];
 
+    /**
+     * How each encoding reads id text, from the core: its digits in order of value, whether
+     * letters are read in either case, the prefixes skipped before the digits, the most digits
+     * a 64-bit id takes, and letters read as digits (Crockford's); and every name the core
+     * reads for an encoding, in lowercase.
+     */
+    public const ENCODINGS = [
+        'decimal' => ['0123456789', false, [], 20, []],
+        'hex' => ['0123456789abcdef', true, ['0x', '0X'], 16, []],
+        'base32' => ['0123456789ABCDEFGHJKMNPQRSTVWXYZ', true, [], 13, ['I' => 1, 'L' => 1, 'O' => 0]],
+        'base62' => ['0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', false, [], 11, []],
+        'binary' => ['01', false, ['0b', '0B'], 64, []],
+    ];
+    public const ENCODING_NAMES = [
+        'decimal' => 'decimal',
+        'dec' => 'decimal',
+        'hex' => 'hex',
+        'base32' => 'base32',
+        'b32' => 'base32',
+        'base62' => 'base62',
+        'b62' => 'base62',
+        'binary' => 'binary',
+        'bin' => 'binary',
+    ];
+
     private function __construct()
     {
     }

@@ -13,9 +13,14 @@ namespace Snowmint;
  *
  * @throws DecodeException|LayoutException naming the problem
  */
-function decode(string|int|\GMP $id, string $layout = 'twitter', ?int $tickMs = null, ?int $epochMs = null): Decoded
-{
-    return Layout::named($layout, $tickMs, $epochMs)->decode($id);
+function decode(
+    string|int|\GMP $id,
+    string $layout = 'twitter',
+    ?int $tickMs = null,
+    ?int $epochMs = null,
+    string $encoding = 'decimal',
+): Decoded {
+    return Layout::named($layout, $tickMs, $epochMs)->decode($id, $encoding);
 }
 
 /**
@@ -26,7 +31,7 @@ function decode(string|int|\GMP $id, string $layout = 'twitter', ?int $tickMs = 
  *
  * @throws DecodeException with the core's message for text that is no decimal id
  */
-function parseId(string|int|\GMP $id): \GMP
+function parseId(string|int|\GMP $id, string $encoding = 'decimal'): \GMP
 {
-    return Layout::parseId($id);
+    return Layout::parseId($id, $encoding);
 }

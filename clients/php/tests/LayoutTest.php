@@ -114,6 +114,26 @@ final class LayoutTest extends TestCase
         $this->assertSame($d['sequence'], (string) $parts->sequence, "sequence: {$d['source']}");
     }
 
+    /** @return array<string, array{array<string, string|bool>}> */
+    public static function textCases(): array
+    {
+        $cases = [];
+        foreach (self::vectors()['texts'] as $i => $t) {
+            $cases["{$i} {$t['layout']} {$t['text']}"] = [$t];
+        }
+        return $cases;
+    }
+
+    /** @param array<string, string|bool> $t */
+    #[DataProvider('textCases')]
+    public function testTextReadsAsTheCoreReadsIt(array $t): void
+    {
+        $layout = self::layoutFor((string) $t['layout']);
+        $encoding = (string) ($t['encoding'] ?? 'decimal');
+        $this->assertSame($t['id'], gmp_strval($layout->readId((string) $t['text'], $encoding)), 'id');
+        $this->assertSame($t['id'], $layout->decode((string) $t['text'], $encoding)->id, 'decoded');
+    }
+
     /** @return array<string, array{array<string, string>}> */
     public static function errorCases(): array
     {
@@ -133,6 +153,10 @@ final class LayoutTest extends TestCase
         [$class, $call] = match ($e['what']) {
             'parse' => [DecodeException::class, static fn () => parseId($e['id'])],
             'decode' => [DecodeException::class, static fn () => decode($e['id'], $e['layout'])],
+            'read' => [
+                DecodeException::class,
+                static fn () => self::layoutFor($e['layout'])->readId($e['id'], $e['encoding'] ?? 'decimal'),
+            ],
             default => [LayoutException::class, static fn () => Layout::named($e['layout'], $tickMs, $epochMs)],
         };
         $this->assertThrows($class, $e['message'], $call);

@@ -69,6 +69,15 @@ class Vectors(unittest.TestCase):
                 self.assertEqual(vars(parts), expected)
                 self.assertEqual(parts.time.isoformat(timespec="milliseconds"), d["time"].replace("Z", "+00:00"))
 
+    def test_every_text_reads_as_the_core_reads_it(self) -> None:
+        self.assertTrue(FILE["texts"])
+        for t in FILE["texts"]:
+            with self.subTest(case=t):
+                layout = Layout.named(t["layout"], **overrides(t["layout"]))
+                self.assertEqual(layout.read_id(t["text"], t.get("encoding", "decimal")), int(t["id"]))
+                parts = decode(t["text"], t["layout"], encoding=t.get("encoding", "decimal"), **overrides(t["layout"]))
+                self.assertEqual(vars(parts), vars(layout.decode(int(t["id"]))))
+
     def test_every_bad_input_is_refused_in_the_cores_words(self) -> None:
         self.assertTrue(FILE["errors"])
         for e in FILE["errors"]:
@@ -77,6 +86,9 @@ class Vectors(unittest.TestCase):
                     error, run = DecodeError, lambda: parse_id(e["id"])
                 elif e["what"] == "decode":
                     error, run = DecodeError, lambda: decode(e["id"], e["layout"])
+                elif e["what"] == "read":
+                    layout = Layout.named(e["layout"], **overrides(e["layout"]))
+                    error, run = DecodeError, lambda: layout.read_id(e["id"], e.get("encoding", "decimal"))
                 else:
                     extra = {k: int(e[k]) for k in ("tick_ms", "epoch_ms") if k in e}
                     error, run = LayoutError, lambda: Layout.named(e["layout"], **extra)

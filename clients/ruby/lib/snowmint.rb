@@ -13,14 +13,14 @@ module Snowmint
   #
   #   d = Snowmint.decode("175928847299117063", "discord")
   #   [d.unix_ms, d.datacenter, d.worker, d.sequence] # => [1462015105796, 0, 1, 7]
-  def self.decode(id, layout = "twitter", tick_ms: nil, epoch_ms: nil)
-    Layout.named(layout, tick_ms: tick_ms, epoch_ms: epoch_ms).decode(id)
+  def self.decode(id, layout = "twitter", tick_ms: nil, epoch_ms: nil, encoding: "decimal")
+    Layout.named(layout, tick_ms: tick_ms, epoch_ms: epoch_ms).decode(id, encoding: encoding)
   end
 
   # The unsigned 64-bit value of an Integer or a decimal String, as Layout.parse_id.
   #
   #   Snowmint.parse_id("175928847299117063") # => 175928847299117063
-  def self.parse_id(id)
-    Layout.parse_id(id)
+  def self.parse_id(id, encoding: "decimal")
+    Layout.parse_id(id, encoding: encoding)
   end
 end

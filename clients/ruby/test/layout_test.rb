@@ -65,11 +65,23 @@ class VectorsTest < Minitest::Test
     end
   end
 
+  TestHelper.vectors.fetch("texts").each_with_index do |t, i|
+    define_method("test_text_#{i}_#{t["layout"]}") do
+      layout = VectorsTest.layout_for(LAYOUTS.fetch(t["layout"]))
+      encoding = t.fetch("encoding", "decimal")
+      assert_equal Integer(t["id"], 10), layout.read_id(t["text"], encoding: encoding), t.inspect
+      assert_equal layout.decode(Integer(t["id"], 10)), layout.decode(t["text"], encoding: encoding), t.inspect
+    end
+  end
+
   TestHelper.vectors.fetch("errors").each_with_index do |e, i|
     define_method("test_error_#{i}_#{e["what"]}") do
       error = case e["what"]
               when "parse" then assert_raises(Snowmint::DecodeError) { Snowmint.parse_id(e["id"]) }
               when "decode" then assert_raises(Snowmint::DecodeError) { Snowmint.decode(e["id"], e["layout"]) }
+              when "read"
+                layout = VectorsTest.layout_for(LAYOUTS.fetch(e["layout"]))
+                assert_raises(Snowmint::DecodeError) { layout.read_id(e["id"], encoding: e.fetch("encoding", "decimal")) }
               else
                 assert_raises(Snowmint::LayoutError) do
                   Snowmint::Layout.named(e["layout"], tick_ms: e["tick_ms"] && Integer(e["tick_ms"]),

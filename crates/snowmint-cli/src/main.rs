@@ -103,7 +103,8 @@ fn main() -> ExitCode {
     snowmint_lease::install_crypto_provider();
     // `Cli::parse()` in two steps, keeping the matches: `serve` asks them which settings the
     // flags and variables gave, to put those over its config file's.
-    let matches = Cli::command().get_matches();
+    let matches =
+        Cli::command().get_matches_from(parse::options_after_ids(std::env::args_os().collect()));
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|err| err.exit());
     let result = match cli.command {
         Command::Gen(args) => generate::run(args),

@@ -1,9 +1,10 @@
 //! `snowmint parse`: take ids apart.
 
+use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
 
 use anyhow::Context;
-use snowmint::{Decoded, Encoding, Id, Layout};
+use snowmint::{Decoded, Encoding, IdReading, Layout, ParseError};
 
 use crate::failure::{BadInput, Failure};
 use crate::layout_args::chosen_layout;
@@ -11,9 +12,22 @@ use snowmint_server::LayoutSettings;
 
 /// Take ids apart: time, datacenter, worker, sequence
 ///
-/// Each ID is read in whichever encoding it looks like: only digits is decimal; exactly 13
-/// characters is Crockford base32 (TSID's), 16 is hex, 11 is base62; a 0x prefix is hex.
-/// The output says which encoding was assumed.
+/// Each ID is read in the encoding --encoding names, or else in whichever it looks like:
+/// only digits is decimal; a 0x prefix and hex digits is hex, 0b and binary digits binary;
+/// exactly 13 characters is Crockford base32 (TSID's), 11 is base62, 16 is hex. The output
+/// says which encoding was read.
+///
+/// Base32 and base62 have no prefix, so the guess can be wrong: text of digits only is read
+/// as decimal (base32 0000000000123 is 1091, but reads as 123), and base62 without padding,
+/// as TSID libraries other than tsid-creator write it (WIlLsHwljH), is valid base32 too.
+/// Give --encoding base62 (or base32, hex...) to read such text as what it is.
+///
+/// A negative decimal is an id as a signed 64-bit column (SQL bigint, Java long) holds it:
+/// for a layout that uses all 64 bits (discord, instagram, tsid, mastodon, custom layouts
+/// of 64 bits) it is read as the two's complement, and the output says so; a layout of 63
+/// bits has no negative ids, so it is refused. Put -- before a negative id:
+///
+///   snowmint parse --layout instagram -- -8499700661677131895
 ///
 /// Every layout's fields go by three keys: datacenter, worker and sequence. The presets'
 /// own names map onto them, and the human output shows both:
@@ -35,8 +49,13 @@ use snowmint_server::LayoutSettings;
 #[command(verbatim_doc_comment)]
 pub struct ParseArgs {
     /// Ids to take apart, in decimal, hex, base32, base62 or binary (`0b...`)
-    #[arg(value_name = "ID", required = true)]
+    #[arg(value_name = "ID", required = true, allow_negative_numbers = true)]
     ids: Vec<String>,
+
+    /// How to read the ids: decimal, hex, base32, base62 or binary (default: guessed from
+    /// each id's form, as above)
+    #[arg(long, value_name = "ENCODING", env = "SNOWMINT_ENCODING")]
+    encoding: Option<Encoding>,
 
     #[command(flatten)]
     layout: LayoutSettings,
@@ -44,6 +63,27 @@ pub struct ParseArgs {
     /// One JSON object per line (default: off)
     #[arg(long, env = "SNOWMINT_JSON")]
     json: bool,
+}
+
+/// The command line with `parse`'s options read after `--` too: `snowmint parse --
+/// -8499700661677131895 --layout instagram` puts `--` before a negative id, as people do
+/// for any argument with a dash, and means the layout all the same. No id starts with two
+/// dashes, so an argument after `--` that does is an option, and the `--` is dropped; the
+/// negative ids after it read as ids without it.
+pub fn options_after_ids(args: Vec<OsString>) -> Vec<OsString> {
+    let is_parse = args.get(1).is_some_and(|arg| arg == "parse");
+    let Some(dashes) = args.iter().position(|arg| arg == "--") else {
+        return args;
+    };
+    let option_after = args[dashes + 1..]
+        .iter()
+        .any(|arg| arg.to_str().is_some_and(|a| a.starts_with("--")));
+    if !is_parse || !option_after {
+        return args;
+    }
+    let mut args = args;
+    args.remove(dashes);
+    args
 }
 
 /// Every id read and decoded: bad input anywhere means nothing is printed.
@@ -57,7 +97,7 @@ struct ParseConfig {
 #[derive(Debug)]
 struct Row {
     text: String,
-    encoding: Encoding,
+    reading: IdReading,
     decoded: Decoded,
 }
 
@@ -70,14 +110,15 @@ impl TryFrom<ParseArgs> for ParseConfig {
             .ids
             .into_iter()
             .map(|text| {
-                let (id, encoding) =
-                    Id::parse_any(&text).with_context(|| format!("cannot parse {text:?}"))?;
-                let decoded = Decoded::new(&layout, id).with_context(|| {
+                let reading = layout
+                    .read_id(&text, args.encoding)
+                    .map_err(|err| unreadable(&text, err))?;
+                let decoded = Decoded::new(&layout, reading.id).with_context(|| {
                     format!("cannot decode {text} with layout {}", layout.name())
                 })?;
                 Ok(Row {
                     text,
-                    encoding,
+                    reading,
                     decoded,
                 })
             })
@@ -88,6 +129,19 @@ impl TryFrom<ParseArgs> for ParseConfig {
             json: args.json,
         })
     }
+}
+
+/// Why `text` is no id, pointing a failed guess to `--encoding`.
+fn unreadable(text: &str, err: ParseError) -> anyhow::Error {
+    let context = match &err {
+        ParseError::Unguessed { readers, .. } => {
+            // Base62 last: of the readers, the one a guess never picks for such text.
+            let reader = readers.last().map_or("", |encoding| encoding.name());
+            format!("cannot parse {text:?} without --encoding (such as --encoding {reader})")
+        }
+        _ => format!("cannot parse {text:?}"),
+    };
+    anyhow::Error::new(err).context(context)
 }
 
 /// Runs `snowmint parse`.
@@ -117,10 +171,16 @@ fn print(config: &ParseConfig, out: impl Write) -> io::Result<()> {
 
 fn write_human(out: &mut impl Write, layout: &Layout, row: &Row) -> io::Result<()> {
     let d = &row.decoded;
-    let read_as = if row.encoding == Encoding::Decimal {
-        format!("read as {}", row.encoding)
+    let reading = &row.reading;
+    let read_as = if reading.signed {
+        format!(
+            "read {:?} as a signed 64-bit decimal: its two's complement",
+            row.text
+        )
+    } else if reading.encoding == Encoding::Decimal {
+        format!("read as {}", reading.encoding)
     } else {
-        format!("read {:?} as {}", row.text, row.encoding)
+        format!("read {:?} as {}", row.text, reading.encoding)
     };
     writeln!(out, "id          {} ({read_as})", d.id)?;
     writeln!(out, "layout      {}", layout.name())?;

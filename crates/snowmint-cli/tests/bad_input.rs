@@ -36,9 +36,14 @@ fn unknown_preset() {
 
 #[test]
 fn malformed_ids() {
+    // Read by base32 and base62: the error names them and points to --encoding.
     rejects(
         &["parse", "12x"],
-        r#"cannot parse "12x": invalid character 'x' at position 2 in decimal id"#,
+        r#"cannot parse "12x" without --encoding (such as --encoding base62): invalid character 'x' at position 2 in decimal id, the encoding guessed from its form, but it reads as base32 or base62"#,
+    );
+    rejects(
+        &["parse", "12x!"],
+        r#"cannot parse "12x!": invalid character 'x' at position 2 in decimal id"#,
     );
     rejects(
         &["parse", ""],

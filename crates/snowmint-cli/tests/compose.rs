@@ -40,7 +40,7 @@ fn compose_makes_discords_documented_id() {
         "--format",
         "hex",
     ]);
-    assert_eq!(hex, "0271065ac1020007\n");
+    assert_eq!(hex, "0x0271065ac1020007\n");
 }
 
 #[test]

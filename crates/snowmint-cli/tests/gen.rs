@@ -68,8 +68,10 @@ fn encodings_and_worker_ids() {
     ]);
     let mut parsed = Vec::new();
     for line in hex.lines() {
-        assert_eq!(line.len(), 16, "{hex}");
-        let id = u64::from_str_radix(line, 16).unwrap();
+        // 0x and 16 digits: bare, all-digit hex would read back as a decimal.
+        let digits = line.strip_prefix("0x").expect(line);
+        assert_eq!(digits.len(), 16, "{hex}");
+        let id = u64::from_str_radix(digits, 16).unwrap();
         let parts = Layout::TWITTER.decode(snowmint::Id::from_u64(id)).unwrap();
         assert_eq!((parts.datacenter, parts.worker), (2, 9));
         parsed.push(id);

@@ -76,10 +76,72 @@
     return value;
   }
 
+  /** The encodings `Encoding::detect` reads by their padded width alone, without a prefix. */
+  const GUESSED_WIDTHS = ['base32', 'base62', 'hex'];
+
+  /**
+   * `Layout::read_id(text, None)`: `text` in the encoding its form suggests, and a negative
+   * decimal as a signed 64-bit column holds an id of a layout of 64 bits. A guess that fails
+   * names the encodings that read the text, unless a prefix named the encoding.
+   */
+  function readId(layout, text) {
+    const encodingName = guessEncoding(text);
+    if (encodingName === 'decimal' && text.startsWith('-') && text !== '-') {
+      const raw = readNegative(layout, text);
+      return { raw, encodingName, signed: raw !== 0n };
+    }
+    try {
+      return { raw: decodeAs(encodingName, text), encodingName, signed: false };
+    } catch (err) {
+      const prefixed = ENCODINGS[encodingName].prefixes.some((p) => text.startsWith(p));
+      const readers = Object.keys(ENCODINGS).filter((name) => name !== encodingName && reads(name, text));
+      if (!(err instanceof InputError) || prefixed || readers.length === 0) throw err;
+      const list = readers.length === 1
+        ? readers[0] : `${readers.slice(0, -1).join(', ')} or ${readers[readers.length - 1]}`;
+      const note = readers.includes('base62')
+        ? ' (base62 written without padding, as TSID libraries other than tsid-creator write it, cannot be told from base32 or decimal)'
+        : '';
+      throw new InputError(
+        `${err.message}, the encoding guessed from its form, but it reads as ${list}: name its encoding${note}`);
+    }
+  }
+
+  /** Whether `text` decodes in the encoding. */
+  function reads(encodingName, text) {
+    try {
+      decodeAs(encodingName, text);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The two's complement of a negative decimal, for a layout of 64 bits. */
+  function readNegative(layout, text) {
+    const quoted = JSON.stringify(text);
+    const below = `id ${quoted} is below -9223372036854775808, the smallest signed 64-bit number`;
+    let magnitude;
+    try {
+      magnitude = decodeAs('decimal', text.slice(1));
+    } catch (err) {
+      if (err.message === 'decimal id does not fit in 64 bits') throw new InputError(below);
+      // Positions count the sign.
+      throw new InputError(err.message.replace(/ at position (\d+) /, (_, n) => ` at position ${Number(n) + 1} `));
+    }
+    if (magnitude > 1n << 63n) throw new InputError(below);
+    if (magnitude !== 0n && layout.total < 64) {
+      const name = layout.label || layout.name;
+      throw new InputError(
+        `id ${quoted} is negative, but layout ${name} uses 63 bits: none of its ids is negative, even in a signed 64-bit column`);
+    }
+    return (-magnitude) & U64_MAX;
+  }
+
   /**
    * The encoding `Encoding::detect` assumes for `text`: all ASCII digits is decimal; then
-   * the prefix an encoding writes followed by its digits only (binary's `0b`); then the
-   * width a padded encoding writes; then a prefix; else decimal.
+   * the prefix an encoding writes followed by its digits only (hex's `0x`, binary's `0b`);
+   * then the digits of base32, base62 or hex, at their padded width; then a prefix; else
+   * decimal.
    */
   function guessEncoding(text) {
     if (/^[0-9]*$/.test(text)) return 'decimal';
@@ -90,7 +152,7 @@
     }));
     if (written) return written.name;
     const len = [...text].length;
-    const padded = all.find((e) => e.padded && e.writtenPrefix.length + e.maxLen === len);
+    const padded = GUESSED_WIDTHS.map((n) => ENCODINGS[n]).find((e) => e.maxLen === len);
     if (padded) return padded.name;
     const prefixed = all.find((e) => e.prefixes.some((p) => text.startsWith(p)));
     if (prefixed) return prefixed.name;
@@ -113,9 +175,10 @@
   function encodingsText() {
     const parts = Object.values(ENCODINGS).map((e) => {
       if (!e.padded) return [e.title];
-      if (e.writtenPrefix) return [h('code', {}, `${e.writtenPrefix}…`), ` ${e.title}`];
       const width = `${e.maxLen}-character ${e.title}`;
-      return e.prefixes.length ? [h('code', {}, `${e.prefixes[0]}…`), ` or ${width}`] : [width];
+      if (!e.prefixes.length) return [width];
+      if (!GUESSED_WIDTHS.includes(e.name)) return [h('code', {}, `${e.prefixes[0]}…`), ` ${e.title}`];
+      return [h('code', {}, `${e.prefixes[0]}…`), ` or ${width}`];
     });
     const last = parts.pop();
     return [...parts.flatMap((part, i) => (i ? [', ', ...part] : part)), ' or ', ...last, '.'];
@@ -706,10 +769,11 @@
         return;
       }
       $('parse-placeholder').hidden = true;
-      const encodingName = guessEncoding(text);
       let raw;
+      let encodingName;
+      let signed;
       try {
-        raw = decodeAs(encodingName, text);
+        ({ raw, encodingName, signed } = readId(layout, text));
         parts = decodeWith(layout, raw);
       } catch (err) {
         input.setAttribute('aria-invalid', 'true');
@@ -720,6 +784,9 @@
         .filter((e) => e.name !== encodingName)
         .map((e) => h('span', { class: 'mono' }, `${e.name} `, h('code', {}, encode(e.name, raw))));
       const readAs = [h('span', {}, encodingName)];
+      if (signed) {
+        readAs.push(h('span', { class: 'sub' }, " (a signed 64-bit column's: its two's complement)"));
+      }
       // All digits at a padded encoding's width: say how to be read otherwise.
       const prefixed = encodings.find((e) => e.prefixes.length);
       if (encodingName === 'decimal' && prefixed

@@ -212,9 +212,11 @@ impl IdService for Service {
             id,
             layout,
             tick_ms,
+            encoding,
         } = request.get_ref();
         let asked = Decode {
             id,
+            encoding: given(encoding),
             layout: given(layout),
             tick_ms: (*tick_ms != 0).then_some(*tick_ms),
         };

@@ -3,6 +3,10 @@
 //! from a frame and writes its reply. The accept loop frames it (`net/framed.rs`): the framed
 //! transport with the binary protocol, as Twitter's server spoke it.
 //!
+//! `get_id` answers the id as the IDL's `i64`, which is signed: the bits are the id's, so
+//! an id past 2^63 - 1 (from a layout that uses all 64 bits) reaches the client as a
+//! negative number, the id less 2^64. The IDL's comment says so to its readers.
+//!
 //! The IDL gives `get_id` no `throws` clause, so a client built from it can receive a
 //! refusal only as a `TApplicationException`. A refusal of the service (a user agent that
 //! breaks Twitter's rule, a clock that went back, no worker id held) has the type

@@ -164,7 +164,8 @@ async fn generate_shows_fresh_ids_from_this_server() {
     browser.type_into("#gen-count", "1").await;
     browser.click("#gen-button").await;
     browser.wait_text("#gen-summary", "1 ID, hex").await;
-    assert_eq!(browser.text("#gen-list code").await.len(), 16);
+    // 0x and 16 digits.
+    assert_eq!(browser.text("#gen-list code").await.len(), 18);
     assert_eq!(browser.attr("#parse-result", "data-id").await, Some(id));
 
     // More than the list shows: it lists the newest and says so; every id was issued.
@@ -361,9 +362,14 @@ async fn bad_input_gets_an_inline_message_and_nothing_else_breaks() {
                         its largest id is 9223372036854775807";
     for (text, layout, message) in [
         (
-            "hello",
+            "hello!",
             "twitter",
             "invalid character 'h' at position 0 in decimal id",
+        ),
+        (
+            "-1",
+            "twitter",
+            "id \"-1\" is negative, but layout twitter uses 63 bits: none of its ids is negative, even in a signed 64-bit column",
         ),
         (
             "99999999999999999999",
@@ -379,7 +385,7 @@ async fn bad_input_gets_an_inline_message_and_nothing_else_breaks() {
         (
             "01U",
             "discord",
-            "invalid character 'U' at position 2 in decimal id",
+            "invalid character 'U' at position 2 in decimal id, the encoding guessed from its form, but it reads as base62: name its encoding (base62 written without padding, as TSID libraries other than tsid-creator write it, cannot be told from base32 or decimal)",
         ),
     ] {
         browser.choose("#parse-layout", layout).await;
@@ -486,6 +492,14 @@ async fn the_page_decodes_as_the_server_does() {
         "12345678901234567890".into(),
         "99999999999999999999".into(),
         "hello".into(),
+        "hello!".into(),
+        "WIlLsHwljH".into(),
+        "-1".into(),
+        "-0".into(),
+        "-8499700661677131895".into(),
+        "-9223372036854775809".into(),
+        "-12a".into(),
+        "0x3962102955333052".into(),
         "0x".into(),
         "0xZZ".into(),
         "0b101".into(),

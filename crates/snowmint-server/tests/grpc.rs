@@ -49,6 +49,7 @@ async fn next_batch_stream_and_decode() {
             id: "175928847299117063".into(),
             layout: "discord".into(),
             tick_ms: 0,
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -114,9 +115,10 @@ async fn bad_input_gets_a_code_and_a_message() {
     assert_eq!(err.message(), "batch_size 60000 is out of range 1..=50000");
     let err = client
         .decode(DecodeRequest {
-            id: "hello".into(),
+            id: "hello!".into(),
             layout: String::new(),
             tick_ms: 0,
+            ..Default::default()
         })
         .await
         .unwrap_err();
@@ -130,6 +132,7 @@ async fn bad_input_gets_a_code_and_a_message() {
             id: "1".into(),
             layout: "flickr".into(),
             tick_ms: 0,
+            ..Default::default()
         })
         .await
         .unwrap_err();
@@ -153,6 +156,7 @@ async fn bad_input_gets_a_code_and_a_message() {
             id: id.to_string(),
             layout: "custom:39/0/10/14".into(),
             tick_ms: 10,
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -221,6 +225,7 @@ async fn both_protocols_refuse_a_request_for_the_same_reason_in_the_same_words()
     }
     let decodes = [
         ("hello", "", 0, "/v1/decode/hello"),
+        ("-1", "", 0, "/v1/decode/-1"),
         ("1", "flickr", 0, "/v1/decode/1?layout=flickr"),
         (
             "18446744073709551615",
@@ -241,10 +246,36 @@ async fn both_protocols_refuse_a_request_for_the_same_reason_in_the_same_words()
             id: id.into(),
             layout: layout.into(),
             tick_ms,
+            ..Default::default()
         };
         let err = client.decode(grpc).await.unwrap_err();
         assert_eq!(err.message(), http_error(&server, http).await, "{http}");
     }
+    // The encoding, named or not, as HTTP reads it.
+    for (id, encoding, expected) in [
+        ("3962102955333052", "hex", 4_134_885_177_588_658_258),
+        ("3962102955333052", "", 3_962_102_955_333_052),
+        ("-8499700661677131895", "", 9_947_043_412_032_419_721),
+    ] {
+        let grpc = DecodeRequest {
+            id: id.into(),
+            layout: "instagram".into(),
+            encoding: encoding.into(),
+            ..Default::default()
+        };
+        let d = client.decode(grpc).await.unwrap().into_inner();
+        assert_eq!(d.id, expected, "{id} {encoding}");
+    }
+    let grpc = DecodeRequest {
+        id: "1".into(),
+        encoding: "base64".into(),
+        ..Default::default()
+    };
+    let err = client.decode(grpc).await.unwrap_err();
+    assert_eq!(
+        err.message(),
+        http_error(&server, "/v1/decode/1?encoding=base64").await
+    );
     let err = client
         .decode_serial(DecodeSerialRequest {
             serial: "PAY1".into(),

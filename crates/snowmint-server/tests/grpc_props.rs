@@ -116,11 +116,14 @@ fn call() -> impl Strategy<Value = Call> {
         count().prop_map(|count| Call::NextBatch(NextBatchRequest { count })),
         (count(), count())
             .prop_map(|(batch_size, total)| Call::Stream(StreamRequest { batch_size, total })),
-        (text(), text(), count()).prop_map(|(id, layout, tick_ms)| Call::Decode(DecodeRequest {
-            id,
-            layout,
-            tick_ms
-        })),
+        (text(), text(), count(), text()).prop_map(|(id, layout, tick_ms, encoding)| {
+            Call::Decode(DecodeRequest {
+                id,
+                layout,
+                tick_ms,
+                encoding,
+            })
+        }),
         (text(), count(), format()).prop_map(|(biz, count, format)| Call::NextSerials(
             NextSerialsRequest { biz, count, format }
         )),

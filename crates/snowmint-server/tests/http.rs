@@ -147,7 +147,8 @@ async fn one_id_as_text_when_the_client_prefers_it() {
     assert_eq!(Layout::TWITTER.decode(first).unwrap().worker, 5);
 
     let a = call(&s, "GET", "/v1/id?format=hex", &[("accept", "text/plain")]).await;
-    assert_eq!(a.body.len(), 17, "{:?}", a.body);
+    // 0x, 16 digits and a newline.
+    assert_eq!(a.body.len(), 19, "{:?}", a.body);
     let second = Id::parse_as(a.body.trim_end(), snowmint::Encoding::Hex).unwrap();
     assert!(second > first);
 
@@ -265,7 +266,7 @@ async fn many_ids_as_json_and_as_text() {
     assert!(a.content_type.starts_with("text/plain"));
     let lines: Vec<&str> = a.body.lines().collect();
     assert_eq!(lines.len(), 3);
-    assert!(lines.iter().all(|l| l.len() == 16));
+    assert!(lines.iter().all(|l| l.len() == 18 && l.starts_with("0x")));
 
     // The Accept header is read by q-value, wildcard and specificity.
     for (accept, text) in [
@@ -350,11 +351,42 @@ async fn decode_any_encoding_with_any_preset() {
     let a = get(&s, "/v1/decode/0x0271065ac1021007?layout=discord").await;
     assert_eq!(a.json()["sequence"], 7, "{}", a.body);
 
+    // All-digit hex and base32 are decimal unless ?encoding= names them.
+    let a = get(&s, "/v1/decode/3962102955333052?encoding=hex").await;
+    assert_eq!(a.json()["id"], "4134885177588658258", "{}", a.body);
+    let a = get(&s, "/v1/decode/3962102955333052").await;
+    assert_eq!(a.json()["id"], "3962102955333052", "{}", a.body);
+    let a = get(&s, "/v1/decode/8000000000000?encoding=B32&layout=tsid").await;
+    assert_eq!(a.json()["id"], "9223372036854775808", "{}", a.body);
+    let a = get(&s, "/v1/decode/WIlLsHwljH?encoding=base62&layout=tsid").await;
+    assert_eq!(a.json()["id"], "437283649808777971", "{}", a.body);
+    // A signed column's id of a 64-bit layout.
+    let a = get(&s, "/v1/decode/-8499700661677131895?layout=instagram").await;
+    assert_eq!(
+        a.body,
+        r#"{"id":"9947043412032419721","unix_ms":2500000000000,"time":"2049-03-22T04:26:40.000Z","datacenter":0,"worker":1341,"sequence":905}"#
+    );
+
     for (path, status, message) in [
         (
             "/v1/decode/hello",
             400,
+            "invalid character 'h' at position 0 in decimal id, the encoding guessed from its form, but it reads as base32 or base62: name its encoding (base62 written without padding, as TSID libraries other than tsid-creator write it, cannot be told from base32 or decimal)",
+        ),
+        (
+            "/v1/decode/hello!",
+            400,
             "invalid character 'h' at position 0 in decimal id",
+        ),
+        (
+            "/v1/decode/-1",
+            400,
+            "id \"-1\" is negative, but layout twitter uses 63 bits: none of its ids is negative, even in a signed 64-bit column",
+        ),
+        (
+            "/v1/decode/1?encoding=base64",
+            400,
+            "unknown encoding \"base64\": expected one of decimal, hex, base32, base62, binary",
         ),
         (
             "/v1/decode/99999999999999999999",
@@ -733,7 +765,10 @@ async fn openapi_describes_exactly_the_routes_that_answer() {
     assert_eq!(a.status, StatusCode::OK);
     let doc = a.json();
     assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
-    assert_eq!(a.body, snowmint_server::openapi_document(100_000));
+    assert_eq!(
+        a.body,
+        snowmint_server::openapi_document(100_000, &snowmint::Layout::TWITTER)
+    );
     let paths: Vec<String> = doc["paths"].as_object().unwrap().keys().cloned().collect();
     let expected = [
         "/",
@@ -858,6 +893,7 @@ async fn the_document_allows_exactly_the_names_the_server_reads() {
         ("/v1/ids", "format", "/v1/ids?count=1&format="),
         ("/v1/id", "format", "/v1/id?format="),
         ("/v1/decode/{id}", "layout", "/v1/decode/1?layout="),
+        ("/v1/decode/{id}", "encoding", "/v1/decode/1?encoding="),
         ("/v1/compose", "format", "/v1/compose?format="),
         ("/v1/compose", "layout", "/v1/compose?layout="),
         ("/v1/at/{time}", "layout", "/v1/at/1704067200000?layout="),
@@ -972,7 +1008,7 @@ async fn the_document_allows_exactly_the_counts_this_server_takes() {
     let doc = get(&s, "/openapi.json").await.json();
     assert_eq!(
         get(&s, "/openapi.json").await.body,
-        snowmint_server::openapi_document(500)
+        snowmint_server::openapi_document(500, &snowmint::Layout::TWITTER)
     );
     for (path, uri) in [
         ("/v1/ids", "/v1/ids?count="),

@@ -32,7 +32,7 @@ pub struct Id(u64);
 impl Id {
     /// The smallest id.
     pub const MIN: Id = Id(0);
-    /// The largest 64-bit value (only decode-only layouts reach it).
+    /// The largest 64-bit value (only layouts that use all 64 bits reach it).
     pub const MAX: Id = Id(u64::MAX);
 
     /// Wraps a raw value. Any `u64` is an id; whether it fits a layout is the layout's call.
@@ -73,12 +73,13 @@ impl Id {
         Decimal(self)
     }
 
-    /// The hex form (16 lowercase digits, zero-padded), as an adapter that implements `Display`.
+    /// The hex form (`0x` and 16 lowercase digits, zero-padded), as an adapter that
+    /// implements `Display`.
     ///
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(snowmint::Id::from_u64(255).hex().to_string(), "00000000000000ff");
+    /// assert_eq!(snowmint::Id::from_u64(255).hex().to_string(), "0x00000000000000ff");
     /// ```
     #[must_use]
     pub const fn hex(self) -> Hex {
@@ -117,7 +118,7 @@ impl Id {
     /// use snowmint::{Encoding, Id};
     ///
     /// let mut buf = [0u8; Encoding::BUF_LEN];
-    /// assert_eq!(Id::from_u64(255).encode(Encoding::Hex, &mut buf), "00000000000000ff");
+    /// assert_eq!(Id::from_u64(255).encode(Encoding::Hex, &mut buf), "0x00000000000000ff");
     /// ```
     pub fn encode(self, encoding: Encoding, buf: &mut [u8; Encoding::BUF_LEN]) -> &str {
         encoding.encode(self.0, buf)

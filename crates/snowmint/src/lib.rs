@@ -34,6 +34,7 @@
 //! | **reservation** | a mark written ahead of the ids (1 s by default) before they are issued |
 //! | **lease** | a worker id held from a registry until a time; its **fence** is the instant up to which ids may be issued under it |
 //! | **registry** | who hands out leases: static, host name, a directory of lock files, Redis, etcd, PostgreSQL, ZooKeeper |
+//! | **reading** | how text was read as an id: the encoding, named or guessed, and whether a negative decimal was taken as the two's complement ([`IdReading`]) |
 //! | **serial** | a business serial number made from an id by a template, and parsed back to it |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -49,6 +50,7 @@ mod id;
 mod layout;
 mod policy;
 mod preset;
+mod reading;
 pub mod serial;
 mod store;
 mod time;
@@ -69,6 +71,7 @@ pub use layout::{Bits, Capacity, Field, Fields, Layout, Names, Parts};
 pub use policy::{
     ClockMode, IdRange, OverflowPolicy, Poll, RollbackPolicy, SequenceStart, UnknownClockMode,
 };
+pub use reading::IdReading;
 pub use serial::{BizCode, ParsedSerial, SerialError};
 pub use store::{MemoryStore, Store, StoreError};
 pub use time::{MS_PER_YEAR, TimeError, UnixMs, whole_ms};

@@ -36,8 +36,9 @@ impl Layout {
     );
 
     /// Discord: 42 bits of milliseconds since 2015-01-01T00:00:00Z, then a 5-bit worker id,
-    /// a 5-bit process id and a 12-bit increment. Uses bit 63, so it is decode-only.
-    /// Keys: `worker` is Discord's worker id, `datacenter` its process id, `sequence` its
+    /// a 5-bit process id and a 12-bit increment. Uses bit 63: its ids are unsigned 64-bit
+    /// numbers, and from 2084-09-06T15:47:35.552Z on a signed 64-bit column shows them
+    /// negative ([`Layout::read_id`] reads them back). Keys: `worker` is Discord's worker id, `datacenter` its process id, `sequence` its
     /// increment.
     ///
     /// ```text
@@ -62,7 +63,9 @@ impl Layout {
     );
 
     /// Instagram: 41 bits of milliseconds since 2011-08-24T21:07:01.721Z, a 13-bit shard id
-    /// and a 10-bit sequence. Uses bit 63, so it is decode-only. Keys: `worker` is the shard.
+    /// and a 10-bit sequence. Uses bit 63: its ids are unsigned 64-bit numbers, and from
+    /// 2046-06-27 on Instagram's own function returns them as negative `bigint`s
+    /// ([`Layout::read_id`] reads them back). Keys: `worker` is the shard.
     ///
     /// ```text
     ///   63     23  22   10  9      0
@@ -131,8 +134,9 @@ impl Layout {
     );
 
     /// TSID: 42 bits of milliseconds since 2020-01-01T00:00:00Z and 22 bits of node and
-    /// counter, split 10/12 as the TSID factory does by default. Uses bit 63's position for
-    /// time, so it is decode-only. Keys: `worker` is the node, `sequence` the counter.
+    /// counter, split 10/12 as the TSID factory does by default. Uses bit 63 for time: its
+    /// ids are unsigned 64-bit numbers, negative in a signed 64-bit column from 2089 on
+    /// ([`Layout::read_id`] reads them back). Keys: `worker` is the node, `sequence` the counter.
     ///
     /// ```text
     ///   63     22  21   12  11    0
@@ -156,7 +160,7 @@ impl Layout {
     );
 
     /// Mastodon: 48 bits of milliseconds since the Unix epoch and 16 low bits (a hashed
-    /// sequence). Decode-only. Keys: `sequence` is the 16 low bits.
+    /// sequence). Uses bit 63 from the year 6429 on. Keys: `sequence` is the 16 low bits.
     ///
     /// ```text
     ///   63     16  15     0

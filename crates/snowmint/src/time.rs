@@ -42,23 +42,25 @@ pub fn whole_ms(d: Duration) -> u64 {
 }
 
 impl UnixMs {
-    /// The last instant [`Display`](fmt::Display) writes as a date,
-    /// 9999-12-30T22:00:00.000Z: the last millisecond count jiff takes (its range keeps a
-    /// day in hand so that every time zone's civil time still fits). Later instants are
-    /// written as a count of milliseconds.
+    /// The last instant [`Display`](fmt::Display) writes as a date and
+    /// [`parse_time`](Self::parse_time) reads as one, 9999-12-31T23:59:59.999Z: the last
+    /// RFC 3339 can write, as its years have four digits. Later instants are written as a
+    /// count of milliseconds.
     ///
     /// # Examples
     ///
     /// ```
     /// use snowmint::UnixMs;
     ///
-    /// assert_eq!(UnixMs::LAST_DATE.to_string(), "9999-12-30T22:00:00.000Z");
+    /// assert_eq!(UnixMs::LAST_DATE.to_string(), "9999-12-31T23:59:59.999Z");
     /// let later = UnixMs(UnixMs::LAST_DATE.0 + 1);
-    /// assert_eq!(later.to_string(), "253402207200001 ms after the Unix epoch");
+    /// assert_eq!(later.to_string(), "253402300800000 ms after the Unix epoch");
     /// ```
-    pub const LAST_DATE: UnixMs = UnixMs(253_402_207_200_000);
+    pub const LAST_DATE: UnixMs = UnixMs(253_402_300_799_999);
 
-    /// The instant as a [`jiff::Timestamp`], or `None` past the year 9999 (jiff's range).
+    /// The instant as a [`jiff::Timestamp`], or `None` past 9999-12-30T22:00:00Z, where
+    /// jiff's range ends (it keeps a day in hand so that every time zone's civil time still
+    /// fits); [`Display`](fmt::Display) goes on to [`LAST_DATE`](Self::LAST_DATE).
     ///
     /// # Examples
     ///
@@ -73,6 +75,37 @@ impl UnixMs {
             .ok()
             .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok())
     }
+
+    /// The instant as a civil date and time in UTC, up to [`LAST_DATE`](Self::LAST_DATE):
+    /// jiff's civil dates run to the end of the year 9999, a day past its timestamps.
+    fn to_utc_civil(self) -> Option<jiff::civil::DateTime> {
+        if self > Self::LAST_DATE {
+            return None;
+        }
+        let ms = i64::try_from(self.0).ok()?;
+        unix_epoch_civil()
+            .checked_add(jiff::SignedDuration::from_millis(ms))
+            .ok()
+    }
+}
+
+/// 1970-01-01T00:00:00 as a civil date and time, the start of [`UnixMs`]'s count in UTC.
+fn unix_epoch_civil() -> jiff::civil::DateTime {
+    jiff::civil::date(1970, 1, 1).at(0, 0, 0, 0)
+}
+
+/// Reads an RFC 3339 time in the last day of the year 9999, which jiff's timestamps do not
+/// reach, by civil-date arithmetic: the date and time less the offset. `None` for text
+/// that is not such a time (the caller keeps jiff's reason).
+fn parse_last_day(text: &str) -> Option<u64> {
+    let pieces = jiff::fmt::temporal::Pieces::parse(text).ok()?;
+    // A time and an offset, as RFC 3339 asks: a bare date or civil time is no instant.
+    let time = pieces.time()?;
+    let offset = pieces.to_numeric_offset()?;
+    let local = pieces.date().to_datetime(time);
+    let since = local.duration_since(unix_epoch_civil())
+        - jiff::SignedDuration::from_secs(i64::from(offset.seconds()));
+    u64::try_from(since.as_millis()).ok()
 }
 
 impl UnixMs {
@@ -149,12 +182,27 @@ impl UnixMs {
                 text: text.to_string(),
             });
         }
-        let time: jiff::Timestamp = text.parse().map_err(|reason| TimeError::NotATime {
-            what,
-            text: text.to_string(),
-            reason,
-        })?;
-        u64::try_from(time.as_millisecond())
+        let ms = match text.parse::<jiff::Timestamp>() {
+            Ok(time) => time.as_millisecond(),
+            // Past jiff's range: the last day of the year 9999, or later.
+            Err(reason) => match parse_last_day(text) {
+                Some(ms) if UnixMs(ms) > UnixMs::LAST_DATE => {
+                    return Err(TimeError::PastLastDate {
+                        what,
+                        text: text.to_string(),
+                    });
+                }
+                Some(ms) => return Ok(UnixMs(ms)),
+                None => {
+                    return Err(TimeError::NotATime {
+                        what,
+                        text: text.to_string(),
+                        reason,
+                    });
+                }
+            },
+        };
+        u64::try_from(ms)
             .map(UnixMs)
             .map_err(|_| TimeError::BeforeUnixEpoch {
                 what,
@@ -210,6 +258,14 @@ pub enum TimeError {
         /// The text given.
         text: String,
     },
+    /// An RFC 3339 time after [`UnixMs::LAST_DATE`], 9999-12-31T23:59:59.999Z: only its
+    /// offset can take it there.
+    PastLastDate {
+        /// What the instant is.
+        what: &'static str,
+        /// The text given.
+        text: String,
+    },
     /// An instant after the present where only the past makes sense (an epoch).
     InTheFuture {
         /// What the instant is.
@@ -236,6 +292,11 @@ impl fmt::Display for TimeError {
             TimeError::BeforeUnixEpoch { what, text } => write!(
                 f,
                 "{what} {text:?} is before the Unix epoch (1970-01-01T00:00:00Z)"
+            ),
+            TimeError::PastLastDate { what, text } => write!(
+                f,
+                "{what} {text:?} is after {}, the last time RFC 3339 can write: give it in ms since the Unix epoch",
+                UnixMs::LAST_DATE
             ),
             TimeError::InTheFuture {
                 what,
@@ -268,9 +329,19 @@ impl std::error::Error for TimeError {
 
 impl fmt::Display for UnixMs {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.to_timestamp() {
-            Some(ts) => write!(f, "{ts:.3}"),
-            // Past jiff's range (year 9999) only the raw count is honest.
+        match self.to_utc_civil() {
+            Some(t) => write!(
+                f,
+                "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+                t.year(),
+                t.month(),
+                t.day(),
+                t.hour(),
+                t.minute(),
+                t.second(),
+                t.millisecond()
+            ),
+            // Past the year 9999 RFC 3339 has no words: only the raw count is honest.
             None => write!(f, "{} ms after the Unix epoch", self.0),
         }
     }
@@ -343,11 +414,53 @@ mod tests {
         }
     }
 
-    /// The constant is where jiff stops taking milliseconds, so this fails if jiff's range
-    /// ever moves.
+    /// The last date is the last RFC 3339 writes, one day past jiff's timestamps: both
+    /// ways, up to it and not past it.
     #[test]
-    fn the_last_date_is_the_end_of_jiffs_range() {
-        assert!(UnixMs::LAST_DATE.to_timestamp().is_some());
-        assert_eq!(UnixMs(UnixMs::LAST_DATE.0 + 1).to_timestamp(), None);
+    fn dates_run_to_the_end_of_the_year_9999() {
+        let last = UnixMs::LAST_DATE;
+        assert_eq!(last.to_string(), "9999-12-31T23:59:59.999Z");
+        assert_eq!(
+            UnixMs::parse_time("9999-12-31T23:59:59.999Z").unwrap(),
+            last
+        );
+        assert_eq!(
+            UnixMs(last.0 + 1).to_string(),
+            "253402300800000 ms after the Unix epoch"
+        );
+        // jiff's timestamps stop a day short; the day after is read and written.
+        assert!(UnixMs(253_402_207_200_001).to_timestamp().is_none());
+        let cases = [
+            ("9999-12-30T22:00:00.001Z", 253_402_207_200_001),
+            ("9999-12-31T00:00:00Z", 253_402_214_400_000),
+            ("9999-12-31T01:00:00+01:00", 253_402_214_400_000),
+            ("9999-12-31T12:00:00-11:59", 253_402_300_740_000),
+        ];
+        for (text, ms) in cases {
+            assert_eq!(UnixMs::parse_time(text).unwrap(), UnixMs(ms), "{text}");
+        }
+        assert_eq!(
+            UnixMs(253_402_214_400_000).to_string(),
+            "9999-12-31T00:00:00.000Z"
+        );
+        let msg = |text| UnixMs::parse_time(text).unwrap_err().to_string();
+        assert_eq!(
+            msg("9999-12-31T23:00:00-01:00"),
+            "time \"9999-12-31T23:00:00-01:00\" is after 9999-12-31T23:59:59.999Z, the last time RFC 3339 can write: give it in ms since the Unix epoch"
+        );
+        // No offset, no instant, even on the last day.
+        assert!(msg("9999-12-31T00:00:00").contains("is neither"));
+        assert!(msg("9999-12-32T00:00:00Z").contains("is neither"));
+    }
+
+    proptest::proptest! {
+        /// Every date written, up to the last, reads back, at both ends of the range.
+        #[test]
+        fn every_date_reads_back(ms in proptest::prop_oneof![
+            0..=UnixMs::LAST_DATE.0,
+            (UnixMs::LAST_DATE.0 - 2 * 86_400_000)..=UnixMs::LAST_DATE.0,
+        ]) {
+            proptest::prop_assert_eq!(UnixMs::parse_time(&UnixMs(ms).to_string()).unwrap(), UnixMs(ms));
+        }
     }
 }

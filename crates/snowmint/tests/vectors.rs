@@ -6,6 +6,11 @@
 //! - `vectors`: ids and their decoded fields for each of those layouts;
 //! - `documented`: the ids the systems document themselves, with the source named, each
 //!   checked here against what its source says;
+//! - `encodings`: how each encoding reads text (the clients' encoding tables are generated
+//!   from them by `scripts/gen-clients`);
+//! - `texts`: id text every client must read as the core does ([`Layout::read_id`]): in the
+//!   encoding named (all-digit hex and base32, unpadded base62, binary), and a negative
+//!   decimal as a signed 64-bit column's id of a layout that uses all 64 bits;
 //! - `errors`: input the clients refuse, with the core's message, word for word.
 //!
 //! This test fails when the file is stale; to write it afresh:
@@ -136,10 +141,12 @@ fn vectors() -> Value {
         }
     }
     json!({
-        "about": "Written by crates/snowmint/tests/vectors.rs from the core; do not edit by hand. layouts: every preset's numbers (scripts/gen-clients writes the clients' preset tables from them) and two custom layouts. vectors: ids and the fields every client must decode them to. documented: ids the systems document themselves, with the source. errors: input every client must refuse with the core's message, word for word (what: parse an id's decimal text, decode an id with a layout, or name a layout with an optional tick and epoch). Integers are decimal strings.",
+        "about": "Written by crates/snowmint/tests/vectors.rs from the core; do not edit by hand. layouts: every preset's numbers (scripts/gen-clients writes the clients' preset tables from them) and two custom layouts. vectors: ids and the fields every client must decode them to. documented: ids the systems document themselves, with the source. encodings: how each encoding reads text (its digits in order of value, whether letters are read in either case, its prefixes, its most digits, the letters it reads as digits, the names it goes by; scripts/gen-clients writes the clients' tables from them). texts: id text read in the encoding named (decimal when none is; no client guesses), a negative decimal as a signed 64-bit column's id. errors: input every client must refuse with the core's message, word for word (what: parse an id's decimal text, decode an id with a layout, read id text with a layout and an encoding, or name a layout with an optional tick and epoch). Integers are decimal strings.",
         "layouts": layouts,
         "vectors": vectors,
         "documented": documented(),
+        "encodings": encodings(),
+        "texts": texts(),
         "errors": errors(),
     })
 }
@@ -280,6 +287,119 @@ fn documented() -> Vec<Value> {
         .collect()
 }
 
+/// Id text the clients must read as the core does: (layout, text, encoding), decimal when
+/// no encoding is named.
+const TEXTS: &[(&str, &str, Option<Encoding>)] = &[
+    // All digits, in hex and base32: only the encoding named tells them from a decimal.
+    ("twitter", "3962102955333052", Some(Encoding::Hex)),
+    ("twitter", "0x3962102955333052", Some(Encoding::Hex)),
+    ("twitter", "0X00000000000000FF", Some(Encoding::Hex)),
+    ("tsid", "8000000000000", Some(Encoding::Base32)),
+    ("tsid", "0000000000123", Some(Encoding::Base32)),
+    ("tsid", "0000000000123", Some(Encoding::Decimal)),
+    ("tsid", "0000000000123", None),
+    // Crockford's aliases and either case.
+    ("tsid", "01221h8q1mmzk", Some(Encoding::Base32)),
+    ("tsid", "OI2L", Some(Encoding::Base32)),
+    // Base62, padded as tsid-creator writes it and unpadded as other TSID libraries do.
+    ("tsid", "0WIlLsHwljH", Some(Encoding::Base62)),
+    ("tsid", "WIlLsHwljH", Some(Encoding::Base62)),
+    ("discord", "LygHa16AHYF", Some(Encoding::Base62)),
+    ("twitter", "0b101", Some(Encoding::Binary)),
+    ("twitter", "101", Some(Encoding::Binary)),
+    // Negative decimals: a signed 64-bit column's ids of layouts that use all 64 bits.
+    ("instagram", "-8499700661677131895", None),
+    ("instagram", "-8499700661677131895", Some(Encoding::Decimal)),
+    ("discord", "-1", None),
+    ("discord", "-9223372036854775808", None),
+    ("mastodon", "-0", None),
+    ("custom:32/8/8/16", "-2", None),
+];
+
+/// Id text with a layout and an encoding the clients must refuse as the core does.
+const BAD_TEXTS: &[(&str, &str, Option<Encoding>)] = &[
+    ("twitter", "-1", None),
+    ("sonyflake", "-8499700661677131895", Some(Encoding::Decimal)),
+    ("discord", "-9223372036854775809", None),
+    ("discord", "-99999999999999999999", None),
+    ("discord", "-", None),
+    ("discord", "-12a", None),
+    ("discord", "-1", Some(Encoding::Hex)),
+    ("tsid", "0x", Some(Encoding::Hex)),
+    ("tsid", "0xfg", Some(Encoding::Hex)),
+    ("tsid", "0123456789abcdef0", Some(Encoding::Hex)),
+    ("tsid", "G000000000000", Some(Encoding::Base32)),
+    ("tsid", "0123U", Some(Encoding::Base32)),
+    ("tsid", "WIlLsHwljH!", Some(Encoding::Base62)),
+    ("tsid", "LygHa16AHYG", Some(Encoding::Base62)),
+    ("tsid", "0b102", Some(Encoding::Binary)),
+    ("tsid", "0b", Some(Encoding::Binary)),
+];
+
+/// The layout a vector's spec names: a preset, or one of [`customs`].
+fn layout_of(spec: &str) -> Layout {
+    customs()
+        .into_iter()
+        .find(|(s, _)| s == spec)
+        .map_or_else(|| Layout::by_name(spec).unwrap(), |(_, l)| l)
+}
+
+/// How each encoding reads text, from the core's own tables.
+fn encodings() -> Vec<Value> {
+    Encoding::ALL
+        .iter()
+        .map(|&encoding| {
+            let alphabet = encoding.alphabet();
+            // What it reads beyond its alphabet in either case: Crockford's letters.
+            let aliases: serde_json::Map<String, Value> = encoding
+                .digits()
+                .filter(|(ch, _)| {
+                    !alphabet.contains(ch.to_ascii_lowercase())
+                        && !alphabet.contains(ch.to_ascii_uppercase())
+                        && ch.is_ascii_uppercase()
+                })
+                .map(|(ch, digit)| (ch.to_string(), digit.into()))
+                .collect();
+            let names: Vec<&str> = Encoding::NAMES
+                .iter()
+                .filter(|(_, e)| *e == encoding)
+                .map(|(name, _)| *name)
+                .collect();
+            json!({
+                "encoding": encoding.name(),
+                "names": names,
+                "alphabet": alphabet,
+                "ignores_case": encoding.ignores_case(),
+                "prefixes": encoding.prefixes(),
+                "max_len": encoding.max_len(),
+                "aliases": aliases,
+            })
+        })
+        .collect()
+}
+
+/// The texts read by the core.
+fn texts() -> Vec<Value> {
+    TEXTS
+        .iter()
+        .map(|(spec, text, encoding)| {
+            let read = layout_of(spec)
+                .read_id(text, Some(encoding.unwrap_or(Encoding::Decimal)))
+                .expect(text);
+            let mut v = json!({
+                "layout": spec,
+                "text": text,
+                "id": read.id.as_u64().to_string(),
+                "signed": read.signed,
+            });
+            if let Some(encoding) = encoding {
+                v["encoding"] = encoding.name().into();
+            }
+            v
+        })
+        .collect()
+}
+
 /// Decimal id text the clients must refuse as the core does: each kind of bad character
 /// (including ones a language's own integer parser takes), too long, too large.
 const BAD_DECIMALS: &[&str] = &[
@@ -355,6 +475,17 @@ fn errors() -> Vec<Value> {
             "message": err.to_string(),
         }));
     }
+    for (spec, text, encoding) in BAD_TEXTS {
+        let err = layout_of(spec)
+            .read_id(text, Some(encoding.unwrap_or(Encoding::Decimal)))
+            .expect_err(text);
+        let mut v =
+            json!({ "what": "read", "layout": spec, "id": text, "message": err.to_string() });
+        if let Some(encoding) = encoding {
+            v["encoding"] = encoding.name().into();
+        }
+        out.push(v);
+    }
     for (spec, tick, epoch) in BAD_LAYOUTS {
         let err = Layout::by_name(spec)
             .and_then(|l| tick.map_or(Ok(l), |t| l.with_tick_ms(t)))
@@ -393,6 +524,10 @@ fn the_error_messages_are_the_cores_own_words() {
         "id 18446744073709551615 is out of range for this layout: its largest id is 9223372036854775807"
     );
     assert_eq!(
+        message("read", "id", "-9223372036854775809"),
+        "id \"-9223372036854775809\" is below -9223372036854775808, the smallest signed 64-bit number"
+    );
+    assert_eq!(
         message("layout", "layout", "flickr"),
         "unknown layout \"flickr\": expected one of twitter, discord, instagram, sonyflake, baidu, tsid, mastodon or custom:T/D/W/S"
     );
@@ -411,6 +546,41 @@ fn the_vectors_file_is_what_the_core_writes() {
         on_disk == text,
         "testdata/vectors.json is stale or missing: write it with \
          SNOWMINT_WRITE_VECTORS=1 cargo test -p snowmint --test vectors"
+    );
+}
+
+/// The cases the issue of misread ids names: all-digit hex and base32 read with their
+/// encoding, a signed column's id, unpadded base62.
+#[test]
+fn the_texts_hold_the_cases_guessing_gets_wrong() {
+    let all = texts();
+    let id = |spec: &str, text: &str, encoding: Option<&str>| {
+        all.iter()
+            .find(|t| {
+                t["layout"] == spec
+                    && t["text"] == text
+                    && t.get("encoding").and_then(Value::as_str) == encoding
+            })
+            .map(|t| t["id"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    assert_eq!(
+        id("twitter", "3962102955333052", Some("hex")),
+        "4134885177588658258"
+    );
+    assert_eq!(
+        id("tsid", "8000000000000", Some("base32")),
+        "9223372036854775808"
+    );
+    assert_eq!(id("tsid", "0000000000123", Some("base32")), "1091");
+    assert_eq!(id("tsid", "0000000000123", None), "123");
+    assert_eq!(
+        id("instagram", "-8499700661677131895", None),
+        "9947043412032419721"
+    );
+    assert_eq!(
+        id("tsid", "WIlLsHwljH", Some("base62")),
+        id("tsid", "0WIlLsHwljH", Some("base62"))
     );
 }
 

@@ -20,10 +20,11 @@ from .errors import (
     ServerError,
     SnowmintError,
 )
-from .layout import PRESET_NAMES, TWITTER_EPOCH_MS, Bits, Decoded, Layout, decode, parse_id
+from .layout import ENCODINGS, PRESET_NAMES, TWITTER_EPOCH_MS, Bits, Decoded, Layout, decode, parse_id
 from .version import __version__
 
 __all__ = [
+    "ENCODINGS",
     "Bits",
     "Client",
     "ConfigError",

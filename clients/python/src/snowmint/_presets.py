@@ -19,3 +19,26 @@ PRESETS = {
     # Mastodon: 48 bits of 1 ms ticks since 0 ms, then 16 sequence
     "mastodon": ((48, 0, 0, 16), ("datacenter", "worker", "sequence"), 1, 0),
 }
+
+#: How each encoding reads id text, from the core: its digits in order of value, whether
+#: letters are read in either case, the prefixes skipped before the digits, the most digits
+#: a 64-bit id takes, and letters read as digits (Crockford's); and every name the core
+#: reads for an encoding, in lowercase.
+ENCODINGS = {
+    "decimal": ("0123456789", False, (), 20, {}),
+    "hex": ("0123456789abcdef", True, ("0x", "0X",), 16, {}),
+    "base32": ("0123456789ABCDEFGHJKMNPQRSTVWXYZ", True, (), 13, {"I": 1, "L": 1, "O": 0}),
+    "base62": ("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", False, (), 11, {}),
+    "binary": ("01", False, ("0b", "0B",), 64, {}),
+}
+ENCODING_NAMES = {
+    "decimal": "decimal",
+    "dec": "decimal",
+    "hex": "hex",
+    "base32": "base32",
+    "b32": "base32",
+    "base62": "base62",
+    "b62": "base62",
+    "binary": "binary",
+    "bin": "binary",
+}

@@ -6,6 +6,8 @@ import datetime as _dt
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Tuple, Union
 
+from ._presets import ENCODING_NAMES as _ENCODING_NAMES
+from ._presets import ENCODINGS as _TEXT_ENCODINGS
 from ._presets import PRESETS
 from .errors import DecodeError, LayoutError
 
@@ -25,6 +27,9 @@ TWITTER_EPOCH_MS = _PRESETS["twitter"][3]
 PRESET_NAMES: Tuple[str, ...] = tuple(_PRESETS)
 
 IdLike = Union[str, int]
+
+#: The encodings, in the core's order.
+ENCODINGS: Tuple[str, ...] = tuple(_TEXT_ENCODINGS)
 
 
 @dataclass(frozen=True)
@@ -157,9 +162,45 @@ class Layout:
             name=name,
         )
 
-    def decode(self, id: IdLike) -> Decoded:
-        """Takes an id (a decimal str or an int) apart."""
-        value = parse_id(id)
+    def read_id(self, text: str, encoding: str = "decimal") -> int:
+        """Reads id text in ``encoding`` (decimal, hex, base32, base62 or binary; no guessing).
+
+        A negative decimal is an id as a signed 64-bit column (SQL ``bigint``, a Java
+        ``long``) holds it: for a layout of 64 bits it is read as the two's complement; a
+        layout of 63 bits has no negative ids, so it is refused.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"id text must be a str, got {type(text).__name__}")
+        if _encoding(encoding) != "decimal" or not text.startswith("-") or text == "-":
+            return parse_id(text, encoding)
+        try:
+            magnitude = parse_id(text[1:])
+        except DecodeError as e:
+            if str(e) == "decimal id does not fit in 64 bits":
+                magnitude = U64_MAX
+            elif str(e).startswith("invalid character "):
+                # Positions count the sign.
+                head, _, position = str(e).rpartition(" at position ")
+                number, _, rest = position.partition(" ")
+                raise DecodeError(f"{head} at position {int(number) + 1} {rest}") from None
+            else:
+                raise
+        if magnitude > 1 << 63:
+            raise DecodeError(
+                f"id {_quote(text)} is below -9223372036854775808, "
+                "the smallest signed 64-bit number"
+            )
+        if magnitude != 0 and self.bits.total < 64:
+            name = "custom" if self.name.startswith("custom") else self.name
+            raise DecodeError(
+                f"id {_quote(text)} is negative, but layout {name} uses 63 bits: "
+                "none of its ids is negative, even in a signed 64-bit column"
+            )
+        return -magnitude % (1 << 64)
+
+    def decode(self, id: IdLike, encoding: str = "decimal") -> Decoded:
+        """Takes an id (text in ``encoding``, as :meth:`read_id` reads it, or an int) apart."""
+        value = self.read_id(id, encoding) if isinstance(id, str) else parse_id(id)
         if value > self.max_id:
             raise DecodeError(
                 f"id {value} is out of range for this layout: its largest id is {self.max_id}"
@@ -189,20 +230,68 @@ def decode(
     layout: str = "twitter",
     tick_ms: Optional[int] = None,
     epoch_ms: Optional[int] = None,
+    encoding: str = "decimal",
 ) -> Decoded:
     """Takes an id apart: ``layout`` is a preset or ``custom:T/D/W/S``, and ``tick_ms`` and
-    ``epoch_ms`` replace the layout's own."""
-    return Layout.named(layout, tick_ms=tick_ms, epoch_ms=epoch_ms).decode(id)
+    ``epoch_ms`` replace the layout's own; text is read in ``encoding``
+    (:meth:`Layout.read_id`)."""
+    return Layout.named(layout, tick_ms=tick_ms, epoch_ms=epoch_ms).decode(id, encoding)
 
 
-def parse_id(id: IdLike) -> int:
-    """Reads an id: a decimal str of at most 20 ASCII digits, or an int, within 0..=2**64-1."""
+def _encoding(name: str) -> str:
+    """The encoding a name stands for, in any case, as the core reads names."""
+    found = _ENCODING_NAMES.get(name.lower()) if isinstance(name, str) else None
+    if found is None:
+        raise ValueError(
+            f"unknown encoding {_quote(str(name))}: expected one of {', '.join(ENCODINGS)}"
+        )
+    return found
+
+
+def _read_digits(text: str, encoding: str) -> int:
+    """Reads ``text`` in ``encoding`` as the core does, with its error messages: the first
+    character outside the alphabet, else too many digits, else a value past 64 bits."""
+    alphabet, fold_case, prefixes, max_len, aliases = _TEXT_ENCODINGS[encoding]
+    offset = 0
+    for prefix in prefixes:
+        if text.startswith(prefix):
+            text, offset = text[len(prefix):], len(prefix)
+            break
+    if text == "":
+        raise DecodeError("empty input: expected an id")
+    value = 0
+    for position, ch in enumerate(text):
+        digit = -1
+        if ch.isascii():
+            digit = alphabet.upper().find(ch.upper()) if fold_case else alphabet.find(ch)
+            digit = aliases.get(ch.upper(), digit)
+        if digit < 0:
+            raise DecodeError(
+                f"invalid character {_quote_char(ch)} at position {offset + position} "
+                f"in {encoding} id"
+            )
+        value = value * len(alphabet) + digit
+    if len(text) > max_len:
+        raise DecodeError(
+            f"{encoding} id has {len(text)} characters, more than the {max_len} a 64-bit id takes"
+        )
+    if value > U64_MAX:
+        raise DecodeError(f"{encoding} id does not fit in 64 bits")
+    return value
+
+
+def parse_id(id: IdLike, encoding: str = "decimal") -> int:
+    """Reads an id: a str in ``encoding`` (decimal by default: at most 20 ASCII digits;
+    hex, base32, base62 or binary as the core writes and reads them), or an int, within
+    0..=2**64-1."""
     if _is_int(id):
         if not 0 <= id <= U64_MAX:
             raise DecodeError(f"id {id} is out of range 0..={U64_MAX}")
         return id
     if not isinstance(id, str):
         raise TypeError(f"id must be a decimal str or an int, got {type(id).__name__}")
+    if _encoding(encoding) != "decimal":
+        return _read_digits(id, _encoding(encoding))
     if id == "":
         raise DecodeError("empty input: expected an id")
     # int() would take spaces, underscores and other scripts' digits: the core takes none.

@@ -92,12 +92,13 @@ module Snowmint
       freeze
     end
 
-    # Takes +id+ apart: an Integer, or its decimal text. Raises DecodeError for text that is
-    # no decimal id, and for an id past the layout's largest (bits the layout never sets).
+    # Takes +id+ apart: an Integer, or its text in +encoding+ as #read_id reads it. Raises
+    # DecodeError for text that is no id, and for an id past the layout's largest (bits the
+    # layout never sets).
     #
     #   Snowmint::Layout.named("discord").decode("175928847299117063").worker # => 1
-    def decode(id)
-      value = Layout.parse_id(id)
+    def decode(id, encoding: "decimal")
+      value = id.is_a?(String) ? read_id(id, encoding: encoding) : Layout.parse_id(id)
       if value > max_id
         raise DecodeError, "id #{value} is out of range for this layout: its largest id is #{max_id}"
       end
@@ -112,18 +113,65 @@ module Snowmint
       Decoded.new(id: value, timestamp: timestamp, unix_ms: epoch_ms + (timestamp * tick_ms), **fields).freeze
     end
 
-    # The unsigned 64-bit value of an Integer or a decimal String. Raises DecodeError, with
-    # the core's message for text that is no decimal id.
+    # Reads id text in +encoding+, as Layout.parse_id does; and a negative decimal as an id
+    # as a signed 64-bit column (SQL bigint, a Java long) holds it: for a layout of 64 bits,
+    # the two's complement. A layout of 63 bits has no negative ids, so it refuses one.
+    #
+    #   Snowmint::Layout.named("instagram").read_id("-8499700661677131895") # => 9947043412032419721
+    def read_id(text, encoding: "decimal")
+      name = Layout.encoding_named(encoding)
+      return Layout.parse_id(text, encoding: name) unless name == "decimal" && text.start_with?("-") && text != "-"
+
+      magnitude = begin
+        Layout.parse_id(text[1..])
+      rescue DecodeError => e
+        overflow = e.message == "decimal id does not fit in 64 bits"
+        # Positions count the sign.
+        raise DecodeError, e.message.sub(/ at position (\d+) /) { " at position #{Integer($1, 10) + 1} " } unless overflow
+
+        U64_MAX
+      end
+      if magnitude > 1 << 63
+        raise DecodeError, "id #{text.inspect} is below -9223372036854775808, the smallest signed 64-bit number"
+      end
+      if magnitude != 0 && max_id < U64_MAX
+        layout = name_of_layout
+        raise DecodeError, "id #{text.inspect} is negative, but layout #{layout} uses 63 bits: " \
+                           "none of its ids is negative, even in a signed 64-bit column"
+      end
+      -magnitude % (1 << 64)
+    end
+
+    # The layout's name as the core's messages give it: "custom" for a custom layout.
+    def name_of_layout
+      name.start_with?(CUSTOM_PREFIX) ? "custom" : name
+    end
+    private :name_of_layout
+
+    # The encoding a name stands for, in any case, as the core reads names.
+    def self.encoding_named(name)
+      found = ENCODING_NAMES[name.to_s.downcase]
+      return found if found
+
+      raise DecodeError, "unknown encoding #{name.to_s.inspect}: expected one of #{ENCODINGS.keys.join(", ")}"
+    end
+
+    # The unsigned 64-bit value of an Integer or a String in +encoding+ (decimal by
+    # default; hex, base32, base62 or binary as the core writes and reads them, never
+    # guessed). Raises DecodeError, with the core's message for text that is no id.
     #
     #   Snowmint::Layout.parse_id("175928847299117063") # => 175928847299117063
-    def self.parse_id(id)
+    #   Snowmint::Layout.parse_id("8000000000000", encoding: "base32") # => 9223372036854775808
+    def self.parse_id(id, encoding: "decimal")
       case id
       when Integer
         raise DecodeError, "id #{id} is negative" if id.negative?
         raise DecodeError, "id #{id} does not fit in 64 bits" if id > U64_MAX
 
         id
-      when String then parse_decimal(id)
+      when String
+        name = encoding_named(encoding)
+        name == "decimal" ? parse_decimal(id) : parse_digits(id, name)
       else raise DecodeError, "an id is an Integer or its decimal String, got #{id.class}"
       end
     end
@@ -146,6 +194,34 @@ module Snowmint
       value
     end
     private_class_method :parse_decimal
+
+    def self.parse_digits(text, name)
+      alphabet, fold_case, prefixes, max_len, aliases = ENCODINGS.fetch(name)
+      prefix = prefixes.find { |p| text.start_with?(p) } || ""
+      digits = text[prefix.length..]
+      raise DecodeError, "empty input: expected an id" if digits.empty?
+
+      value = 0
+      digits.each_char.with_index do |ch, position|
+        digit = nil
+        if ch.ascii_only?
+          digit = fold_case ? alphabet.upcase.index(ch.upcase) : alphabet.index(ch)
+          digit = aliases.fetch(ch.upcase, digit)
+        end
+        if digit.nil?
+          raise DecodeError, "invalid character #{quote_char(ch)} at position #{prefix.length + position} in #{name} id"
+        end
+
+        value = (value * alphabet.length) + digit
+      end
+      if digits.length > max_len
+        raise DecodeError, "#{name} id has #{digits.length} characters, more than the #{max_len} a 64-bit id takes"
+      end
+      raise DecodeError, "#{name} id does not fit in 64 bits" if value > U64_MAX
+
+      value
+    end
+    private_class_method :parse_digits
 
     # Escapes as the core shows a character in single quotes.
     ESCAPES = { "'" => "\\'", "\\" => "\\\\", "\n" => "\\n", "\r" => "\\r", "\t" => "\\t", "\0" => "\\0" }.freeze

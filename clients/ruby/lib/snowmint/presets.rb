@@ -43,5 +43,28 @@ module Snowmint
         order: %i[datacenter worker sequence], tick_ms: 1, epoch_ms: 0
       }
     }.freeze
+
+    # How each encoding reads id text, from the core: its digits in order of value, whether
+    # letters are read in either case, the prefixes skipped before the digits, the most digits
+    # a 64-bit id takes, and letters read as digits (Crockford's); and every name the core
+    # reads for an encoding, in lowercase.
+    ENCODINGS = {
+      "decimal" => ["0123456789", false, %w[], 20, {}.freeze],
+      "hex" => ["0123456789abcdef", true, %w[0x 0X], 16, {}.freeze],
+      "base32" => ["0123456789ABCDEFGHJKMNPQRSTVWXYZ", true, %w[], 13, { "I" => 1, "L" => 1, "O" => 0 }.freeze],
+      "base62" => ["0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", false, %w[], 11, {}.freeze],
+      "binary" => ["01", false, %w[0b 0B], 64, {}.freeze]
+    }.freeze
+    ENCODING_NAMES = {
+      "decimal" => "decimal",
+      "dec" => "decimal",
+      "hex" => "hex",
+      "base32" => "base32",
+      "b32" => "base32",
+      "base62" => "base62",
+      "b62" => "base62",
+      "binary" => "binary",
+      "bin" => "binary"
+    }.freeze
   end
 end

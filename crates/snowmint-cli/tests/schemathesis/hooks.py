@@ -3,8 +3,9 @@
 On the operations where a request the document allows may be refused for a constraint
 between parameters (schemathesis.toml lists them, and why), the refusal must name such a
 constraint. A refusal that one parameter's own schema could have prevented (a count out of
-range, an unknown format, layout or zone, a bad business code or tick) means the document
-allows what the server refuses: that is a failure on every operation.
+range, an unknown format, encoding, layout or zone, a bad business code, tick, time or
+template) means the document allows what the server refuses: that is a failure on every
+operation.
 """
 
 import re
@@ -26,6 +27,12 @@ ONE_PARAMETER = [
     r'^(datacenter|worker|sequence) ".*" is not a whole number',
     r"^unknown query parameter ",
     r" is given more than once$",
+    r"^unknown encoding ",
+    r'^time ".*" (is neither|is before the Unix epoch|is after 9999-12-31)',
+    r"^template (has|is|makes) ",
+    r"^unknown field ",
+    r"^unknown check digit ",
+    r"^field \w+ (appears twice|takes no option|has width|is \d+ digits wide|comes (before|after) )",
 ]
 
 

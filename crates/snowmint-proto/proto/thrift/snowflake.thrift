@@ -8,6 +8,13 @@
 // agent that does not match [a-zA-Z][a-zA-Z0-9-]*, a clock that went back) reaches the
 // client as a TApplicationException whose message names the problem. AuditLogEntry is the
 // record Twitter's server wrote to its audit log; it is not sent over the service.
+//
+// get_id answers an i64, which is signed. Twitter's layout keeps bit 63 at 0, but a server
+// run with a layout that uses all 64 bits (discord, instagram, tsid, mastodon, a custom
+// layout of 64 bits) issues ids past 2^63 - 1 once its time gets there (Instagram's after
+// 2046-06-27), and i64 carries them as negative numbers: the id is the i64 plus 2^64
+// (Java's Long.toUnsignedString, Go's uint64(), Python's n % 2**64). `snowmint parse` and
+// GET /v1/decode read such a negative decimal back as the id, for those layouts.
 
 /* Copyright 2010-2012 Twitter, Inc. */
 namespace java com.twitter.service.snowflake.gen

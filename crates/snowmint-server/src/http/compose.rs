@@ -9,7 +9,7 @@ use snowmint::Id;
 use super::ids::IdBody;
 use super::path::PathText;
 use super::query::{Format, Params};
-use super::schema::{ErrorBody, LayoutName};
+use super::schema::{ErrorBody, LayoutName, TimeText};
 use crate::service::{self, AtRequest, ComposeRequest};
 use crate::{ApiError, AppState};
 
@@ -21,7 +21,7 @@ use crate::{ApiError, AppState};
     tag = "ids",
     summary = "Compose an id from a time, a datacenter, a worker and a sequence",
     params(
-        ("time" = Option<String>, Query, description = "Milliseconds since the Unix epoch or an RFC 3339 time; default: now"),
+        ("time" = inline(Option<TimeText>), Query, description = "Milliseconds since the Unix epoch or an RFC 3339 time, up to 9999-12-31T23:59:59.999Z; default: now. It must fall within the span of the layout given (or the server's), which the document cannot say, as it depends on the layout"),
         ("datacenter" = Option<u64>, Query, description = "Datacenter id; default 0"),
         ("worker" = Option<u64>, Query, description = "Worker id; default 0"),
         ("sequence" = Option<u64>, Query, description = "Sequence number; default 0"),
@@ -65,7 +65,7 @@ pub struct Bounds {
     tag = "ids",
     summary = "The first and last id of an instant",
     params(
-        ("time" = String, Path, description = "Milliseconds since the Unix epoch or an RFC 3339 time"),
+        ("time" = inline(TimeText), Path, description = "Milliseconds since the Unix epoch or an RFC 3339 time, up to 9999-12-31T23:59:59.999Z. It must fall within the span of the layout given (or the server's), which the document cannot say, as it depends on the layout"),
         ("layout" = inline(Option<LayoutName>), Query, description = "A preset or custom:T/D/W/S layout; default: the server's layout"),
     ),
     responses(

@@ -6,7 +6,7 @@ use snowmint::Decoded;
 
 use super::path::PathText;
 use super::query::Params;
-use super::schema::{ErrorBody, LayoutName};
+use super::schema::{EncodingName, ErrorBody, IdText, LayoutName};
 use crate::service::{self, DecodeRequest};
 use crate::{ApiError, AppState};
 
@@ -18,9 +18,10 @@ use crate::{ApiError, AppState};
     tag = "ids",
     summary = "Take an id apart",
     params(
-        ("id" = String, Path, description = "The id: decimal, hex (0x...), Crockford base32 (13 chars), base62 (11 chars) or binary (0b...)"),
+        ("id" = inline(IdText), Path, description = "The id: decimal, hex (0x...), Crockford base32 (13 chars), base62 (11 chars) or binary (0b...), read in the encoding ?encoding= names, or else in the one its form suggests. A negative decimal is an id as a signed 64-bit column holds it: read as the two's complement for a layout that uses all 64 bits, refused for a layout of 63"),
+        ("encoding" = inline(Option<EncodingName>), Query, description = "How to read the id; default: guessed from its form (digits only is decimal, 0x hex, 0b binary, 13 characters base32, 11 base62, 16 hex). All-digit hex or base32, and base62 without padding, must be named"),
         ("layout" = inline(Option<LayoutName>), Query, description = "A preset or custom:T/D/W/S layout to decode with; default: the server's layout"),
-        ("tick_ms" = Option<u64>, Query, minimum = 1, description = "Milliseconds per tick of the layout given; default: the preset's own, 1 for a custom layout"),
+        ("tick_ms" = Option<u64>, Query, minimum = 1, description = "Milliseconds per tick of the layout given; default: the preset's own, 1 for a custom layout. The maximum is the largest tick any layout takes; the layout given takes only a tick that keeps its span within 64 bits of milliseconds, which depends on the layout"),
     ),
     responses(
         (status = 200, description = "The id's parts", body = Decoded),
@@ -43,6 +44,7 @@ pub async fn decode(
     };
     let asked = DecodeRequest {
         id: &text,
+        encoding: params.get("encoding"),
         layout: params.get("layout"),
         tick_ms,
     };

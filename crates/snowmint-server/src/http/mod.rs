@@ -63,7 +63,7 @@ pub fn http_api(state: AppState) -> HttpApi {
 fn routed(state: AppState) -> (Router, Front) {
     let http = Http(Arc::new(Shared {
         page: page::Page::new(state.max_batch),
-        document: Document::new(state.max_batch),
+        document: Document::new(state.max_batch, state.layout()),
         app: state.clone(),
     }));
     let front_state = Front(Arc::new(FrontShared {
@@ -84,18 +84,19 @@ fn routed(state: AppState) -> (Router, Front) {
     (router, front_state)
 }
 
-/// The OpenAPI 3 document of the HTTP API of a server whose largest batch is `max_batch`,
-/// as its `GET /openapi.json` serves it.
+/// The OpenAPI 3 document of the HTTP API of a server whose largest batch is `max_batch`
+/// and whose layout is `layout` (the serials it makes), as its `GET /openapi.json` serves
+/// it.
 ///
 /// # Examples
 ///
 /// ```
-/// let document = snowmint_server::openapi_document(500);
+/// let document = snowmint_server::openapi_document(500, &snowmint::Layout::TWITTER);
 /// assert!(document.contains("\"maximum\": 500"));
 /// ```
 #[must_use]
-pub fn openapi_document(max_batch: u64) -> String {
-    Document::json(max_batch)
+pub fn openapi_document(max_batch: u64, layout: &snowmint::Layout) -> String {
+    Document::json(max_batch, layout)
 }
 
 async fn not_found(method: Method, uri: Uri) -> ApiError {

@@ -233,7 +233,7 @@ mod tests {
         assert_eq!(custom["order"], json!(["datacenter", "worker", "sequence"]));
         assert_eq!(custom["bits"], presets[0]["bits"]);
         assert_eq!(custom["epoch_ms"], presets[0]["epoch_ms"]);
-        assert_eq!(data["last_date_ms"], "253402207200000");
+        assert_eq!(data["last_date_ms"], "253402300799999");
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::sync::{Arc, LazyLock};
 
 use axum::body::Bytes;
 use axum::extract::FromRef;
+use snowmint::Layout;
 use utoipa::OpenApi as _;
 use utoipa::openapi::OpenApi;
 use utoipa::openapi::path::ParameterIn;
@@ -42,14 +43,16 @@ pub struct Shared {
 pub struct Document(pub Bytes);
 
 impl Document {
-    /// The document of a server that issues at most `max_batch` ids a request.
-    pub fn new(max_batch: u64) -> Document {
-        Document(Bytes::from(Document::json(max_batch)))
+    /// The document of a server that issues at most `max_batch` ids a request, with
+    /// `layout`.
+    pub fn new(max_batch: u64, layout: &Layout) -> Document {
+        Document(Bytes::from(Document::json(max_batch, layout)))
     }
 
-    /// The document's JSON, for a server that issues at most `max_batch` ids a request.
-    pub fn json(max_batch: u64) -> String {
-        schema::with_max_batch(DOCUMENT.clone(), max_batch)
+    /// The document's JSON, for a server that issues at most `max_batch` ids a request,
+    /// with `layout`.
+    pub fn json(max_batch: u64, layout: &Layout) -> String {
+        schema::for_server(DOCUMENT.clone(), max_batch, layout)
             .to_pretty_json()
             .unwrap_or_else(|e| format!("{{\"error\":\"openapi: {e}\"}}"))
     }

@@ -111,7 +111,7 @@ pub async fn issue_serials(
     tag = "serials",
     summary = "Take a serial apart",
     params(
-        ("serial" = String, Path, description = "A serial made with the same template and zone"),
+        ("serial" = String, Path, description = "A serial made with the same template and zone: its length and fields must match the template's, which depends on the template"),
         ("template" = Option<String>, Query, description = "The template it was made with (default {biz}{time}{node}{seq})"),
         ("tz" = inline(Option<ZoneName>), Query, description = "The zone it was made in (default UTC)"),
     ),

@@ -32,7 +32,7 @@ pub use request::{
 pub use room::{Drain, Room};
 pub use tokens::{TokenSource, Tokens};
 
-use snowmint::{Clock, Decoded, Id, Layout, UnixMs, WallClock};
+use snowmint::{Clock, Decoded, Encoding, Id, Layout, UnixMs, WallClock};
 
 use crate::{ApiError, AppState};
 
@@ -93,15 +93,21 @@ pub async fn serials(
     budget::fill(state, batch.count(), batch.bytes(), caller, None).await
 }
 
-/// An id taken apart, with the server's layout or the preset or custom layout asked for.
+/// An id taken apart, with the server's layout or the preset or custom layout asked for,
+/// read in the encoding asked for or the one its form suggests; a negative decimal as a
+/// signed 64-bit column holds an id of a layout that uses all 64 bits.
 ///
 /// # Errors
 ///
-/// An unknown layout, or an id that is malformed or out of the layout's range.
+/// An unknown encoding or layout, or an id that is malformed or out of the layout's range.
 pub fn decode(state: &AppState, request: DecodeRequest<'_>) -> Result<Decoded, ApiError> {
+    let encoding = request
+        .encoding
+        .map(|name| name.parse::<Encoding>().map_err(ApiError::BadRequest))
+        .transpose()?;
     let layout = layout(state, request.layout, request.tick_ms)?;
-    let (id, _) = Id::parse_any(request.id)?;
-    Ok(Decoded::new(&layout, id)?)
+    let reading = layout.read_id(request.id, encoding)?;
+    Ok(Decoded::new(&layout, reading.id)?)
 }
 
 /// An id composed from the parts asked for, with the server's layout or the preset asked

@@ -221,8 +221,10 @@ fn check_size(
 /// A request to take an id apart, as the client sent it.
 #[derive(Debug, Clone, Copy)]
 pub struct DecodeRequest<'a> {
-    /// The id, in any encoding [`Id::parse_any`] reads.
+    /// The id, as text ([`Layout::read_id`](snowmint::Layout::read_id)).
     pub id: &'a str,
+    /// The encoding to read it in; guessed from its form when not given.
+    pub encoding: Option<&'a str>,
     /// A preset's name or `custom:T/D/W/S`; the server's layout when not given.
     pub layout: Option<&'a str>,
     /// The tick of the layout given, in ms (default: the preset's own, 1 for a custom one).

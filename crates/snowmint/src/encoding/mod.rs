@@ -3,7 +3,7 @@
 //! | encoding  | alphabet                           | width                | `u64::MAX`             |
 //! |-----------|------------------------------------|----------------------|------------------------|
 //! | `decimal` | `0-9`                              | 1 to 20, no padding  | `18446744073709551615` |
-//! | `hex`     | `0-9a-f`                           | 16, zero-padded      | `ffffffffffffffff`     |
+//! | `hex`     | `0-9a-f`, after `0x`               | 16, zero-padded      | `0xffffffffffffffff`   |
 //! | `base32`  | Crockford: `0-9A-Z` less `I L O U` | 13, zero-padded      | `FZZZZZZZZZZZZ`        |
 //! | `base62`  | `0-9A-Za-z`, in ASCII order        | 11, zero-padded      | `LygHa16AHYF`          |
 //! | `binary`  | `01`, after `0b`                   | 64, zero-padded      | `0b111...111` (64 `1`s) |
@@ -12,10 +12,15 @@
 //! sort like the numbers they stand for. Base32 is the one TSID uses, so its strings and
 //! TSID's agree.
 //!
+//! Hex and binary are written after the prefix their convention gives, `0x` and `0b`: a
+//! padded text of digits only would otherwise read as a decimal when the encoding is not
+//! named. Base32 and base62 have no such convention, so their all-digit texts are the same
+//! text as a decimal; where the encoding is not known, [`Encoding::detect`] reads them so.
+//!
 //! Parsing is stricter about content than about case: hex and base32 ignore case (base32
 //! also reads `I`/`L` as `1` and `O` as `0`, as Crockford's decoding asks), hex takes an
-//! optional `0x` prefix, binary an optional `0b` prefix (which it always writes, as bare
-//! binary digits would read as decimal), padding is optional, and base62 is case-sensitive because its
+//! optional `0x` prefix, binary an optional `0b` prefix, padding is optional (TSID libraries
+//! other than tsid-creator write base62 unpadded), and base62 is case-sensitive because its
 //! alphabet needs both cases. When text has several faults, the error names the first
 //! character outside the alphabet; failing that, the length; failing that, the overflow.
 //!
@@ -35,7 +40,7 @@
 //! assert_eq!("0123456789abc".parse::<Base32>()?, Base32(id));
 //!
 //! let mut buf = [0; Encoding::BUF_LEN];
-//! assert_eq!(Encoding::Hex.encode(id.as_u64(), &mut buf), "008864298e84a96c");
+//! assert_eq!(Encoding::Hex.encode(id.as_u64(), &mut buf), "0x008864298e84a96c");
 //! # Ok(()) }
 //! ```
 
@@ -130,8 +135,9 @@ const fn digit_pairs() -> [u8; 200] {
 pub enum Encoding {
     /// Base 10, no padding: `1234567890`.
     Decimal,
-    /// Base 16, lowercase, zero-padded to 16 digits: `00000000499602d2`. Parsing ignores
-    /// case and takes an optional `0x` prefix.
+    /// Base 16, lowercase, zero-padded to 16 digits after a `0x` prefix that is always
+    /// written, since bare hex digits can read as decimal: `0x00000000499602d2`. Parsing
+    /// ignores case and takes the prefix as optional.
     Hex,
     /// Crockford base32, uppercase, zero-padded to 13 digits as TSID writes it:
     /// `00000014SC0PJ`. Parsing ignores case and reads `I`/`L` as `1` and `O` as `0`.
@@ -336,8 +342,9 @@ impl Encoding {
         }
     }
 
-    /// The prefix [`encode`](Self::encode) writes before the digits: `0b` for binary, whose
-    /// bare digits would read as decimal; empty for the others.
+    /// The prefix [`encode`](Self::encode) writes before the digits where a convention
+    /// gives one: `0x` for hex and `0b` for binary, whose bare digits can read as decimal;
+    /// empty for the others.
     ///
     /// # Examples
     ///
@@ -345,11 +352,13 @@ impl Encoding {
     /// use snowmint::Encoding;
     ///
     /// assert_eq!(Encoding::Binary.written_prefix(), "0b");
-    /// assert_eq!(Encoding::Hex.written_prefix(), "");
+    /// assert_eq!(Encoding::Hex.written_prefix(), "0x");
+    /// assert_eq!(Encoding::Base32.written_prefix(), "");
     /// ```
     #[must_use]
     pub const fn written_prefix(self) -> &'static str {
         match self {
+            Self::Hex => "0x",
             Self::Binary => "0b",
             _ => "",
         }
@@ -364,7 +373,7 @@ impl Encoding {
     /// use snowmint::Encoding;
     ///
     /// assert_eq!(Encoding::Binary.written_len(), 66);
-    /// assert_eq!(Encoding::Hex.written_len(), 16);
+    /// assert_eq!(Encoding::Hex.written_len(), 18);
     /// ```
     #[must_use]
     pub const fn written_len(self) -> usize {
@@ -424,7 +433,7 @@ impl Encoding {
     ///
     /// let mut buf = [0; Encoding::BUF_LEN];
     /// assert_eq!(Encoding::Decimal.encode(10, &mut buf), "10");
-    /// assert_eq!(Encoding::Hex.encode(10, &mut buf), "000000000000000a");
+    /// assert_eq!(Encoding::Hex.encode(10, &mut buf), "0x000000000000000a");
     /// assert_eq!(Encoding::Base32.encode(10, &mut buf), "000000000000A");
     /// assert_eq!(Encoding::Base62.encode(10, &mut buf), "0000000000A");
     /// assert_eq!(Encoding::Binary.encode(10, &mut buf), format!("0b{:064b}", 10));
@@ -512,18 +521,25 @@ impl Encoding {
     /// The first rule that matches decides:
     ///
     /// 1. text of ASCII digits only is decimal;
-    /// 2. text that starts with `0b` or `0B` and goes on with `0` and `1` only is binary;
-    /// 3. text of exactly 13 characters is base32, 16 hex, 11 base62, 66 binary: the
-    ///    widths [`encode`](Self::encode) writes;
+    /// 2. text that starts with `0x` or `0X` and goes on with hex digits only is hex, with
+    ///    `0b` or `0B` and then `0` and `1` only binary: the prefixes `encode` writes;
+    /// 3. text of exactly 13 characters is base32, 11 base62, 16 hex: the padded widths
+    ///    (hex as written before it took its prefix);
     /// 4. text that starts with `0x` or `0X` is hex, with `0b` or `0B` binary;
     /// 5. anything else is decimal, so the error names its first non-digit.
     ///
-    /// So everything `encode` writes reads back, except padded text that happens to be all
-    /// digits: hex `0000000000000123` comes back as decimal 123, not 291; and hex, base32
-    /// or base62 text made of `0b` and then only `0`s and `1`s, which reads as binary. Rule 3 comes
-    /// before rule 4 because base32 and base62 text can start with `0X` or `0x`; a prefixed
-    /// hex id of 9 or 11 digits therefore reads as base62 or base32 (pad it to 16 digits).
-    /// Where the encoding is known, use [`decode`](Self::decode).
+    /// So everything `encode` writes in decimal, hex and binary reads back. Base32 and base62
+    /// have no prefix, so some of their text cannot be told apart from the others:
+    ///
+    /// - text of digits only is a decimal: base32 `8000000000000` (2^63) comes back as the
+    ///   number 8000000000000, and `0000000000123` as 123, not 1091;
+    /// - text that starts with `0x` or `0b` and goes on with hex or binary digits only is
+    ///   hex or binary;
+    /// - base62 without its padding, as TSID libraries other than tsid-creator write it
+    ///   (`WIlLsHwljH`, 10 characters), is of no padded width, and is valid base32 as well.
+    ///
+    /// Where the encoding is known, use [`decode`](Self::decode), and
+    /// [`readers`](Self::readers) to say which encodings read text the guess refused.
     ///
     /// # Errors
     ///
@@ -541,6 +557,8 @@ impl Encoding {
     /// assert_eq!(Encoding::detect("00000014SC0PJ")?, (1_234_567_890, Encoding::Base32));
     /// assert_eq!(Encoding::detect("000001LY7VK")?, (1_234_567_890, Encoding::Base62));
     /// assert_eq!(Encoding::detect("0b1011")?, (11, Encoding::Binary));
+    /// // All digits: decimal, whatever else it could be.
+    /// assert_eq!(Encoding::detect("8000000000000")?, (8_000_000_000_000, Encoding::Decimal));
     ///
     /// let err = Encoding::detect("hello").unwrap_err();
     /// assert_eq!(err.to_string(), "invalid character 'h' at position 0 in decimal id");
@@ -551,8 +569,25 @@ impl Encoding {
         encoding.decode(text).map(|value| (value, encoding))
     }
 
+    /// The encodings other than `but` that read `text`, in the order of [`ALL`](Self::ALL):
+    /// what to suggest when the guess of [`detect`](Self::detect) refused it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::Encoding;
+    ///
+    /// let readers: Vec<_> = Encoding::readers("WIlLsHwljH", Encoding::Decimal).collect();
+    /// assert_eq!(readers, [Encoding::Base32, Encoding::Base62]);
+    /// ```
+    pub fn readers(text: &str, but: Encoding) -> impl Iterator<Item = Encoding> + '_ {
+        Self::ALL
+            .into_iter()
+            .filter(move |&encoding| encoding != but && encoding.decode(text).is_ok())
+    }
+
     /// The rules [`detect`](Self::detect) documents.
-    fn guess(text: &str) -> Encoding {
+    pub(crate) fn guess(text: &str) -> Encoding {
         if text.bytes().all(|byte| byte.is_ascii_digit()) {
             return Self::Decimal;
         }
@@ -568,9 +603,9 @@ impl Encoding {
             return encoding;
         }
         let len = text.chars().count();
-        let padded = Self::ALL
+        let padded = [Self::Base32, Self::Base62, Self::Hex]
             .into_iter()
-            .find(|encoding| encoding.is_padded() && encoding.written_len() == len);
+            .find(|encoding| encoding.max_len() == len);
         let prefixed = || {
             Self::ALL
                 .into_iter()
@@ -740,9 +775,9 @@ adapter! {
 }
 
 adapter! {
-    /// An [`Id`] in hex, lowercase and zero-padded to 16 digits: [`Display`](fmt::Display)
-    /// writes it, [`FromStr`] parses it with or without `0x` (see [`Encoding::decode`] for
-    /// the errors).
+    /// An [`Id`] in hex, lowercase and zero-padded to 16 digits after `0x`:
+    /// [`Display`](fmt::Display) writes it, [`FromStr`] parses it with or without `0x` (see
+    /// [`Encoding::decode`] for the errors).
     ///
     /// # Examples
     ///
@@ -752,7 +787,7 @@ adapter! {
     /// use snowmint::encoding::Hex;
     ///
     /// let id = Id::from_u64(1_234_567_890);
-    /// assert_eq!(Hex(id).to_string(), "00000000499602d2");
+    /// assert_eq!(Hex(id).to_string(), "0x00000000499602d2");
     /// assert_eq!("0x499602D2".parse::<Hex>()?.0, id);
     /// # Ok(()) }
     /// ```

@@ -37,8 +37,8 @@ fn encodes_the_edges() {
         (Encoding::Decimal, 10, "10"),
         (Encoding::Decimal, 100, "100"),
         (Encoding::Decimal, u64::MAX, "18446744073709551615"),
-        (Encoding::Hex, 0, "0000000000000000"),
-        (Encoding::Hex, u64::MAX, "ffffffffffffffff"),
+        (Encoding::Hex, 0, "0x0000000000000000"),
+        (Encoding::Hex, u64::MAX, "0xffffffffffffffff"),
         (Encoding::Base62, 0, "00000000000"),
         (Encoding::Base62, 61, "0000000000z"),
         (Encoding::Base62, u64::MAX, "LygHa16AHYF"),
@@ -294,7 +294,7 @@ fn the_description_is_the_behaviour() {
 fn adapters_display_and_parse() -> Result<(), ParseError> {
     let id = Id::from_u64(1_234_567_890);
     assert_eq!(Decimal(id).to_string(), "1234567890");
-    assert_eq!(Hex(id).to_string(), "00000000499602d2");
+    assert_eq!(Hex(id).to_string(), "0x00000000499602d2");
     assert_eq!(Base32(id).to_string(), "00000014SC0PJ");
     assert_eq!(Base62(id).to_string(), "000001LY7VK");
     assert_eq!(
@@ -326,10 +326,17 @@ fn detect_follows_its_rules() {
         // Digits only: decimal, whatever the width.
         ("0000000000000042", Ok((42, Encoding::Decimal))),
         ("0000000000042", Ok((42, Encoding::Decimal))),
-        // Padded widths before the prefix: base32 and base62 text can start with 0x.
-        ("0X00000000000", Ok((29 << 55, Encoding::Base32))),
-        ("0x000000000", Ok((59 * 62u64.pow(9), Encoding::Base62))),
+        // The hex prefix and hex digits: hex at any width, though base32 and base62 text
+        // can start so too.
+        ("0X00000000000", Ok((0, Encoding::Hex))),
+        ("0x000000000", Ok((0, Encoding::Hex))),
         ("0x00000000000000", Ok((0, Encoding::Hex))),
+        // The hex prefix and then no hex digits: the padded widths decide.
+        ("0X0000000000Z", Ok(((29 << 55) + 31, Encoding::Base32))),
+        (
+            "0x00000000z",
+            Ok((59 * 62u64.pow(9) + 61, Encoding::Base62)),
+        ),
         // A binary prefix and binary digits, at any width: binary.
         ("0b101010", Ok((42, Encoding::Binary))),
         ("0B101010", Ok((42, Encoding::Binary))),
@@ -409,8 +416,8 @@ proptest! {
             prop_assert_eq!(encoding.decode(&text.to_lowercase()), Ok(value));
             prop_assert_eq!(encoding.decode(&text.to_uppercase()), Ok(value));
         }
-        let prefixed = format!("0x{}", encode(Encoding::Hex, value));
-        prop_assert_eq!(Encoding::Hex.decode(&prefixed), Ok(value));
+        let bare = encode(Encoding::Hex, value).replace("0x", "");
+        prop_assert_eq!(Encoding::Hex.decode(&bare), Ok(value));
     }
 
     #[test]
@@ -428,16 +435,26 @@ proptest! {
             Encoding::detect(&encode(Encoding::Decimal, value)),
             Ok((value, Encoding::Decimal))
         );
-        let prefixed = format!("0x{}", encode(Encoding::Hex, value));
-        prop_assert_eq!(Encoding::detect(&prefixed), Ok((value, Encoding::Hex)));
+        prop_assert_eq!(
+            Encoding::detect(&encode(Encoding::Hex, value)),
+            Ok((value, Encoding::Hex))
+        );
+        // Hex as written before it took its prefix: 16 digits.
+        let bare = encode(Encoding::Hex, value).replace("0x", "");
+        if !bare.bytes().all(|byte| byte.is_ascii_digit()) {
+            prop_assert_eq!(Encoding::detect(&bare), Ok((value, Encoding::Hex)));
+        }
         prop_assert_eq!(
             Encoding::detect(&encode(Encoding::Binary, value)),
             Ok((value, Encoding::Binary))
         );
-        // Padded text of digits only is read as decimal, as documented.
-        for encoding in [Encoding::Hex, Encoding::Base32, Encoding::Base62] {
+        // Base32 and base62 text of digits only is read as decimal, as documented, and
+        // text with the hex or binary prefix as hex or binary.
+        for encoding in [Encoding::Base32, Encoding::Base62] {
             let text = encode(encoding, value);
-            if !text.bytes().all(|byte| byte.is_ascii_digit()) {
+            if !text.bytes().all(|byte| byte.is_ascii_digit())
+                && !["0x", "0X", "0b", "0B"].iter().any(|p| text.starts_with(p))
+            {
                 prop_assert_eq!(Encoding::detect(&text), Ok((value, encoding)));
             }
         }

@@ -25,7 +25,7 @@ pub enum LayoutError {
     TooWide {
         /// Bits the fields need in total (sign bit excluded).
         bits: u32,
-        /// Bits available: 63 for layouts that generate, 64 for decode-only layouts.
+        /// Bits available: 63, or 64 for layouts made to use bit 63 ([`Layout::new_u64`](crate::Layout::new_u64)).
         limit: u32,
     },
     /// A layout with no timestamp bits cannot sort by time.

@@ -8,7 +8,7 @@ use crate::Layout;
 pub(crate) const TIME_WIDTH: usize = 17;
 
 /// The widest `{node}` or `{seq}`: any field of a 64-bit id is below 2^63, 19 digits.
-const MAX_WIDTH: usize = 19;
+pub(crate) const MAX_WIDTH: usize = 19;
 
 /// One piece of a template.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

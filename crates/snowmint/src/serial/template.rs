@@ -4,7 +4,7 @@
 use core::fmt;
 use core::ops::RangeInclusive;
 
-use super::grammar::{Piece, TIME_WIDTH, digits, max_node, scan};
+use super::grammar::{MAX_WIDTH, Piece, TIME_WIDTH, digits, max_node, scan};
 use super::{BizCode, CheckDigit, SerialError};
 use crate::Layout;
 
@@ -53,6 +53,30 @@ impl Template {
     /// unless its widths carry leading zeros.
     pub const MAX_TEXT_LEN: usize = 128;
 
+    /// The digits `{time}` takes: `yyyyMMddHHmmssSSS`.
+    pub const TIME_WIDTH: usize = TIME_WIDTH;
+
+    /// The widest `{node}` or `{seq}` a template may ask for: any field of a 64-bit id is
+    /// below 2^63, 19 digits.
+    pub const MAX_WIDTH: usize = MAX_WIDTH;
+
+    /// The digits `{node}` and `{seq}` take for `layout` when the template gives no width:
+    /// what its largest node (datacenter and worker) and sequence need. A width given must
+    /// be at least these, and at most 19.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint::serial::Template;
+    /// use snowmint::Layout;
+    ///
+    /// assert_eq!(Template::widths(&Layout::TWITTER), (4, 4));
+    /// ```
+    #[must_use]
+    pub fn widths(layout: &Layout) -> (usize, usize) {
+        (digits(max_node(layout)), digits(layout.max_sequence()))
+    }
+
     /// The default template, [`Template::DEFAULT`], for `layout`.
     ///
     /// # Examples
@@ -66,15 +90,12 @@ impl Template {
     /// ```
     #[must_use]
     pub fn new(layout: &Layout) -> Template {
+        let (node, seq) = Template::widths(layout);
         let pieces = vec![
             Piece::Biz,
             Piece::Time,
-            Piece::Node {
-                width: digits(max_node(layout)),
-            },
-            Piece::Seq {
-                width: digits(layout.max_sequence()),
-            },
+            Piece::Node { width: node },
+            Piece::Seq { width: seq },
         ];
         Template::assemble(Self::DEFAULT, layout, pieces)
     }

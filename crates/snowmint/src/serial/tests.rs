@@ -312,8 +312,8 @@ fn parse_errors_name_the_problem() {
         (d, "PAY2026112215306012300340007", "time 20261122153060123 is not a real time: second 60 is out of range 0..=59"),
         (d, "PAY2009010100000000000340007", "time 2009-01-01T00:00:00.000Z is outside layout twitter's range 2010-11-04T01:42:54.657Z..=2080-07-10T17:30:30.208Z"),
         (d, "PAY0000010100000000000340007", "time 0000-01-01T00:00:00.000Z is outside layout twitter's range 2010-11-04T01:42:54.657Z..=2080-07-10T17:30:30.208Z"),
-        // Past jiff's last instant (9999-12-30T22:00Z), only the raw count is honest.
-        (d, "PAY9999123123595999900340007", "time 253402300799999 ms after the Unix epoch is outside layout twitter's range 2010-11-04T01:42:54.657Z..=2080-07-10T17:30:30.208Z"),
+        // The last instant RFC 3339 writes.
+        (d, "PAY9999123123595999900340007", "time 9999-12-31T23:59:59.999Z is outside layout twitter's range 2010-11-04T01:42:54.657Z..=2080-07-10T17:30:30.208Z"),
         (d, "PAY2026112215304512310240007", "field node 1024 is out of range 0..=1023 for layout twitter"),
         (d, "PAY2026112215304512300344096", "field seq 4096 is out of range 0..=4095 for layout twitter"),
     ];

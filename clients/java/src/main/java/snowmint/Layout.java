@@ -3,6 +3,7 @@ package snowmint;
 import java.math.BigInteger;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.stream.Collectors;
 
@@ -70,6 +71,32 @@ public final class Layout {
     /** Every preset, in the order the core, the server and the vectors list them. */
     public static final List<Layout> PRESETS =
             List.of(TWITTER, DISCORD, INSTAGRAM, SONYFLAKE, BAIDU, TSID, MASTODON);
+
+    /**
+     * How each encoding reads id text, from the core: its digits in order of value, whether
+     * letters are read in either case, the prefixes skipped before the digits, the most digits
+     * a 64-bit id takes, and letters read as digits (Crockford's); and every name the core
+     * reads for an encoding, in lowercase.
+     */
+    private static final Map<String, TextEncoding> TEXT_ENCODINGS = Map.of(
+            "decimal", new TextEncoding("0123456789", false, List.of(), 20, Map.of()),
+            "hex", new TextEncoding("0123456789abcdef", true, List.of("0x", "0X"), 16, Map.of()),
+            "base32", new TextEncoding("0123456789ABCDEFGHJKMNPQRSTVWXYZ", true, List.of(), 13, Map.of('I', 1, 'L', 1, 'O', 0)),
+            "base62", new TextEncoding("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", false, List.of(), 11, Map.of()),
+            "binary", new TextEncoding("01", false, List.of("0b", "0B"), 64, Map.of()));
+    private static final Map<String, String> ENCODING_NAMES = Map.of(
+            "decimal", "decimal",
+            "dec", "decimal",
+            "hex", "hex",
+            "base32", "base32",
+            "b32", "base32",
+            "base62", "base62",
+            "b62", "base62",
+            "binary", "binary",
+            "bin", "binary");
+
+    /** The encodings {@link #parseId(String, String)} reads, in the core's order. */
+    public static final List<String> ENCODINGS = List.of("decimal", "hex", "base32", "base62", "binary");
     // END PRESETS.
 
     /** Twitter's epoch, 2010-11-04T01:42:54.657Z: a custom layout's epoch unless given. */
@@ -262,7 +289,135 @@ public final class Layout {
      *     layout's largest id
      */
     public Decoded decode(String id) {
-        return decode(parseId(id));
+        return decode(readId(id, "decimal"));
+    }
+
+    /**
+     * Takes an id written in {@code encoding} apart, as {@link #readId} reads it.
+     *
+     * @throws DecodeException the text is not an id in the encoding, or the id is larger
+     *     than the layout's largest id
+     */
+    public Decoded decode(String id, String encoding) {
+        return decode(readId(id, encoding));
+    }
+
+    /**
+     * Reads id text in {@code encoding}, as {@link #parseId(String, String)} does; and a
+     * negative decimal as an id as a signed 64-bit column (SQL {@code bigint}, a Java
+     * {@code long}) holds it: for a layout of 64 bits, the two's complement. A layout of 63
+     * bits has no negative ids, so it refuses one.
+     *
+     * @throws DecodeException as the core refuses the text, in its words
+     */
+    public long readId(String text, String encoding) {
+        Objects.requireNonNull(text, "id");
+        String name = encodingNamed(encoding);
+        if (!name.equals("decimal") || !text.startsWith("-") || text.equals("-")) {
+            return parseId(text, name);
+        }
+        BigInteger magnitude;
+        try {
+            magnitude = new BigInteger(Long.toUnsignedString(parseId(text.substring(1))));
+        } catch (DecodeException e) {
+            String why = e.getMessage();
+            int at = why.lastIndexOf(" at position ");
+            if (why.equals("decimal id does not fit in 64 bits")) {
+                magnitude = U64_MAX;
+            } else if (why.startsWith("invalid character ") && at >= 0) {
+                // Positions count the sign.
+                String[] rest = why.substring(at + " at position ".length()).split(" ", 2);
+                throw new DecodeException(why.substring(0, at) + " at position "
+                        + (Integer.parseInt(rest[0]) + 1) + " " + rest[1]);
+            } else {
+                throw e;
+            }
+        }
+        if (magnitude.compareTo(BigInteger.ONE.shiftLeft(63)) > 0) {
+            throw new DecodeException("id " + quote(text)
+                    + " is below -9223372036854775808, the smallest signed 64-bit number");
+        }
+        if (magnitude.signum() != 0
+                && timestampBits + datacenterBits + workerBits + sequenceBits < 64) {
+            String layout = name().startsWith("custom") ? "custom" : name();
+            throw new DecodeException("id " + quote(text) + " is negative, but layout " + layout
+                    + " uses 63 bits: none of its ids is negative, even in a signed 64-bit column");
+        }
+        return -magnitude.longValue();
+    }
+
+    /**
+     * How an encoding reads id text: its digits in order of value, whether letters are read
+     * in either case, the prefixes skipped before the digits, the most digits a 64-bit id
+     * takes, and letters read as digits. The table of them, TEXT_ENCODINGS, is generated
+     * from the vectors.
+     */
+    private record TextEncoding(String alphabet, boolean foldCase, List<String> prefixes,
+            int maxLen, Map<Character, Integer> aliases) {}
+
+    /** The encoding a name stands for, in any case, as the core reads names. */
+    private static String encodingNamed(String name) {
+        Objects.requireNonNull(name, "encoding");
+        String found = ENCODING_NAMES.get(name.toLowerCase(Locale.ROOT));
+        if (found == null) {
+            throw new DecodeException("unknown encoding " + quote(name) + ": expected one of "
+                    + String.join(", ", ENCODINGS));
+        }
+        return found;
+    }
+
+    /**
+     * Reads id text in {@code encoding}: decimal, hex, base32, base62 or binary (or dec,
+     * b32, b62, bin), in any case, as the core reads and writes them; never guessed. Hex
+     * takes an optional {@code 0x}, binary {@code 0b}; hex and base32 ignore case, and
+     * base32 reads I and L as 1 and O as 0.
+     *
+     * @return the id's unsigned bits
+     * @throws DecodeException naming, as the core does, the first character outside the
+     *     encoding, else too many digits, else a value past 2^64 - 1
+     */
+    public static long parseId(String text, String encoding) {
+        Objects.requireNonNull(text, "id");
+        String name = encodingNamed(encoding);
+        if (name.equals("decimal")) {
+            return parseId(text);
+        }
+        TextEncoding written = TEXT_ENCODINGS.get(name);
+        String alphabet = written.alphabet();
+        int offset = written.prefixes().stream().filter(text::startsWith)
+                .mapToInt(String::length).findFirst().orElse(0);
+        String digits = text.substring(offset);
+        if (digits.isEmpty()) {
+            throw new DecodeException("empty input: expected an id");
+        }
+        BigInteger radix = BigInteger.valueOf(alphabet.length());
+        BigInteger value = BigInteger.ZERO;
+        int count = 0; // in characters (code points), as the core counts
+        for (int i = 0; i < digits.length(); i += Character.charCount(digits.codePointAt(i))) {
+            int c = digits.codePointAt(i);
+            int digit = -1;
+            if (c < 128) {
+                char upper = Character.toUpperCase((char) c);
+                digit = written.foldCase()
+                        ? alphabet.toUpperCase(Locale.ROOT).indexOf(upper) : alphabet.indexOf(c);
+                digit = written.aliases().getOrDefault(upper, digit);
+            }
+            if (digit < 0) {
+                throw new DecodeException("invalid character '" + escape(c, '\'') + "' at position "
+                        + (offset + count) + " in " + name + " id");
+            }
+            value = value.multiply(radix).add(BigInteger.valueOf(digit));
+            count++;
+        }
+        int maxLen = written.maxLen();
+        if (count > maxLen) {
+            throw new DecodeException(name + " id has " + count + " characters, more than the "
+                    + maxLen + " a 64-bit id takes");
+        }
+        if (value.compareTo(U64_MAX) > 0) {
+            throw new DecodeException(name + " id does not fit in 64 bits");
+        }
+        return value.longValue();
     }
 
     /**

@@ -27,6 +27,7 @@ final class DecodeTest {
         r.test("layout names are case-insensitive", DecodeTest::caseInsensitive);
         r.test("tick and epoch replace the layout's own", DecodeTest::tickAndEpoch);
         r.test("every documented id decodes as its source says", () -> documented(vectorsPath));
+        r.test("every text reads as the core reads it", () -> texts(vectorsPath));
         r.test("every bad input is refused in the core's words", () -> errors(vectorsPath));
         r.test("ticks and epochs Java cannot hold are refused", DecodeTest::badTicksAndEpochs);
     }
@@ -167,11 +168,36 @@ final class DecodeTest {
                     failsWith(DecodeException.class, message,
                             () -> Decoder.decode(c.get("id").getAsString(), c.get("layout").getAsString()));
                     break;
+                case "read":
+                    failsWith(DecodeException.class, message,
+                            () -> Layout.named(c.get("layout").getAsString()).readId(
+                                    c.get("id").getAsString(), encodingOf(c)));
+                    break;
                 default:
                     failsWith(LayoutException.class, message,
                             () -> Layout.named(c.get("layout").getAsString(), number(c, "tick_ms"),
                                     number(c, "epoch_ms")));
             }
+        }
+    }
+
+    /** A case's encoding, decimal when it names none. */
+    private static String encodingOf(JsonObject c) {
+        return c.has("encoding") ? c.get("encoding").getAsString() : "decimal";
+    }
+
+    private static void texts(String path) throws Exception {
+        JsonObject file = vectors(path);
+        Map<String, Layout> layouts = layouts(file);
+        JsonArray all = file.getAsJsonArray("texts");
+        check(all.size() > 0, "the file holds no texts");
+        for (JsonElement e : all) {
+            JsonObject t = e.getAsJsonObject();
+            Layout l = layouts.get(t.get("layout").getAsString());
+            String text = t.get("text").getAsString();
+            long id = l.readId(text, encodingOf(t));
+            equal(Long.toUnsignedString(id), t.get("id").getAsString(), t.toString());
+            equal(l.decode(text, encodingOf(t)), l.decode(id), t.toString());
         }
     }
 
