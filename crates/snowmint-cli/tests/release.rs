@@ -221,7 +221,11 @@ fn the_published_crates_package_with_their_metadata_licenses_and_no_tests() {
         }
         let fixtures: Vec<&String> = files
             .iter()
-            .filter(|f| f.starts_with("tests/") || f.contains("testdata"))
+            .filter(|f| {
+                f.starts_with("tests/")
+                    || f.starts_with("proptest-regressions/")
+                    || f.contains("testdata")
+            })
             .collect();
         assert!(fixtures.is_empty(), "{name} packs test files: {fixtures:?}");
     }
