@@ -65,20 +65,29 @@ pub struct ParseArgs {
     json: bool,
 }
 
-/// The command line with `parse`'s options read after `--` too: `snowmint parse --
-/// -8499700661677131895 --layout instagram` puts `--` before a negative id, as people do
-/// for any argument with a dash, and means the layout all the same. No id starts with two
-/// dashes, so an argument after `--` that does is an option, and the `--` is dropped; the
-/// negative ids after it read as ids without it.
+/// The command line with `parse`'s options read after `--` too, when `--` only stands
+/// before a negative id: `snowmint parse -- -8499700661677131895 --layout instagram` puts
+/// it there as people do for any argument with a dash, and means the layout all the same.
+/// Negative decimals read as ids without `--`, so it is dropped when the argument right
+/// after it is one and an option follows. Anything else after `--` stays an id, as `--`
+/// says: `parse -- --5` is refused as an id, `parse -- --help` asks for no help.
 pub fn options_after_ids(args: Vec<OsString>) -> Vec<OsString> {
     let is_parse = args.get(1).is_some_and(|arg| arg == "parse");
     let Some(dashes) = args.iter().position(|arg| arg == "--") else {
         return args;
     };
+    let negative_next = args
+        .get(dashes + 1)
+        .and_then(|arg| arg.to_str())
+        .is_some_and(|a| {
+            a.strip_prefix('-').is_some_and(|digits| {
+                !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+            })
+        });
     let option_after = args[dashes + 1..]
         .iter()
         .any(|arg| arg.to_str().is_some_and(|a| a.starts_with("--")));
-    if !is_parse || !option_after {
+    if !is_parse || !negative_next || !option_after {
         return args;
     }
     let mut args = args;

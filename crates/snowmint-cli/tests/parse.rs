@@ -143,6 +143,22 @@ fn a_negative_decimal_is_a_signed_column_of_a_64_bit_layout() {
         String::from_utf8_lossy(&out.stderr),
         "error: cannot parse \"-8499700661677131895\": id \"-8499700661677131895\" is negative, but layout twitter uses 63 bits: none of its ids is negative, even in a signed 64-bit column\n"
     );
+
+    // Only a negative id right after `--` lets options follow it: anything else after
+    // `--` is an id, as `--` means, and is refused as one.
+    for (args, said) in [
+        (
+            &["--", "--5"][..],
+            "invalid character '-' at position 1 in decimal id",
+        ),
+        (&["--", "--json", "5"][..], "cannot parse \"--json\""),
+        (&["--", "--help"][..], "cannot parse \"--help\""),
+    ] {
+        let out = sm.run(&[&["parse"][..], args].concat());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(said), "{args:?}: {stderr}");
+    }
 }
 
 /// Text of digits only is decimal unless --encoding names another encoding.

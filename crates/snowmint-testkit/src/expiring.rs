@@ -12,6 +12,11 @@ pub trait ServesCertificate: Server {
     /// Puts `pair` in place of the server certificate; the registry presents it after a
     /// restart.
     fn use_server_certificate(&self, pair: &Pair);
+
+    /// Returns once the restarted registry completes TLS handshakes with its valid
+    /// certificate, for one whose first handshake is slow (a JVM's): a test's next
+    /// connection then meets the registry, not its warming up. The default returns at once.
+    fn await_handshakes(&self) {}
 }
 
 /// A registry whose [`Server::stop`] is a restart with an expired certificate, and whose
@@ -44,6 +49,7 @@ impl<S: ServesCertificate> Server for ExpiringCertificate<S> {
     fn restart(&mut self) {
         self.server.use_server_certificate(&self.valid);
         self.server.restart();
+        self.server.await_handshakes();
     }
     fn kill(&mut self) {
         self.server.kill();

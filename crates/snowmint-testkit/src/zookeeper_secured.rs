@@ -154,14 +154,18 @@ impl ZooKeeper {
                 password_file,
             }),
         };
-        // The JVM's first TLS handshake takes long (a second, on a busy machine): made here,
-        // it is not the first acquisition's.
+        zookeeper.warm_up();
+        zookeeper
+    }
+
+    /// The JVM's first TLS handshake takes long (a second, on a busy machine, and more):
+    /// made here, after each start, it is not a test's first acquisition's.
+    fn warm_up(&self) {
         eventually(
             Duration::from_secs(30),
             "a first TLS handshake with ZooKeeper",
-            || zookeeper.handshake(),
+            || self.handshake(),
         );
-        zookeeper
     }
 
     /// One TLS handshake with the secure port, as the CA and client certificate of the
@@ -276,5 +280,9 @@ fn copy(from: &Path, to: &Path) {
 impl crate::ServesCertificate for ZooKeeper {
     fn use_server_certificate(&self, pair: &Pair) {
         write_key_store(pair, &self.secured().file("server.pem"));
+    }
+
+    fn await_handshakes(&self) {
+        self.warm_up();
     }
 }

@@ -29,7 +29,8 @@ pub struct Decoded {
     pub id: Id,
     /// Its time, in ms since the Unix epoch.
     pub unix_ms: u64,
-    /// Its time, RFC 3339 UTC with milliseconds and a `Z`.
+    /// Its time, RFC 3339 UTC with milliseconds and a `Z`; after 9999-12-31T23:59:59.999Z,
+    /// which RFC 3339 cannot write, "N ms after the Unix epoch".
     pub time: String,
     /// The datacenter field.
     pub datacenter: u64,

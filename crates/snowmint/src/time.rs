@@ -94,6 +94,45 @@ fn unix_epoch_civil() -> jiff::civil::DateTime {
     jiff::civil::date(1970, 1, 1).at(0, 0, 0, 0)
 }
 
+/// What keeps `text`, which jiff read as an instant, from being an RFC 3339 time:
+/// `YYYY-MM-DD`, `T` (or `t`, or a space), `hh:mm:ss` with an optional fraction, then `Z`
+/// (or `z`) or an offset `+hh:mm` or `-hh:mm` of less than a day. `None` when it is one.
+fn rfc3339_problem(text: &str) -> Option<&'static str> {
+    let b = text.as_bytes();
+    let digits = |from: usize, to: usize| {
+        b.get(from..to)
+            .is_some_and(|run| run.iter().all(u8::is_ascii_digit))
+    };
+    let at = |i: usize, c: u8| b.get(i) == Some(&c);
+    if !(digits(0, 4) && at(4, b'-') && digits(5, 7) && at(7, b'-') && digits(8, 10)) {
+        return Some("the date is not YYYY-MM-DD");
+    }
+    if !matches!(b.get(10), Some(b'T' | b't' | b' ')) {
+        return Some("the date and the time are not joined by T");
+    }
+    if !(digits(11, 13) && at(13, b':') && digits(14, 16) && at(16, b':') && digits(17, 19)) {
+        return Some("the time is not hh:mm:ss");
+    }
+    let mut end = 19;
+    if at(end, b'.') {
+        end += 1;
+        while b.get(end).is_some_and(u8::is_ascii_digit) {
+            end += 1;
+        }
+    }
+    let number = |pair: &[u8]| (pair[0] - b'0') * 10 + (pair[1] - b'0');
+    match &b[end..] {
+        [b'Z' | b'z'] => None,
+        [b'+' | b'-', h1, h2, b':', m1, m2]
+            if [h1, h2, m1, m2].iter().all(|d| d.is_ascii_digit()) =>
+        {
+            (number(&[*h1, *h2]) > 23 || number(&[*m1, *m2]) > 59)
+                .then_some("the offset is not within a day (-23:59 to +23:59)")
+        }
+        _ => Some("the offset is not Z or +hh:mm or -hh:mm"),
+    }
+}
+
 /// Reads an RFC 3339 time in the last day of the year 9999, which jiff's timestamps do not
 /// reach, by civil-date arithmetic: the date and time less the offset. `None` for text
 /// that is not such a time (the caller keeps jiff's reason).
@@ -183,9 +222,25 @@ impl UnixMs {
             });
         }
         let ms = match text.parse::<jiff::Timestamp>() {
+            // jiff reads ISO 8601's wider forms too (`+0100`, `+25:00`, no seconds): what
+            // RFC 3339 does not allow is refused, so every reader of times agrees.
+            Ok(_) if let Some(problem) = rfc3339_problem(text) => {
+                return Err(TimeError::NotRfc3339 {
+                    what,
+                    text: text.to_string(),
+                    problem,
+                });
+            }
             Ok(time) => time.as_millisecond(),
             // Past jiff's range: the last day of the year 9999, or later.
             Err(reason) => match parse_last_day(text) {
+                Some(_) if let Some(problem) = rfc3339_problem(text) => {
+                    return Err(TimeError::NotRfc3339 {
+                        what,
+                        text: text.to_string(),
+                        problem,
+                    });
+                }
                 Some(ms) if UnixMs(ms) > UnixMs::LAST_DATE => {
                     return Err(TimeError::PastLastDate {
                         what,
@@ -266,6 +321,16 @@ pub enum TimeError {
         /// The text given.
         text: String,
     },
+    /// A time that ISO 8601 allows and RFC 3339 does not, such as an offset of `+0100` or
+    /// `+25:00`, or no seconds.
+    NotRfc3339 {
+        /// What the instant is.
+        what: &'static str,
+        /// The text given.
+        text: String,
+        /// What RFC 3339 does not allow in it.
+        problem: &'static str,
+    },
     /// An instant after the present where only the past makes sense (an epoch).
     InTheFuture {
         /// What the instant is.
@@ -298,6 +363,11 @@ impl fmt::Display for TimeError {
                 "{what} {text:?} is after {}, the last time RFC 3339 can write: give it in ms since the Unix epoch",
                 UnixMs::LAST_DATE
             ),
+            TimeError::NotRfc3339 {
+                what,
+                text,
+                problem,
+            } => write!(f, "{what} {text:?} is not an RFC 3339 time: {problem}"),
             TimeError::InTheFuture {
                 what,
                 text,
@@ -361,6 +431,43 @@ mod tests {
         assert_eq!(epoch("2020-01-01T01:00:00.5+01:00"), 1_577_836_800_500);
         assert_eq!(epoch("0"), 0);
         assert_eq!(epoch("1763780112345"), NOW.0);
+    }
+
+    /// ISO 8601's wider forms, which jiff reads, are refused with what RFC 3339 does not
+    /// allow in them; its own forms (lower-case `t` and `z`, a space, any fraction, a leap
+    /// second) are read.
+    #[test]
+    fn only_rfc_3339_forms_are_times() {
+        let day = "the offset is not within a day (-23:59 to +23:59)";
+        let offset = "the offset is not Z or +hh:mm or -hh:mm";
+        for (text, problem) in [
+            ("2024-01-01T00:00:00+25:00", day),
+            ("2024-01-01T00:00:00+24:00", day),
+            ("2024-01-01T00:00:00-24:00", day),
+            ("2024-01-01T00:00:00+0100", offset),
+            ("2024-01-01T00:00:00+01", offset),
+            ("9999-12-31T12:00:00+0100", offset),
+            ("2024-01-01T00:00Z", "the time is not hh:mm:ss"),
+            ("20240101T000000Z", "the date is not YYYY-MM-DD"),
+            ("+002024-01-01T00:00:00Z", "the date is not YYYY-MM-DD"),
+        ] {
+            let err = UnixMs::parse_time(text).unwrap_err();
+            assert!(
+                matches!(err, TimeError::NotRfc3339 { .. }),
+                "{text}: {err:?}"
+            );
+            assert_eq!(
+                err.to_string(),
+                format!("time {text:?} is not an RFC 3339 time: {problem}")
+            );
+        }
+        let ms = |text| UnixMs::parse_time(text).unwrap().0;
+        assert_eq!(ms("2024-01-01t00:00:00z"), 1_704_067_200_000);
+        assert_eq!(ms("2024-01-01 00:00:00Z"), 1_704_067_200_000);
+        assert_eq!(ms("2024-01-01T00:00:00.123456789Z"), 1_704_067_200_123);
+        assert_eq!(ms("2024-01-01T23:59:00+23:59"), 1_704_067_200_000);
+        assert_eq!(ms("2016-12-31T23:59:60Z"), ms("2016-12-31T23:59:59Z"));
+        assert_eq!(ms("9999-12-31T23:59:59.999Z"), UnixMs::LAST_DATE.0);
     }
 
     #[test]
