@@ -604,17 +604,21 @@ fn the_statefulsets_pods_serve_as_their_manifest_says_with_their_ordinal_as_work
         let all: Vec<&str> = all.iter().map(String::as_str).collect();
         pods.push((ordinal, host.clone(), scope.run(&host, &all)));
     }
-    for (ordinal, host, pod) in &pods {
-        // The readiness probe, as the kubelet asks it, until it passes.
+    // The readiness probe, as the kubelet asks it, until it passes; then the liveness one.
+    let probes_pass = |host: &str, pod: &str, when: &str| {
         let addr = address(pod, readiness.1);
         answers(addr, &readiness.0, 200, READY, || {
-            format!("{host}: {}", logs(pod))
+            format!("{host}{when}: {}", logs(pod))
         });
         assert_eq!(
             http_get(address(pod, liveness.1), &liveness.0).0,
             200,
-            "{host}: liveness"
+            "{host}{when}: liveness"
         );
+        addr
+    };
+    for (ordinal, host, pod) in &pods {
+        let addr = probes_pass(host, pod, "");
         let (status, layout) = http_get(addr, "/v1/layout");
         assert_eq!(status, 200, "{layout}");
         let layout: serde_json::Value = serde_json::from_str(&layout).unwrap();
@@ -665,14 +669,7 @@ fn the_statefulsets_pods_serve_as_their_manifest_says_with_their_ordinal_as_work
     for _ in 0..5 {
         std::thread::sleep(Duration::from_secs(2));
         peak = ok(&["stats", "--no-stream", "--format", "{{.MemUsage}}", pod]);
-        answers(addr, &readiness.0, 200, READY, || {
-            format!("{host} in the flood: {}", logs(pod))
-        });
-        assert_eq!(
-            http_get(address(pod, liveness.1), &liveness.0).0,
-            200,
-            "{host}: liveness in the flood"
-        );
+        probes_pass(host, pod, " in the flood");
         one_id(addr);
     }
     drop(flood);
