@@ -125,9 +125,6 @@ fn errors_name_the_path() {
     );
 }
 
-/// Two stores on one file, each raising the mark from its own thread: a lost update
-/// (both read 10, one writes 12, the other 11) would show as a mark below one already
-/// recorded.
 /// Root rewriting another user's mark (a container run once with `--user 0` on a volume
 /// another user wrote) leaves the file to that user, who would otherwise be locked out.
 #[test]
@@ -150,6 +147,9 @@ fn root_leaves_a_mark_it_rewrites_to_its_owner() {
     assert_eq!(FileStore::open(&path).unwrap().mark().unwrap(), Some(2_000));
 }
 
+/// Two stores on one file, each raising the mark from its own thread: a lost update
+/// (both read 10, one writes 12, the other 11) would show as a mark below one already
+/// recorded.
 #[test]
 fn concurrent_reservations_never_lose_the_max() {
     const ROUNDS: u64 = 200;

@@ -615,12 +615,7 @@ impl<C: Clock> Generator<C> {
         if !self.fence_apart {
             return self.now_tick();
         }
-        let since = self.clock.steady_ms().wrapping_sub(self.epoch_ms);
-        if self.tick_ms == 1 {
-            since
-        } else {
-            since / self.tick_ms
-        }
+        self.clock.steady_ms().wrapping_sub(self.epoch_ms) / self.tick_ms
     }
 
     fn check_tick(&self, tick: u64) -> Result<(), IssueError> {
