@@ -22,6 +22,7 @@ use crate::service::{
 use crate::{ApiError, AppState, RouteMetrics};
 
 mod bound;
+mod fast;
 
 /// Ids per stream message when the client leaves `batch_size` at 0: one default tick.
 const DEFAULT_STREAM_BATCH: u64 = 4096;
@@ -293,13 +294,90 @@ fn authorize(state: AppState) -> impl FnMut(Request<()>) -> Result<Request<()>, 
     }
 }
 
-/// The gRPC API over `state`, as routes the accept loop serves over HTTP/2.
-pub fn router(state: AppState) -> axum::Router {
-    // No request needs more than a template, a zone and a code: the HTTP body bound.
-    let service = IdServiceServer::new(Service::new(state.clone()))
-        .max_decoding_message_size(crate::MAX_BODY_BYTES);
-    let service = InterceptedService::new(service, authorize(state));
-    tonic::service::Routes::new(service)
-        .into_axum_router()
-        .layer(axum::middleware::from_fn(bound::messages))
+/// The gRPC API as the accept loop serves it over HTTP/2: tonic's routes, with `Next`, the
+/// call made once per id, answered in front of them (see `fast.rs`).
+#[derive(Clone)]
+pub struct GrpcApi {
+    routes: axum::Router,
+    service: Service,
+}
+
+impl std::fmt::Debug for GrpcApi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GrpcApi").finish_non_exhaustive()
+    }
+}
+
+impl GrpcApi {
+    /// The gRPC API over `state`.
+    #[must_use]
+    pub fn new(state: AppState) -> GrpcApi {
+        let service = Service::new(state.clone());
+        // No request needs more than a template, a zone and a code: the HTTP body bound.
+        let server =
+            IdServiceServer::new(service.clone()).max_decoding_message_size(crate::MAX_BODY_BYTES);
+        let server = InterceptedService::new(server, authorize(state));
+        let routes = tonic::service::Routes::new(server)
+            .into_axum_router()
+            .layer(axum::middleware::from_fn(bound::messages));
+        GrpcApi { routes, service }
+    }
+
+    /// tonic's routes alone, without `Next` answered in front of them: what the fast path
+    /// must answer alike.
+    #[must_use]
+    pub fn routes(&self) -> axum::Router {
+        self.routes.clone()
+    }
+
+    /// Answers `request`, with its `caller` (who it counts against in the budget of ids in
+    /// flight) for the calls that issue batches. `Next` issues one id and takes no room.
+    pub(crate) async fn answer<B>(
+        &self,
+        mut request: axum::http::Request<B>,
+        caller: Option<Caller>,
+    ) -> axum::response::Response
+    where
+        B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+        B::Error: Into<axum::BoxError>,
+    {
+        use tower::ServiceExt;
+        // Boxed: the routes' future is large, and `Next` should not carry its room.
+        let through_tonic = |request| {
+            Box::pin(async {
+                let Ok(response) = self.routes.clone().oneshot(request).await;
+                response
+            })
+        };
+        if fast::is_next(&request) {
+            return self.service.next_fast(request, through_tonic).await;
+        }
+        if let Some(caller) = caller {
+            request.extensions_mut().insert(caller);
+        }
+        through_tonic(request.map(axum::body::Body::new)).await
+    }
+}
+
+impl<B> tower::Service<axum::http::Request<B>> for GrpcApi
+where
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    type Response = axum::response::Response;
+    type Error = std::convert::Infallible;
+    type Future =
+        Pin<Box<dyn Future<Output = Result<axum::response::Response, Self::Error>> + Send>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: axum::http::Request<B>) -> Self::Future {
+        let api = self.clone();
+        Box::pin(async move { Ok(api.answer(request, None).await) })
+    }
 }

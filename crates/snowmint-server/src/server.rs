@@ -251,7 +251,10 @@ pub async fn run(
     if let Some(listener) = grpc {
         tasks.push((
             "grpc",
-            serve(listener, Protocol::Grpc(crate::grpc::router(state.clone()))),
+            serve(
+                listener,
+                Protocol::Grpc(crate::grpc::GrpcApi::new(state.clone())),
+            ),
         ));
     }
     if let Some(listener) = thrift {

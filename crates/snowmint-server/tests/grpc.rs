@@ -576,3 +576,118 @@ async fn a_refusal_that_quotes_a_long_request_still_reaches_the_client() {
     assert!(client.next(NextRequest {}).await.is_ok());
     server.stop().await;
 }
+
+/// A call's answer, whole: what both paths must agree on.
+struct Answer {
+    status: axum::http::StatusCode,
+    headers: axum::http::HeaderMap,
+    data: bytes::Bytes,
+    trailers: Option<axum::http::HeaderMap>,
+}
+
+async fn answer(response: axum::response::Response) -> Answer {
+    use http_body_util::BodyExt;
+    let (parts, body) = response.into_parts();
+    let collected = body.collect().await.unwrap();
+    Answer {
+        status: parts.status,
+        headers: parts.headers,
+        trailers: collected.trailers().cloned(),
+        data: collected.to_bytes(),
+    }
+}
+
+/// `Next` is answered in front of tonic's routes; every call, plain or not, gets the
+/// answer tonic gives, and each is counted once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn next_in_front_of_tonic_answers_as_tonic_does() {
+    use axum::body::Body;
+    use axum::http::Request;
+    use snowmint_server::grpc::GrpcApi;
+    use snowmint_server::{AppState, Config, IdSource, Settings};
+    use tower::ServiceExt;
+
+    let dir = tempfile::tempdir().unwrap();
+    let toml = format!(
+        "state_dir = {:?}\nworker = 9\nauth_token = \"s3cret\"",
+        dir.path()
+    );
+    let config = Config::try_from(Settings::from_toml(&toml, "t.toml".as_ref()).unwrap()).unwrap();
+    let state = AppState::for_config(IdSource::start(&config).await.unwrap(), &config);
+    let api = GrpcApi::new(state.clone());
+
+    let token = ("authorization", "Bearer s3cret");
+    let plain = vec![0, 0, 0, 0, 0];
+    let mut two = plain.clone();
+    two.extend_from_slice(&plain);
+    // NextRequest with a field it does not know (7, varint 1): proto3 skips it.
+    let unknown = vec![0, 0, 0, 0, 2, 0x38, 0x01];
+    #[rustfmt::skip]
+    let cases: Vec<(&str, Vec<(&str, &str)>, Vec<u8>)> = vec![
+        ("plain", vec![token], plain.clone()),
+        ("identity", vec![token, ("grpc-encoding", "identity")], plain.clone()),
+        ("an unknown field", vec![token], unknown),
+        ("no token", vec![], plain.clone()),
+        ("a wrong token", vec![("authorization", "Bearer nope")], plain.clone()),
+        ("compressed by name", vec![token, ("grpc-encoding", "gzip")], plain.clone()),
+        ("compressed by flag", vec![token], vec![1, 0, 0, 0, 0]),
+        ("no message", vec![token], vec![]),
+        ("half a prefix", vec![token], vec![0, 0, 0]),
+        ("two messages", vec![token], two),
+        ("a truncated message", vec![token], vec![0, 0, 0, 0, 3, 0x38]),
+        ("a malformed message", vec![token], vec![0, 0, 0, 0, 2, 0x08, 0x80]),
+        ("too large", vec![token], [vec![0, 0, 0, 0x4e, 0x20], vec![0; 20_000]].concat()),
+    ];
+    let mut ok = 0;
+    for (case, headers, body) in &cases {
+        let request = || {
+            let mut request = Request::post("/snowmint.v1.IdService/Next")
+                .header("content-type", "application/grpc")
+                .header("te", "trailers");
+            for (name, value) in headers {
+                request = request.header(*name, *value);
+            }
+            request.body(Body::from(body.clone())).unwrap()
+        };
+        let through_tonic = answer(api.routes().oneshot(request()).await.unwrap()).await;
+        let in_front = answer(api.clone().oneshot(request()).await.unwrap()).await;
+        assert_eq!(in_front.status, through_tonic.status, "{case}");
+        assert_eq!(in_front.headers, through_tonic.headers, "{case}");
+        assert_eq!(in_front.trailers, through_tonic.trailers, "{case}");
+        let status = through_tonic
+            .trailers
+            .as_ref()
+            .unwrap_or(&through_tonic.headers)["grpc-status"]
+            .clone();
+        if status == "0" {
+            ok += 2;
+            // Two ids, framed alike: a 5-byte prefix, then field 1 as a fixed64.
+            for data in [&in_front.data, &through_tonic.data] {
+                assert_eq!(&data[..6], &[0, 0, 0, 0, 9, 0x09], "{case}");
+                assert_eq!(data.len(), 14, "{case}");
+            }
+            // tonic reads the first message of a unary call and leaves the rest.
+            let succeeds = ["plain", "identity", "an unknown field", "two messages"];
+            assert!(succeeds.contains(case), "{case}");
+        } else {
+            assert_eq!(in_front.data, through_tonic.data, "{case}");
+            assert!(through_tonic.trailers.is_none(), "{case}: trailers only");
+        }
+    }
+    assert_eq!(ok, 8);
+    // Each call counted once, by its code, whichever path answered it.
+    let metrics = snowmint_server::http_api(state)
+        .oneshot(
+            Request::get("/metrics")
+                .header(token.0, token.1)
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let metrics = String::from_utf8(answer(metrics).await.data.to_vec()).unwrap();
+    let count = format!(
+        "snowmint_request_duration_seconds_count{{protocol=\"grpc\",route=\"Next\"}} {ok}\n"
+    );
+    assert!(metrics.contains(&count), "{count} in {metrics}");
+}

@@ -16,7 +16,6 @@ use hyper::body::Incoming;
 use hyper::{Request, Response};
 use tokio::sync::Notify;
 use tokio::time::Instant;
-use tower::ServiceExt;
 
 use super::metered::Metered;
 use crate::Limits;
@@ -220,8 +219,8 @@ impl Drop for Sending {
 pub enum HyperService {
     /// The HTTP API, with its fast path.
     Http(crate::HttpApi),
-    /// The gRPC router.
-    Grpc(axum::Router),
+    /// The gRPC API, with its fast path.
+    Grpc(crate::grpc::GrpcApi),
 }
 
 /// The router as one connection sees it: every request carries its [`Caller`] (the
@@ -241,7 +240,7 @@ impl hyper::service::Service<Request<Incoming>> for PerConnection {
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Response<Metered>, Infallible>> + Send>>;
 
-    fn call(&self, mut request: Request<Incoming>) -> Self::Future {
+    fn call(&self, request: Request<Incoming>) -> Self::Future {
         let pending = self.conn.request();
         let service = self.service.clone();
         let caller = self.caller.for_request(request.headers());
@@ -249,11 +248,7 @@ impl hyper::service::Service<Request<Incoming>> for PerConnection {
         Box::pin(async move {
             let mut response = match service {
                 HyperService::Http(api) => api.answer(request, Some(caller)).await,
-                HyperService::Grpc(router) => {
-                    request.extensions_mut().insert(caller);
-                    let Ok(response) = router.oneshot(request).await;
-                    response
-                }
+                HyperService::Grpc(api) => api.answer(request, Some(caller)).await,
             };
             let room = response.extensions_mut().remove::<Room>();
             let drain = match &room {

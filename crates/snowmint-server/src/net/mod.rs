@@ -54,7 +54,7 @@ pub enum Protocol {
     /// The HTTP/JSON API: HTTP/1.1, or HTTP/2 with prior knowledge.
     Http(crate::HttpApi),
     /// The gRPC API: HTTP/2 only.
-    Grpc(axum::Router),
+    Grpc(crate::grpc::GrpcApi),
     /// Twitter's Snowflake Thrift service: framed transport, binary protocol.
     Thrift,
 }
@@ -130,7 +130,7 @@ impl Net {
             http: builder(&limits, limits.max_header_bytes.saturating_mul(2)),
             http1: builder(&limits, limits.max_header_bytes.saturating_mul(2)).http1_only(),
             http2: builder(&limits, limits.max_header_bytes.saturating_mul(2)).http2_only(),
-            grpc: builder(&limits, limits.max_header_bytes).http2_only(),
+            grpc: grpc_builder(&limits),
             limits,
             state,
         })
@@ -256,7 +256,7 @@ impl Net {
                 };
                 (HyperService::Http(api), builder)
             }
-            Protocol::Grpc(router) => (HyperService::Grpc(router), &self.grpc),
+            Protocol::Grpc(api) => (HyperService::Grpc(api), &self.grpc),
             Protocol::Thrift => {
                 let (closing, closed) = watch::channel(false);
                 let serving = framed::serve(stream, Arc::clone(&conn), self.state.clone(), closed);
@@ -384,6 +384,14 @@ fn builder(limits: &Limits, header_list: u32) -> auto::Builder<TokioExecutor> {
         .max_send_buf_size(limits.stream_buffer_bytes as usize)
         .initial_stream_window_size(H2_STREAM_WINDOW)
         .initial_connection_window_size(H2_CONNECTION_WINDOW);
+    builder
+}
+
+/// The gRPC port's settings: HTTP/2 only, with the HTTP limits, and no `date` header: gRPC
+/// does not use it, and it costs every answer a header to add, check and encode.
+fn grpc_builder(limits: &Limits) -> auto::Builder<TokioExecutor> {
+    let mut builder = builder(limits, limits.max_header_bytes).http2_only();
+    builder.http2().auto_date_header(false);
     builder
 }
 
