@@ -243,8 +243,12 @@ fn serve(
     let mut done: Vec<(u64, i32)> = Vec::with_capacity(RING_ENTRIES as usize * 2);
     let mut stopping = false;
     while !stopping || server.live() > 0 {
-        server.ring.submit_and_wait(1)?;
         server.summary.enters += 1;
+        match server.ring.submit_and_wait(1) {
+            // A signal (a tracer attaching): nothing was lost, enter again.
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            result => result?,
+        };
         done.extend(server.ring.completion().map(|c| (c.user_data(), c.result())));
         server.summary.completions += done.len() as u64;
         server.date.refresh();
@@ -285,8 +289,11 @@ impl Server<'_> {
             if unsafe { self.ring.submission().push(&entry) }.is_ok() {
                 return Ok(());
             }
-            self.ring.submit()?;
             self.summary.enters += 1;
+            match self.ring.submit() {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                result => drop(result?),
+            }
         }
     }
 
