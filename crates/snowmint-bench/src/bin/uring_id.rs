@@ -5,7 +5,9 @@
 //! kernel's share of a request", has the figures and the verdict).
 //!
 //! ```text
-//! uring_id --state-dir DIR [--addr 127.0.0.1:0] [--seconds 10] [--ring defer|plain]
+//! uring_id --state-dir DIR [--addr 127.0.0.1:0] [--seconds 10] [--worker 0]
+//!          [--ring defer|plain] [--recv poll-first|try-first]
+//! scripts/bench-uring [SECONDS_PER_STEP] [ROUNDS] [DEPTH]   # against snowmint serve
 //! ```
 //!
 //! It prints `listening on ADDR` when ready, serves until `--seconds` have passed (at most
@@ -90,9 +92,23 @@ struct Args {
     /// `plain` (no flags) (default: defer)
     #[arg(long, default_value = "defer")]
     ring: RingSetup,
+    /// How a receive starts: `poll-first` waits for data before trying (the next request
+    /// comes only after the answer to the last), `try-first` tries at once and waits only
+    /// if nothing is there (default: poll-first)
+    #[arg(long, default_value = "poll-first")]
+    recv: RecvStart,
 }
 
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum RecvStart {
+    PollFirst,
+    TryFirst,
+}
+
+/// `IORING_RECVSEND_POLL_FIRST`, in a receive's `ioprio` (include/uapi/linux/io_uring.h).
+const RECVSEND_POLL_FIRST: u16 = 1;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum RingSetup {
     Defer,
     Plain,
@@ -122,8 +138,14 @@ fn main() {
         listener.local_addr().expect("the bound address")
     );
     let seconds = args.seconds.min(MAX_SECONDS);
-    let summary = serve(&listener, &generator, Duration::from_secs(seconds), args.ring)
-        .expect("run the ring");
+    let summary = serve(
+        &listener,
+        &generator,
+        Duration::from_secs(seconds),
+        args.ring,
+        args.recv,
+    )
+    .expect("run the ring");
     generator.shutdown().expect("lower the high-water mark");
     let Summary {
         requests,
@@ -203,6 +225,7 @@ struct Server<'a> {
     free: Vec<usize>,
     listener: RawFd,
     generator: &'a Generator<ModeClock>,
+    recv_ioprio: u16,
     last: Option<Id>,
     date: DateCache,
     summary: Summary,
@@ -214,9 +237,10 @@ fn serve(
     generator: &Generator<ModeClock>,
     limit: Duration,
     setup: RingSetup,
+    recv: RecvStart,
 ) -> io::Result<Summary> {
     let mut builder = IoUring::builder();
-    if let RingSetup::Defer = setup {
+    if setup == RingSetup::Defer {
         builder.setup_single_issuer().setup_defer_taskrun();
     }
     let mut server = Server {
@@ -225,6 +249,10 @@ fn serve(
         free: Vec::new(),
         listener: listener.as_raw_fd(),
         generator,
+        recv_ioprio: match recv {
+            RecvStart::PollFirst => RECVSEND_POLL_FIRST,
+            RecvStart::TryFirst => 0,
+        },
         last: None,
         date: DateCache {
             second: 0,
@@ -359,6 +387,7 @@ impl Server<'_> {
             spare.as_mut_ptr(),
             spare.len() as u32,
         )
+        .ioprio(self.recv_ioprio)
         .build()
         .user_data(((slot as u64) << KIND_BITS) | RECV);
         conn.recv_in_flight = true;
@@ -565,6 +594,7 @@ mod tests {
                 &generator,
                 Duration::from_secs(seconds),
                 RingSetup::Defer,
+                RecvStart::PollFirst,
             )
             .unwrap();
             generator.shutdown().unwrap();
