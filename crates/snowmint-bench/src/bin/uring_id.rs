@@ -67,7 +67,8 @@ const DEADLINE: u64 = 4;
 /// `user_data` is the connection's slot above these bits and the operation in them.
 const KIND_BITS: u32 = 8;
 
-const BAD_REQUEST: &[u8] = b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+const BAD_REQUEST: &[u8] =
+    b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
 const TOO_LARGE: &[u8] =
     b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
 const UNAVAILABLE: &[u8] =
@@ -262,11 +263,7 @@ fn serve(
     };
     // The kernel reads the timespec when the operation is submitted; it lives to the end.
     let deadline = types::Timespec::from(limit);
-    server.push(
-        opcode::Timeout::new(&deadline)
-            .build()
-            .user_data(DEADLINE),
-    )?;
+    server.push(opcode::Timeout::new(&deadline).build().user_data(DEADLINE))?;
     server.push_accept()?;
     let mut done: Vec<(u64, i32)> = Vec::with_capacity(RING_ENTRIES as usize * 2);
     let mut stopping = false;
@@ -277,7 +274,12 @@ fn serve(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             result => result?,
         };
-        done.extend(server.ring.completion().map(|c| (c.user_data(), c.result())));
+        done.extend(
+            server
+                .ring
+                .completion()
+                .map(|c| (c.user_data(), c.result())),
+        );
         server.summary.completions += done.len() as u64;
         server.date.refresh();
         for &(data, result) in &done {
