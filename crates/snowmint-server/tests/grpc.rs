@@ -691,3 +691,45 @@ async fn next_in_front_of_tonic_answers_as_tonic_does() {
     );
     assert!(metrics.contains(&count), "{count} in {metrics}");
 }
+
+/// What tonic refuses as soon as it reads it is refused at once in front of it too: a
+/// client that leaves its stream unfinished does not hold the call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn next_is_refused_at_its_first_bytes_without_waiting_for_the_stream_to_end() {
+    use std::time::Duration;
+
+    use axum::body::Body;
+    use axum::http::Request;
+    use futures_util::StreamExt;
+    use snowmint_server::grpc::GrpcApi;
+    use snowmint_server::{AppState, Config, IdSource, Settings};
+    use tower::ServiceExt;
+
+    let dir = tempfile::tempdir().unwrap();
+    let toml = format!("state_dir = {:?}\nworker = 9", dir.path());
+    let config = Config::try_from(Settings::from_toml(&toml, "t.toml".as_ref()).unwrap()).unwrap();
+    let state = AppState::for_config(IdSource::start(&config).await.unwrap(), &config);
+    let api = GrpcApi::new(state);
+    #[rustfmt::skip]
+    let cases: [(&str, Vec<u8>, tonic::Code); 3] = [
+        ("a length past the bound", vec![0, 0x01, 0x31, 0x2d, 0x00], tonic::Code::ResourceExhausted),
+        ("a malformed message", vec![0, 0, 0, 0, 2, 0x08, 0x80], tonic::Code::InvalidArgument),
+        ("a compressed message", vec![1, 0, 0, 0, 0], tonic::Code::Internal),
+    ];
+    for (case, first, code) in cases {
+        // The first bytes, then a stream that never ends.
+        let body = futures_util::stream::iter([Ok::<_, std::io::Error>(bytes::Bytes::from(first))])
+            .chain(futures_util::stream::pending());
+        let request = Request::post("/snowmint.v1.IdService/Next")
+            .header("content-type", "application/grpc")
+            .body(Body::from_stream(body))
+            .unwrap();
+        let response = tokio::time::timeout(Duration::from_secs(5), api.clone().oneshot(request))
+            .await
+            .unwrap_or_else(|_| panic!("{case}: no answer before the stream ended"))
+            .unwrap();
+        let status = tonic::Status::from_header_map(response.headers())
+            .unwrap_or_else(|| panic!("{case}: a trailers-only answer"));
+        assert_eq!(status.code(), code, "{case}: {status:?}");
+    }
+}

@@ -113,30 +113,45 @@ impl Service {
     }
 }
 
-/// Reads a call's whole body, at most one message's bound beyond its prefix.
+/// Reads a call's whole body, at most one message's bound beyond its prefix. What tonic
+/// refuses as soon as it sees it (a compressed message, a length past the bound, a message
+/// that does not decode) goes on to tonic as soon as it is read, without waiting for the
+/// rest of the body: a client cannot hold the call open by leaving its stream unfinished.
 async fn one_message(data: &mut axum::body::BodyDataStream) -> Read {
     let mut read = BytesMut::new();
+    // The first message's length once its prefix is read, and whether it has been decoded.
+    let mut declared = None;
+    let mut decoded = false;
     loop {
         match data.next().await {
-            Some(Ok(chunk)) => {
-                read.extend_from_slice(&chunk);
-                // Longer than any message this server reads: tonic and the bound refuse it.
-                if read.len() > PREFIX + MAX_BODY_BYTES {
-                    return Read::Other(read.freeze(), None);
-                }
-            }
+            Some(Ok(chunk)) => read.extend_from_slice(&chunk),
             Some(Err(e)) => return Read::Other(read.freeze(), Some(e)),
             None => break,
         }
+        if declared.is_none() && read.len() >= PREFIX {
+            let len = u32::from_be_bytes([read[1], read[2], read[3], read[4]]) as usize;
+            if read[0] != 0 || len > MAX_BODY_BYTES {
+                return Read::Other(read.freeze(), None);
+            }
+            declared = Some(len);
+        }
+        if let Some(len) = declared
+            && !decoded
+            && read.len() >= PREFIX + len
+        {
+            if NextRequest::decode(&read[PREFIX..PREFIX + len]).is_err() {
+                return Read::Other(read.freeze(), None);
+            }
+            decoded = true;
+        }
+        // More than one message's worth: tonic reads the first and leaves the rest.
+        if read.len() > PREFIX + MAX_BODY_BYTES {
+            return Read::Other(read.freeze(), None);
+        }
     }
-    let plain = read.len() >= PREFIX
-        && read[0] == 0
-        && u32::from_be_bytes([read[1], read[2], read[3], read[4]]) as usize == read.len() - PREFIX
-        && NextRequest::decode(&read[PREFIX..]).is_ok();
-    if plain {
-        Read::Plain
-    } else {
-        Read::Other(read.freeze(), None)
+    match declared {
+        Some(len) if decoded && read.len() == PREFIX + len => Read::Plain,
+        _ => Read::Other(read.freeze(), None),
     }
 }
 
