@@ -325,7 +325,6 @@ impl GrpcApi {
 
     /// tonic's routes alone, without `Next` answered in front of them: what the fast path
     /// must answer alike.
-    #[must_use]
     pub fn routes(&self) -> axum::Router {
         self.routes.clone()
     }
