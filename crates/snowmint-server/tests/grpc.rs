@@ -577,6 +577,9 @@ async fn a_refusal_that_quotes_a_long_request_still_reaches_the_client() {
     server.stop().await;
 }
 
+/// A request's headers, as name and value.
+type Headers = Vec<(&'static str, &'static str)>;
+
 /// A call's answer, whole: what both paths must agree on.
 struct Answer {
     status: axum::http::StatusCode,
@@ -623,7 +626,7 @@ async fn next_in_front_of_tonic_answers_as_tonic_does() {
     // NextRequest with a field it does not know (7, varint 1): proto3 skips it.
     let unknown = vec![0, 0, 0, 0, 2, 0x38, 0x01];
     #[rustfmt::skip]
-    let cases: Vec<(&str, Vec<(&str, &str)>, Vec<u8>)> = vec![
+    let cases: Vec<(&str, Headers, Vec<u8>)> = vec![
         ("plain", vec![token], plain.clone()),
         ("identity", vec![token, ("grpc-encoding", "identity")], plain.clone()),
         ("an unknown field", vec![token], unknown),
