@@ -657,10 +657,7 @@ fn a_malformed_request_in_a_pipelined_batch_is_answered_after_those_before_it() 
 /// kernel counts them (`ss -ti`).
 fn data_segments_sent(server: SocketAddr, client: SocketAddr) -> u64 {
     let out = std::process::Command::new("ss")
-        .args([
-            "-tinH",
-            &format!("src = {server} and dst = {client}"),
-        ])
+        .args(["-tinH", &format!("src = {server} and dst = {client}")])
         .output()
         .expect("ss runs (iproute2; scripts/setup installs it)");
     let text = String::from_utf8_lossy(&out.stdout);

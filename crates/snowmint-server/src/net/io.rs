@@ -22,7 +22,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::conn::Conn;
-use super::outbox::{OUTBOX_BYTES, Outbox};
+use super::outbox::Outbox;
 use crate::{ApiError, MAX_URI_BYTES, RequestPart};
 
 /// What every HTTP/2 connection sends first.
@@ -242,7 +242,7 @@ impl<S: Socket> AsyncWrite for Tracked<S> {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        if this.version == HttpVersion::Http1 {
+        if this.version != HttpVersion::Http2 {
             return this.poll_hold(cx, &[io::IoSlice::new(buf)]);
         }
         // HTTP/2 buffers its frames and flushes them itself.
@@ -255,7 +255,7 @@ impl<S: Socket> AsyncWrite for Tracked<S> {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        if this.version == HttpVersion::Http1 {
+        if this.version != HttpVersion::Http2 {
             return this.poll_hold(cx, bufs);
         }
         this.stream().poll_write_vectored(cx, bufs)

@@ -133,10 +133,18 @@ mod tests {
         assert!(!outbox.fits(OUTBOX_BYTES - 11));
         // A full socket: all of it stays.
         let mut socket = narrow(4, 0);
-        assert!(outbox.poll_send(Pin::new(&mut socket), &mut cx).is_pending());
+        assert!(
+            outbox
+                .poll_send(Pin::new(&mut socket), &mut cx)
+                .is_pending()
+        );
         // Two writes of four bytes, then full: the rest stays, and goes out next.
         socket.writes = 2;
-        assert!(outbox.poll_send(Pin::new(&mut socket), &mut cx).is_pending());
+        assert!(
+            outbox
+                .poll_send(Pin::new(&mut socket), &mut cx)
+                .is_pending()
+        );
         assert_eq!(socket.got, b"first se");
         socket.writes = 1;
         assert!(outbox.poll_send(Pin::new(&mut socket), &mut cx).is_ready());
@@ -151,7 +159,11 @@ mod tests {
         let mut outbox = Outbox::default();
         outbox.push(b"answer");
         let mut socket = narrow(2, 1);
-        assert!(outbox.poll_send(Pin::new(&mut socket), &mut cx).is_pending());
+        assert!(
+            outbox
+                .poll_send(Pin::new(&mut socket), &mut cx)
+                .is_pending()
+        );
         assert_eq!(outbox.into_rest().as_deref(), Some(&b"swer"[..]));
     }
 

@@ -91,7 +91,11 @@ impl AsyncRead for Wire {
 }
 
 impl AsyncWrite for Wire {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         self.poll_write_vectored(cx, &[io::IoSlice::new(buf)])
     }
 
@@ -105,7 +109,7 @@ impl AsyncWrite for Wire {
             // Never woken: the client never reads.
             return Poll::Pending;
         }
-        let write = bufs.concat();
+        let write: Vec<u8> = bufs.iter().flat_map(|b| b.iter().copied()).collect();
         let n = write.len();
         script.writes.push(write);
         self.wrote.notify_waiters();
