@@ -143,13 +143,14 @@ async fn serve(wire: Wire, toml: &str) -> tokio::task::JoinHandle<()> {
     let conn = Arc::new(Conn::new(&net.limits));
     let permit = Arc::clone(&net.places).try_acquire_owned().unwrap();
     let place = Place::new(permit, prometheus_client::metrics::gauge::Gauge::default());
-    let (_stop_tx, stop) = watch::channel(false);
+    let (stop_tx, stop) = watch::channel(false);
     let protocol = Protocol::Http(crate::http_api(state));
     tokio::spawn(async move {
         let peer = "127.0.0.1:1".parse().unwrap();
         net.connection(wire, peer, place, conn, protocol, Alpn::None, stop)
             .await;
-        drop((dir, _stop_tx));
+        // Kept until here: a dropped sender would read as the server stopping.
+        drop((dir, stop_tx));
     })
 }
 
