@@ -710,8 +710,7 @@ fn clients_that_pipeline_and_never_read_hold_little_and_are_closed_when_idle() {
     let budget = 512 * 1024;
     let mut sent = vec![0usize; clients.len()];
     let mut moved = Instant::now();
-    while moved.elapsed() < Duration::from_secs(1) && begun.elapsed() < Duration::from_secs(15)
-    {
+    while moved.elapsed() < Duration::from_secs(1) && begun.elapsed() < Duration::from_secs(15) {
         for (s, sent) in clients.iter_mut().zip(&mut sent) {
             let left = budget - *sent;
             if left == 0 {

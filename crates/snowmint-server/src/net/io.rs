@@ -211,14 +211,14 @@ impl<S: Socket> AsyncRead for Tracked<S> {
             Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
             Poll::Pending => {
                 this.read_ahead = false;
-                if !this.outbox.is_empty() {
-                    if this.conn.serving() {
-                        // The answer to a request in the router is still to be written,
-                        // and the flush after it sends them all.
-                        cx.waker().wake_by_ref();
-                    } else if let Poll::Ready(Err(e)) = this.poll_send(cx) {
-                        return Poll::Ready(Err(e));
-                    }
+                // With a request in the router, hyper polls it and flushes next, in this
+                // same turn, which sends its answer with the held ones. (No wake here: if
+                // the socket is full, that flush waits for it, and a wake would spin.)
+                if !this.outbox.is_empty()
+                    && !this.conn.serving()
+                    && let Poll::Ready(Err(e)) = this.poll_send(cx)
+                {
+                    return Poll::Ready(Err(e));
                 }
                 return Poll::Pending;
             }
