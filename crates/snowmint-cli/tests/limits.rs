@@ -625,3 +625,123 @@ fn pipelined_requests_are_answered_in_order() {
     }
     assert_eq!(serve.get("/v1/id").0, 200);
 }
+
+/// A batch with a request that cannot be read in the middle: the requests before it are
+/// answered, then the JSON 400, then the connection closes.
+#[test]
+fn a_malformed_request_in_a_pipelined_batch_is_answered_after_those_before_it() {
+    let (_state, serve) = start(&[]);
+    let mut s = TcpStream::connect(serve.http).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let good = "GET /v1/id HTTP/1.1\r\nHost: t\r\n\r\n";
+    let bad = "GET /v1/id HTTP/1.1\r\nHost: t\r\nNo colon here\r\n\r\n";
+    write!(s, "{good}{good}{good}{bad}{good}").unwrap();
+    for _ in 0..3 {
+        let (status, body) = read_response(&mut s);
+        assert_eq!(status, 200, "{body}");
+    }
+    let (status, body) = read_response(&mut s);
+    assert_eq!(
+        (status, error_of(&body)),
+        (
+            400,
+            "malformed request: the request line or a header is not valid HTTP/1.1".into()
+        )
+    );
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+    assert!(rest.is_empty(), "{}", String::from_utf8_lossy(&rest));
+}
+
+/// The segments with data the server's side of a connection from `client` has sent, as the
+/// kernel counts them (`ss -ti`).
+fn data_segments_sent(server: SocketAddr, client: SocketAddr) -> u64 {
+    let out = std::process::Command::new("ss")
+        .args(["-tinH", &format!("src = {server} and dst = {client}")])
+        .output()
+        .expect("ss runs (iproute2; scripts/setup installs it)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace()
+        .find_map(|field| field.strip_prefix("data_segs_out:")?.parse().ok())
+        .unwrap_or_else(|| panic!("no data_segs_out for {client} in {text:?}"))
+}
+
+/// The answers to the requests of one write go out together: a write a batch, not a write a
+/// request.
+#[test]
+fn pipelined_answers_to_one_write_go_out_together() {
+    let (_state, serve) = start(&[]);
+    let mut s = TcpStream::connect(serve.http).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let batch = "GET /v1/id HTTP/1.1\r\nHost: t\r\n\r\n".repeat(16);
+    let batches = 5;
+    for _ in 0..batches {
+        s.write_all(batch.as_bytes()).unwrap();
+        for _ in 0..16 {
+            assert_eq!(read_response(&mut s).0, 200);
+        }
+    }
+    let segments = data_segments_sent(serve.http, s.local_addr().unwrap());
+    // One a batch; hyper on its own writes each answer as it is ready (16 a batch).
+    assert!(
+        segments <= batches,
+        "{segments} segments of data for {batches} batches of 16 requests"
+    );
+}
+
+/// Clients that pipeline requests as fast as the server reads them and never read an answer:
+/// the server stops reading them, holds only a bounded buffer for each, and closes them when
+/// they have been idle for `idle_timeout_ms`.
+#[test]
+fn clients_that_pipeline_and_never_read_hold_little_and_are_closed_when_idle() {
+    let (_state, serve) = start(&["--idle-timeout-ms", "1000"]);
+    let before = serve.proc_status("VmRSS");
+    let batch = "GET /v1/id HTTP/1.1\r\nHost: t\r\n\r\n".repeat(1000);
+    let mut clients: Vec<TcpStream> = (0..50)
+        .map(|_| {
+            let s = TcpStream::connect(serve.http).unwrap();
+            s.set_nonblocking(true).unwrap();
+            s
+        })
+        .collect();
+    let begun = Instant::now();
+    // Each sends up to 512 KiB of requests, far more answers than the kernel's buffers hold
+    // unread, until its socket takes no more: the server has stopped reading it.
+    let budget = 512 * 1024;
+    let mut sent = vec![0usize; clients.len()];
+    let mut moved = Instant::now();
+    while moved.elapsed() < Duration::from_secs(1) && begun.elapsed() < Duration::from_secs(15) {
+        for (s, sent) in clients.iter_mut().zip(&mut sent) {
+            let left = budget - *sent;
+            if left == 0 {
+                continue;
+            }
+            if let Ok(n) = s.write(&batch.as_bytes()[..left.min(batch.len())]) {
+                *sent += n;
+                moved = Instant::now();
+            }
+        }
+    }
+    let sent: usize = sent.iter().sum();
+    let peak = serve.proc_status("VmRSS");
+    assert!(
+        peak < before + 20 * 1024,
+        "VmRSS {before} kB before, {peak} kB with 50 clients that sent {sent} bytes of requests \
+         and read nothing"
+    );
+    // Idle 1 s, then a second to say goodbye, once the answers that fit in the kernel's
+    // buffers are written: only the connection asking is left.
+    eventually(Duration::from_secs(20), "the unread clients closed", || {
+        let (_, metrics) = serve.get("/metrics");
+        if metrics.contains("snowmint_connections_open{protocol=\"http\"} 1\n") {
+            return Ok(());
+        }
+        Err(metrics
+            .lines()
+            .find(|l| l.starts_with("snowmint_connections_open{protocol=\"http\"}"))
+            .unwrap_or_default()
+            .to_string())
+    });
+    drop(clients);
+    assert_eq!(serve.get("/v1/id").0, 200);
+}

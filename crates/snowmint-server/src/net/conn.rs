@@ -87,6 +87,11 @@ impl Conn {
         self.pending.load(SeqCst) == 0 && self.sending.load(SeqCst) == 0
     }
 
+    /// Whether a request is in the router, its response not yet begun.
+    pub fn serving(&self) -> bool {
+        self.pending.load(SeqCst) > 0
+    }
+
     /// HTTP/1 bytes (or a Thrift frame's) were read: between requests they begin a head,
     /// and its clock starts.
     pub fn head_bytes(&self) {

@@ -1,6 +1,15 @@
 //! The socket as the HTTP stack sees it: reads tell the connection's watchdog when a
-//! request head begins, and hyper's own answers to heads it cannot parse (400, 414, 431,
-//! sent with an empty body) go out as JSON errors instead.
+//! request head begins, hyper's own answers to heads it cannot parse (400, 414, 431,
+//! sent with an empty body) go out as JSON errors instead, and the answers to pipelined
+//! HTTP/1.1 requests go out together (see [`outbox`](super::outbox)).
+//!
+//! hyper flushes after every response; over HTTP/1.1 a flush is held while the last read
+//! brought bytes that hyper is still answering, and the answers go out at the first of:
+//! a flush with nothing written since the last one (hyper is waiting for something else),
+//! a read that finds no more input with no request in the router, the end of input, a
+//! close, or a full outbox. A held flush also wakes the connection's task, so that it is
+//! polled again and flushes even if hyper goes to sleep without reading: nothing is held
+//! across a wait.
 
 use std::io;
 use std::pin::Pin;
@@ -13,6 +22,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::conn::Conn;
+use super::outbox::Outbox;
 use crate::{ApiError, MAX_URI_BYTES, RequestPart};
 
 /// What every HTTP/2 connection sends first.
@@ -70,8 +80,14 @@ pub struct Tracked<S: Socket> {
     conn: Arc<Conn>,
     version: HttpVersion,
     max_header_bytes: u32,
-    /// An error answer written in place of hyper's, and how much of it has gone out.
-    answer: Option<(Vec<u8>, usize)>,
+    /// HTTP/1.1 answers written by hyper, not yet sent.
+    outbox: Outbox,
+    /// Whether hyper has written since it last flushed.
+    written: bool,
+    /// Whether the last read brought bytes: hyper is still working through them, and may
+    /// have more requests to answer without waiting.
+    read_ahead: bool,
+    /// Whether an error answer was written in place of hyper's.
     answered: bool,
     place: Option<Place>,
 }
@@ -84,7 +100,9 @@ impl<S: Socket> Tracked<S> {
             conn,
             version: HttpVersion::Unknown(0),
             max_header_bytes,
-            answer: None,
+            outbox: Outbox::default(),
+            written: false,
+            read_ahead: false,
             answered: false,
             place: Some(place),
         }
@@ -142,39 +160,41 @@ impl<S: Socket> Tracked<S> {
         Some(refusal.http1_answer())
     }
 
-    /// Writes what is left of an error answer.
-    fn poll_answer(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        while let Some((bytes, sent)) = self.answer.take() {
-            let n = match self.stream().poll_write(cx, &bytes[sent..]) {
-                Poll::Ready(Ok(n)) => n,
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                Poll::Pending => {
-                    self.answer = Some((bytes, sent));
-                    return Poll::Pending;
-                }
-            };
-            if n == 0 {
-                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
-            }
-            if sent + n < bytes.len() {
-                self.answer = Some((bytes, sent + n));
-            }
-        }
-        Poll::Ready(Ok(()))
+    /// Sends what the outbox holds.
+    fn poll_send(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let stream = Pin::new(self.stream.as_mut().expect("the socket"));
+        self.outbox.poll_send(stream, cx)
     }
 
-    /// Takes `head` as written if it is hyper's empty error answer, sending ours instead.
-    fn replace(&mut self, head: &[u8], cx: &mut Context<'_>) -> io::Result<bool> {
-        let Some(answer) = self.json_answer(head) else {
-            return Ok(false);
-        };
-        self.answer = Some((answer, 0));
-        self.answered = true;
-        // What does not go out now goes out at the next write, flush or close.
-        if let Poll::Ready(Err(e)) = self.poll_answer(cx) {
-            return Err(e);
+    /// Takes `bufs`, one HTTP/1.1 write of hyper's, into the outbox (our JSON answer in
+    /// place of hyper's empty error answer), or, if it is larger than the outbox, writes it
+    /// to the socket once what is held has gone out. Returns how much of it was taken.
+    fn poll_hold(
+        &mut self,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let len = bufs.iter().map(|b| b.len()).sum();
+        let answer = bufs
+            .iter()
+            .find(|b| !b.is_empty())
+            .and_then(|first| self.json_answer(first));
+        let size = answer.as_ref().map_or(len, Vec::len);
+        if !self.outbox.fits(size) {
+            ready!(self.poll_send(cx))?;
         }
-        Ok(true)
+        self.written = true;
+        if let Some(answer) = answer {
+            self.outbox.push(&answer);
+            self.answered = true;
+        } else if self.outbox.fits(size) {
+            for buf in bufs {
+                self.outbox.push(buf);
+            }
+        } else {
+            return self.stream().poll_write_vectored(cx, bufs);
+        }
+        Poll::Ready(Ok(len))
     }
 }
 
@@ -186,9 +206,30 @@ impl<S: Socket> AsyncRead for Tracked<S> {
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         let before = buf.filled().len();
-        ready!(this.stream().poll_read(cx, buf))?;
+        match this.stream().poll_read(cx, buf) {
+            Poll::Ready(Ok(())) => {}
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+            Poll::Pending => {
+                this.read_ahead = false;
+                // With a request in the router, hyper polls it and flushes next, in this
+                // same turn, which sends its answer with the held ones. (No wake here: if
+                // the socket is full, that flush waits for it, and a wake would spin.)
+                if !this.outbox.is_empty()
+                    && !this.conn.serving()
+                    && let Poll::Ready(Err(e)) = this.poll_send(cx)
+                {
+                    return Poll::Ready(Err(e));
+                }
+                return Poll::Pending;
+            }
+        }
         if buf.filled().len() > before {
+            this.read_ahead = true;
             this.saw(&buf.filled()[before..]);
+        } else {
+            // The end of input: hyper is about to close, with what it answered held.
+            this.read_ahead = false;
+            ready!(this.poll_send(cx))?;
         }
         Poll::Ready(Ok(()))
     }
@@ -201,10 +242,10 @@ impl<S: Socket> AsyncWrite for Tracked<S> {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        ready!(this.poll_answer(cx))?;
-        if this.replace(buf, cx)? {
-            return Poll::Ready(Ok(buf.len()));
+        if this.version != HttpVersion::Http2 {
+            return this.poll_hold(cx, &[io::IoSlice::new(buf)]);
         }
+        // HTTP/2 buffers its frames and flushes them itself.
         this.stream().poll_write(cx, buf)
     }
 
@@ -214,11 +255,8 @@ impl<S: Socket> AsyncWrite for Tracked<S> {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        ready!(this.poll_answer(cx))?;
-        if let Some(first) = bufs.iter().find(|b| !b.is_empty())
-            && this.replace(first, cx)?
-        {
-            return Poll::Ready(Ok(bufs.iter().map(|b| b.len()).sum()));
+        if this.version != HttpVersion::Http2 {
+            return this.poll_hold(cx, bufs);
         }
         this.stream().poll_write_vectored(cx, bufs)
     }
@@ -229,13 +267,22 @@ impl<S: Socket> AsyncWrite for Tracked<S> {
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        ready!(this.poll_answer(cx))?;
+        let written = std::mem::take(&mut this.written);
+        if !this.outbox.is_empty() {
+            // Answers to requests already read: more may follow at once, to go out with
+            // them. Woken, the task flushes again with nothing written if none did.
+            if written && this.read_ahead && this.conn.between_requests() {
+                cx.waker().wake_by_ref();
+                return Poll::Ready(Ok(()));
+            }
+            ready!(this.poll_send(cx))?;
+        }
         this.stream().poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        ready!(this.poll_answer(cx))?;
+        ready!(this.poll_send(cx))?;
         this.stream().poll_shutdown(cx)
     }
 }
@@ -248,10 +295,7 @@ impl<S: Socket> Drop for Tracked<S> {
         if let (Some(stream), Ok(runtime)) =
             (self.stream.take(), tokio::runtime::Handle::try_current())
         {
-            let rest = self
-                .answer
-                .take()
-                .map(|(bytes, sent)| bytes[sent..].to_vec());
+            let rest = std::mem::take(&mut self.outbox).into_rest();
             runtime.spawn(linger(stream, rest, self.place.take()));
         }
     }

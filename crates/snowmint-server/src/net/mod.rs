@@ -14,6 +14,9 @@ mod framed;
 mod handshake;
 mod io;
 mod metered;
+mod outbox;
+#[cfg(test)]
+mod pipelined;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -370,9 +373,9 @@ fn builder(limits: &Limits, header_list: u32) -> auto::Builder<TokioExecutor> {
         .timer(TokioTimer::new())
         // hyper's timeout would start as soon as a response is sent, closing keep-alive
         // connections after it; the watchdog starts it at the head's first byte instead.
-        // hyper's pipeline_flush would write the answers to one read's pipelined requests
-        // at once (4x the req/s at 16 deep), but it leaves a write unflushed while unread
-        // input remains, so the JSON 400/431 for a head that cannot be read never leaves.
+        // Not hyper's pipeline_flush: it leaves a write unflushed while unread input
+        // remains, so the JSON 400/431 for a head that cannot be read never leaves; the
+        // answers to one read's pipelined requests go out together from `Tracked` instead.
         .header_read_timeout(None)
         .max_buf_size(limits.max_header_bytes as usize)
         .max_headers(MAX_HEADERS);
