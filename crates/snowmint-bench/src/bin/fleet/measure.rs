@@ -15,6 +15,9 @@ use tokio::task::JoinSet;
 use super::proc;
 use super::registry::{Kind, Registry};
 
+/// How long the registry's CPU is measured with no instance, before the start.
+const IDLE: Duration = Duration::from_secs(5);
+
 /// What one run does.
 pub struct Plan {
     pub instances: usize,
@@ -78,6 +81,13 @@ pub struct Steady {
     /// The registry's CPU per renewal (µs) and as a share of one core (%).
     pub cpu_us_per_renewal: f64,
     pub core_percent: f64,
+    /// The registry's CPU with no instance at all, measured before the start over
+    /// [`IDLE`], as a share of one core (%): its own timers, which renewals do not cause.
+    #[serde(default)]
+    pub idle_core_percent: f64,
+    /// The CPU per renewal above that idle share (µs).
+    #[serde(default)]
+    pub cpu_us_per_renewal_above_idle: f64,
     pub ops_per_renewal: Option<f64>,
 }
 
@@ -177,6 +187,14 @@ pub async fn run(registry: &Registry, plan: &Plan) -> anyhow::Result<Outcome> {
         deadline: plan.deadline,
     });
     let identities: Vec<String> = (0..plan.instances).map(|i| format!("fleet-{i}")).collect();
+    let idle_core_percent = match registry.pid() {
+        Some(pid) => {
+            let (before, since) = (proc::cpu_ms(pid), Instant::now());
+            tokio::time::sleep(IDLE).await;
+            proc::cpu_ms(pid).saturating_sub(before) as f64 / 10.0 / since.elapsed().as_secs_f64()
+        }
+        None => 0.0,
+    };
     let ops_before = operations(registry).await?;
 
     // Made before the start: the registries connect at their first acquisition.
@@ -239,7 +257,16 @@ pub async fn run(registry: &Registry, plan: &Plan) -> anyhow::Result<Outcome> {
     let steady = if registry.kind == Kind::File || held.is_empty() {
         None
     } else {
-        Some(steady(registry, &keepers, plan.steady, LeaseSettings::default().renew_every).await?)
+        Some(
+            steady(
+                registry,
+                &keepers,
+                plan.steady,
+                LeaseSettings::default().renew_every,
+                idle_core_percent,
+            )
+            .await?,
+        )
     };
 
     let mut keepers = keepers;
@@ -312,6 +339,7 @@ async fn steady(
     keepers: &[Keeper],
     window: Duration,
     renew_every: Duration,
+    idle_core_percent: f64,
 ) -> anyhow::Result<Steady> {
     let counts = |keepers: &[Keeper]| -> (u64, u64) {
         keepers.iter().fold((0, 0), |(r, f), k| {
@@ -332,7 +360,11 @@ async fn steady(
         (cpu(registry), operations(registry).await?, t0.elapsed().as_secs_f64());
     let renewals = renewals_after - renewals_before;
     let cpu_ms = cpu_after.saturating_sub(cpu_before);
+    let idle_ms = idle_core_percent * 10.0 * seconds;
     Ok(Steady {
+        idle_core_percent,
+        cpu_us_per_renewal_above_idle: (cpu_ms as f64 - idle_ms).max(0.0) * 1_000.0
+            / renewals.max(1) as f64,
         seconds,
         renewals,
         renew_failures: failures_after - failures_before,

@@ -45,7 +45,7 @@ pub fn summary(o: &Outcome) -> String {
     if let Some(st) = &o.steady {
         let _ = write!(
             s,
-            "\nsteady: {:.1} s, renewals={} ({:.1}/s) failures={} registry_cpu_ms={} cpu_us_per_renewal={:.1} core_percent={:.2} ops_per_renewal={}",
+            "\nsteady: {:.1} s, renewals={} ({:.1}/s) failures={} registry_cpu_ms={} cpu_us_per_renewal={:.1} core_percent={:.2} idle_core_percent={:.2} cpu_us_per_renewal_above_idle={:.1} ops_per_renewal={}",
             st.seconds,
             st.renewals,
             st.renewals as f64 / st.seconds,
@@ -53,6 +53,8 @@ pub fn summary(o: &Outcome) -> String {
             st.cpu_ms,
             st.cpu_us_per_renewal,
             st.core_percent,
+            st.idle_core_percent,
+            st.cpu_us_per_renewal_above_idle,
             opt(st.ops_per_renewal, 1),
         );
     }
@@ -64,6 +66,13 @@ pub fn summary(o: &Outcome) -> String {
         );
     }
     s
+}
+
+fn pair(a: Option<f64>, b: Option<f64>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) => format!("{a:.2} / {b:.2}"),
+        _ => "-".into(),
+    }
 }
 
 fn opt(v: Option<f64>, digits: usize) -> String {
@@ -134,7 +143,7 @@ fn ms_or_s(v: Option<f64>) -> String {
 /// The Markdown table of every recorded run: medians per registry and fleet size.
 pub fn table(runs: &[Outcome]) -> String {
     let mut t = String::from(
-        "| registry | N | runs | held | all held: median / slowest (ms) | wait before issuing, max (ms) | ops per acquisition | registry CPU per renewal (µs) | registry CPU (% of a core) | renewals/s | rolling restart: total / slowest (ms) | registry PSS (MiB) |\n\
+        "| registry | N | runs | held | all held: median / slowest (ms) | wait before issuing, max (ms) | ops per acquisition | registry CPU per renewal, above idle (µs) | registry CPU, steady / idle (% of a core) | renewals/s | rolling restart: total / slowest (ms) | registry PSS (MiB) |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for ((_, _, n), group) in groups(runs) {
@@ -158,8 +167,8 @@ pub fn table(runs: &[Outcome]) -> String {
             ms_or_s(median_of(&group, |r| r.acquired_max_ms)),
             ms_or_s(median_of(&group, |r| Some(r.issue_wait_max_ms as f64))),
             opt(median_of(&group, |r| r.ops_per_acquisition), 1),
-            opt(steady(|s| s.cpu_us_per_renewal), 1),
-            opt(steady(|s| s.core_percent), 2),
+            opt(steady(|s| s.cpu_us_per_renewal_above_idle), 1),
+            pair(steady(|s| s.core_percent), steady(|s| s.idle_core_percent)),
             opt(steady(|s| s.renewals as f64 / s.seconds), 0),
             ms_or_s(restart(|r| r.total_ms)),
             ms_or_s(restart(|r| r.max_ms)),
