@@ -46,14 +46,22 @@ const FDS_PER_INSTANCE: u64 = 4;
 #[command(about = "N lease keepers racing for worker ids on one registry, measured")]
 struct Args {
     /// The registry.
-    #[arg(long, env = "SNOWMINT_FLEET_REGISTRY", required_unless_present = "report_only")]
+    #[arg(
+        long,
+        env = "SNOWMINT_FLEET_REGISTRY",
+        required_unless_present = "report_only"
+    )]
     registry: Option<Kind>,
     /// How many keepers start together (default 16).
     #[arg(long, env = "SNOWMINT_FLEET_INSTANCES", default_value_t = 16)]
     instances: usize,
     /// The ids' layout, whose worker bits say how many worker ids there are (default
     /// custom:41/0/10/12: 1,024 worker ids in one datacenter).
-    #[arg(long, env = "SNOWMINT_FLEET_LAYOUT", default_value = "custom:41/0/10/12")]
+    #[arg(
+        long,
+        env = "SNOWMINT_FLEET_LAYOUT",
+        default_value = "custom:41/0/10/12"
+    )]
     layout: String,
     /// The steady window over which renewals and the registry's CPU are measured, in
     /// seconds (default 20).
@@ -99,9 +107,7 @@ fn main() -> anyhow::Result<()> {
             args.instances
         );
         let layout = snowmint::Layout::by_name(&args.layout)?;
-        let open_files = proc::raise_open_files(
-            (args.instances as u64 + 64) * FDS_PER_INSTANCE,
-        );
+        let open_files = proc::raise_open_files((args.instances as u64 + 64) * FDS_PER_INSTANCE);
         // Started before the runtime: the testkit waits for the server by sleeping.
         let mut registry = match &args.url {
             Some(url) => Registry::at(kind, url, args.pid)?,
@@ -111,7 +117,9 @@ fn main() -> anyhow::Result<()> {
             instances: args.instances,
             layout,
             steady: Duration::from_secs(args.seconds.min(MAX_SECONDS)),
-            wave: (args.instances * args.wave_percent as usize).div_ceil(100).max(1),
+            wave: (args.instances * args.wave_percent as usize)
+                .div_ceil(100)
+                .max(1),
             deadline: Duration::from_secs(args.deadline.min(MAX_SECONDS)),
             max_connections: args.max_connections,
             open_files,
@@ -134,7 +142,8 @@ fn main() -> anyhow::Result<()> {
         let table = report::table(&runs);
         println!("{table}");
         if let Some(path) = &args.table {
-            std::fs::write(path, &table).with_context(|| format!("cannot write {}", path.display()))?;
+            std::fs::write(path, &table)
+                .with_context(|| format!("cannot write {}", path.display()))?;
         }
         if let Some(path) = &args.svg {
             std::fs::write(path, report::svg(&runs))

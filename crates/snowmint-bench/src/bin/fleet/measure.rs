@@ -356,8 +356,11 @@ async fn steady(
     let (renewals_before, failures_before) = counts(keepers);
     tokio::time::sleep(window).await;
     let (renewals_after, failures_after) = counts(keepers);
-    let (cpu_after, ops_after, seconds) =
-        (cpu(registry), operations(registry).await?, t0.elapsed().as_secs_f64());
+    let (cpu_after, ops_after, seconds) = (
+        cpu(registry),
+        operations(registry).await?,
+        t0.elapsed().as_secs_f64(),
+    );
     let renewals = renewals_after - renewals_before;
     let cpu_ms = cpu_after.saturating_sub(cpu_before);
     let idle_ms = idle_core_percent * 10.0 * seconds;

@@ -23,7 +23,12 @@ pub fn tree(root: u32) -> Vec<u32> {
     let mut i = 0;
     while i < found.len() {
         let parent = found[i];
-        found.extend(parents.iter().filter(|(_, p)| *p == parent).map(|(c, _)| *c));
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(c, _)| *c),
+        );
         i += 1;
     }
     found
@@ -64,7 +69,13 @@ pub fn pss_kib(root: u32) -> u64 {
         .filter_map(|text| {
             text.lines()
                 .find_map(|line| line.strip_prefix("Pss:"))
-                .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+                .and_then(|rest| {
+                    rest.trim()
+                        .trim_end_matches("kB")
+                        .trim()
+                        .parse::<u64>()
+                        .ok()
+                })
         })
         .sum()
 }

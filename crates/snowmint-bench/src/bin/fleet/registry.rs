@@ -39,7 +39,8 @@ impl Kind {
 }
 
 /// How a registry's own statistics count operations.
-pub const COUNTED_AS_REDIS: &str = "commands (INFO commandstats: EVALSHA calls and the commands they ran)";
+pub const COUNTED_AS_REDIS: &str =
+    "commands (INFO commandstats: EVALSHA calls and the commands they ran)";
 pub const COUNTED_AS_ETCD: &str = "gRPC calls (etcd /metrics grpc_server_handled_total)";
 pub const COUNTED_AS_POSTGRES: &str = "statements (pg_stat_statements calls)";
 pub const COUNTED_AS_ZOOKEEPER: &str = "requests (mntr zk_packets_received)";
@@ -80,7 +81,10 @@ impl Registry {
                 append(&pg.dir().join("data/postgresql.auto.conf"), &settings)?;
                 pg.restart();
                 let pg: Box<dyn Server> = Box::new(pg);
-                psql(&pg.url(), "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")?;
+                psql(
+                    &pg.url(),
+                    "CREATE EXTENSION IF NOT EXISTS pg_stat_statements",
+                )?;
                 (Some(pg), None)
             }
             Kind::Zookeeper => {
@@ -94,7 +98,8 @@ impl Registry {
                 (Some(Box::new(zk) as Box<dyn Server>), None)
             }
             Kind::File => {
-                let dir = tempfile::tempdir().context("cannot make the file registry's directory")?;
+                let dir =
+                    tempfile::tempdir().context("cannot make the file registry's directory")?;
                 return Ok(Registry {
                     kind,
                     url: format!("file:{}", dir.path().display()),
@@ -206,7 +211,14 @@ fn redis_commands(port: u16) -> anyhow::Result<u64> {
     Ok(answer
         .lines()
         .filter(|line| line.starts_with("cmdstat_") && !line.starts_with("cmdstat_info:"))
-        .filter_map(|line| line.split("calls=").nth(1)?.split(',').next()?.parse::<u64>().ok())
+        .filter_map(|line| {
+            line.split("calls=")
+                .nth(1)?
+                .split(',')
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
         .sum())
 }
 
@@ -228,7 +240,9 @@ fn postgres_statements(url: &str) -> anyhow::Result<u64> {
         "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements \
          WHERE query NOT LIKE '%pg_stat%' AND dbid = (SELECT oid FROM pg_database WHERE datname = current_database())",
     )?;
-    out.trim().parse().with_context(|| format!("pg_stat_statements said {out:?}"))
+    out.trim()
+        .parse()
+        .with_context(|| format!("pg_stat_statements said {out:?}"))
 }
 
 /// Runs one statement with `psql`, as the URL's user, and answers its unaligned output.

@@ -92,7 +92,8 @@ pub fn append(path: &Path, outcome: &Outcome) -> anyhow::Result<()> {
 
 /// Every run in the record at `path`.
 pub fn read(path: &Path) -> anyhow::Result<Vec<Outcome>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     text.lines()
         .filter(|line| !line.trim().is_empty())
         .enumerate()
@@ -108,7 +109,10 @@ type Key = (usize, Option<u32>, usize);
 fn groups(runs: &[Outcome]) -> BTreeMap<Key, Vec<&Outcome>> {
     let mut groups: BTreeMap<Key, Vec<&Outcome>> = BTreeMap::new();
     for run in runs {
-        let rank = ORDER.iter().position(|r| *r == run.registry).unwrap_or(ORDER.len());
+        let rank = ORDER
+            .iter()
+            .position(|r| *r == run.registry)
+            .unwrap_or(ORDER.len());
         groups
             .entry((rank, run.max_connections, run.instances))
             .or_default()
@@ -119,7 +123,11 @@ fn groups(runs: &[Outcome]) -> BTreeMap<Key, Vec<&Outcome>> {
 
 /// The median of what `f` gives for each run that has it.
 fn median_of(runs: &[&Outcome], f: impl Fn(&Outcome) -> Option<f64>) -> Option<f64> {
-    let mut values: Vec<f64> = runs.iter().filter_map(|r| f(r)).filter(|v| v.is_finite()).collect();
+    let mut values: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| f(r))
+        .filter(|v| v.is_finite())
+        .collect();
     values.sort_by(f64::total_cmp);
     (!values.is_empty()).then(|| values[values.len() / 2])
 }
@@ -150,9 +158,8 @@ pub fn table(runs: &[Outcome]) -> String {
         let first = group[0];
         let held = median_of(&group, |r| Some(r.held as f64)).unwrap_or(0.0);
         let all = group.iter().all(|r| r.held == r.instances);
-        let steady = |f: fn(&super::measure::Steady) -> f64| {
-            median_of(&group, |r| r.steady.as_ref().map(f))
-        };
+        let steady =
+            |f: fn(&super::measure::Steady) -> f64| median_of(&group, |r| r.steady.as_ref().map(f));
         let restart = |f: fn(&super::measure::Restart) -> f64| {
             median_of(&group, |r| r.restart.as_ref().map(f))
         };
@@ -208,8 +215,14 @@ pub fn svg(runs: &[Outcome]) -> String {
         v_min = v_min.min(*v);
         v_max = v_max.max(*v);
     }
-    let (x_lo, x_hi) = (n_min.log2().floor(), n_max.log2().ceil().max(n_min.log2().floor() + 1.0));
-    let (y_lo, y_hi) = (v_min.log10().floor(), v_max.log10().ceil().max(v_min.log10().floor() + 1.0));
+    let (x_lo, x_hi) = (
+        n_min.log2().floor(),
+        n_max.log2().ceil().max(n_min.log2().floor() + 1.0),
+    );
+    let (y_lo, y_hi) = (
+        v_min.log10().floor(),
+        v_max.log10().ceil().max(v_min.log10().floor() + 1.0),
+    );
     let x = |n: f64| LEFT + (n.log2() - x_lo) / (x_hi - x_lo) * (W - LEFT - RIGHT);
     let y = |v: f64| H - BOTTOM - (v.log10() - y_lo) / (y_hi - y_lo) * (H - TOP - BOTTOM);
     let mut s = format!(
@@ -218,7 +231,10 @@ pub fn svg(runs: &[Outcome]) -> String {
          <text x=\"{LEFT}\" y=\"22\" font-size=\"14\">Time until every instance holds a worker id (slowest, median of runs)</text>\n"
     );
     let (x0, x1, y0, y1) = (LEFT, W - RIGHT, H - BOTTOM, TOP);
-    let _ = writeln!(s, "<path d=\"M{x0} {y1} V{y0} H{x1}\" stroke=\"black\" fill=\"none\"/>");
+    let _ = writeln!(
+        s,
+        "<path d=\"M{x0} {y1} V{y0} H{x1}\" stroke=\"black\" fill=\"none\"/>"
+    );
     let mut e = x_lo;
     while e <= x_hi {
         let n = 2f64.powf(e);
@@ -234,7 +250,11 @@ pub fn svg(runs: &[Outcome]) -> String {
     while e <= y_hi {
         let v = 10f64.powf(e);
         let py = y(v);
-        let label = if v >= 1_000.0 { format!("{} s", v / 1_000.0) } else { format!("{v} ms") };
+        let label = if v >= 1_000.0 {
+            format!("{} s", v / 1_000.0)
+        } else {
+            format!("{v} ms")
+        };
         let _ = writeln!(
             s,
             "<line x1=\"{x0}\" y1=\"{py:.1}\" x2=\"{x1}\" y2=\"{py:.1}\" stroke=\"#ddd\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{label}</text>",
