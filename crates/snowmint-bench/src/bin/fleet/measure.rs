@@ -55,6 +55,12 @@ pub struct Outcome {
     /// leases asked for one.
     pub issue_wait_max_ms: u64,
     pub issue_waits: usize,
+    /// CPU from the start until all held (or the deadline), in ms: the registry's, and
+    /// this process's own, which runs every instance on the same machine.
+    #[serde(default)]
+    pub registry_cpu_acquiring_ms: Option<u64>,
+    #[serde(default)]
+    pub bench_cpu_acquiring_ms: u64,
     /// Acquisitions that failed and were retried, over the fleet.
     pub acquire_failures: u64,
     /// Why an instance that never held was not holding.
@@ -202,6 +208,8 @@ pub async fn run(registry: &Registry, plan: &Plan) -> anyhow::Result<Outcome> {
         .iter()
         .map(|_| snowmint_lease::registry_from_url(&spec.url))
         .collect::<Result<Vec<_>, _>>()?;
+    let registry_cpu_before = registry.pid().map(proc::cpu_ms);
+    let bench_cpu_before = proc::own_cpu_ms();
     let start = Instant::now();
     let keepers: Vec<Keeper> = registries
         .into_iter()
@@ -222,6 +230,12 @@ pub async fn run(registry: &Registry, plan: &Plan) -> anyhow::Result<Outcome> {
             acquired[i] = got;
         }
     }
+    let registry_cpu_acquiring_ms = registry
+        .pid()
+        .map(proc::cpu_ms)
+        .zip(registry_cpu_before)
+        .map(|(after, before)| after.saturating_sub(before));
+    let bench_cpu_acquiring_ms = proc::own_cpu_ms().saturating_sub(bench_cpu_before);
     let ops_held = operations(registry).await?;
     let held: Vec<&Acquired> = acquired.iter().flatten().collect();
     let workers: HashSet<u64> = held.iter().map(|a| a.worker).collect();
@@ -293,6 +307,8 @@ pub async fn run(registry: &Registry, plan: &Plan) -> anyhow::Result<Outcome> {
         acquired_max_ms: times.last().copied(),
         issue_wait_max_ms: held.iter().map(|a| a.wait_ms).max().unwrap_or(0),
         issue_waits: held.iter().filter(|a| a.wait_ms > 0).count(),
+        registry_cpu_acquiring_ms,
+        bench_cpu_acquiring_ms,
         acquire_failures,
         first_error,
         ops_per_acquisition,

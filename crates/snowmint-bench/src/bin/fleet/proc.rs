@@ -44,19 +44,28 @@ fn stat_fields(pid: u32) -> Option<Vec<String>> {
 
 /// User plus system CPU time of `root` and its descendants, in ms.
 pub fn cpu_ms(root: u32) -> u64 {
+    ticks_to_ms(tree(root).into_iter().map(ticks).sum())
+}
+
+/// User plus system CPU time of this process alone (not the registry it started), in ms.
+pub fn own_cpu_ms() -> u64 {
+    ticks_to_ms(ticks(std::process::id()))
+}
+
+/// utime + stime of one process, in clock ticks.
+fn ticks(pid: u32) -> u64 {
+    stat_fields(pid).map_or(0, |f| {
+        // utime and stime are fields 14 and 15: 11 and 12 from field 3.
+        let at = |i: usize| f.get(i).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
+        at(11) + at(12)
+    })
+}
+
+fn ticks_to_ms(ticks: u64) -> u64 {
     // SAFETY: sysconf has no preconditions.
     let ticks_per_s = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) })
         .unwrap_or(100)
         .max(1);
-    let ticks: u64 = tree(root)
-        .into_iter()
-        .filter_map(stat_fields)
-        // utime and stime are fields 14 and 15: 11 and 12 from field 3.
-        .map(|f| {
-            let at = |i: usize| f.get(i).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
-            at(11) + at(12)
-        })
-        .sum();
     ticks * 1_000 / ticks_per_s
 }
 

@@ -39,6 +39,13 @@ pub fn summary(o: &Outcome) -> String {
         o.load_before,
         o.load_after,
     );
+    let _ = write!(
+        s,
+        "\nCPU until all held: registry_ms={} bench_ms={}",
+        o.registry_cpu_acquiring_ms
+            .map_or_else(|| "-".into(), |ms| ms.to_string()),
+        o.bench_cpu_acquiring_ms
+    );
     if let Some(err) = &o.first_error {
         let _ = write!(s, "\nnot holding: {err}");
     }
