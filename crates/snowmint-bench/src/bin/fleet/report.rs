@@ -136,7 +136,9 @@ fn median_of(runs: &[&Outcome], f: impl Fn(&Outcome) -> Option<f64>) -> Option<f
         .filter(|v| v.is_finite())
         .collect();
     values.sort_by(f64::total_cmp);
-    (!values.is_empty()).then(|| values[values.len() / 2])
+    let n = values.len();
+    // Of an even count, the mean of the middle two.
+    (n > 0).then(|| (values[(n - 1) / 2] + values[n / 2]) / 2.0)
 }
 
 fn series_name(run: &Outcome) -> String {
