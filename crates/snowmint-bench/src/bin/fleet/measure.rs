@@ -177,9 +177,13 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1_000.0
 }
 
-/// The registry's operation count, asked off the runtime's threads.
+/// The registry's operation count, asked off the runtime's threads; `None`, said on
+/// stderr, when the registry does not answer (PostgreSQL with every connection taken).
 async fn operations(registry: &Registry) -> anyhow::Result<Option<(u64, &'static str)>> {
-    tokio::task::block_in_place(|| registry.operations())
+    Ok(tokio::task::block_in_place(|| registry.operations()).unwrap_or_else(|err| {
+        eprintln!("cannot count the registry's operations: {err:#}");
+        None
+    }))
 }
 
 /// Runs `plan` on `registry`.
