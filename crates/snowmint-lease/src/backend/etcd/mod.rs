@@ -35,8 +35,10 @@
 //!
 //! # Cost of an acquisition
 //!
-//! One grant, one read and one take txn in the common case (sticky worker free, or a free
-//! worker among the first listed). Worker keys are listed `PAGE` at a time in key order,
+//! One grant, one read and one take txn in the common case (sticky worker free, or the
+//! first free worker tried). Free workers are tried in an order of each acquirer's own,
+//! drawn from all those listed (up to `SPREAD`), so a fleet that starts together spreads
+//! over the datacenter rather than racing for its first free ids. Worker keys are listed `PAGE` at a time in key order,
 //! and free ids are found in the gaps, so a datacenter with 2^22 worker ids costs the same
 //! as one with 32. At most 1 + `MAX_TAKES` take txns are sent (the sticky one, then free
 //! ones), each lost only to another acquirer that won. Proving that every worker is held
@@ -72,9 +74,6 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
 const CALL_TIMEOUT: Duration = Duration::from_millis(2_500);
 /// Worker and mark keys per listing page: about 100 bytes of JSON each.
 const PAGE: u64 = 256;
-/// Free workers tried per batch, in an order of their own per acquirer so concurrent
-/// acquirers rarely race for the same one.
-const BATCH: usize = 16;
 /// Take txns per acquisition beyond the sticky one; losing more means a storm of
 /// acquirers, and the keeper retries after a backoff.
 const MAX_TAKES: u32 = 16;

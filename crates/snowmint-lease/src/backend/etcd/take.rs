@@ -2,13 +2,12 @@
 //! gaps of the key listing.
 
 use std::collections::HashSet;
-use std::hash::{BuildHasher, RandomState};
 
 use serde_json::json;
 
 use super::gateway::{compare, list, put, range, unavailable};
 use super::keys::{KeyOrder, Keys};
-use super::{BATCH, EtcdRegistry, MAX_TAKES, parse_mark};
+use super::{EtcdRegistry, MAX_TAKES, parse_mark};
 use crate::registry::{Claim, Lease, LeaseError};
 
 impl EtcdRegistry {
@@ -124,7 +123,7 @@ impl EtcdRegistry {
     }
 
     /// Finds and takes a free worker for `lease`: the sticky one, then free ones found in
-    /// the gaps of the key listing.
+    /// the gaps of the key listing, in an order of this acquisition's own.
     pub(super) async fn take_free(
         &self,
         claim: &Claim,
@@ -173,7 +172,7 @@ impl EtcdRegistry {
                 _ => true,
             };
             let mut batch = Vec::new();
-            while batch.len() < BATCH
+            while batch.len() < crate::backend::SPREAD
                 && let Some(worker) = order.next_if(listed)
             {
                 if !held.contains(&worker) && Some(worker) != sticky {
@@ -187,9 +186,7 @@ impl EtcdRegistry {
                 page = self.page(keys, &[last, b"\0"].concat()).await?;
                 continue;
             }
-            let start = RandomState::new().hash_one(&claim.holder) as usize % batch.len();
-            batch.rotate_left(start);
-            for worker in batch {
+            for worker in crate::backend::spread(batch) {
                 if takes == MAX_TAKES {
                     return Err(unavailable(format!(
                         "{MAX_TAKES} free worker ids of datacenter {} were taken by other processes first",

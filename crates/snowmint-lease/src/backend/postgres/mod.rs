@@ -31,7 +31,8 @@ use crate::secured::redact;
 /// expired when `expires_at` is past by the database's `clock_timestamp()`. Acquiring
 /// takes, in one transaction, the claim identity's row if it is free or expired, else the
 /// lowest free or expired row, else creates the lowest missing worker number below
-/// `workers`. Releasing sets the mark to the last id issued, but never below the mark the
+/// `workers` (or, after losing the race to create it, the first missing one from a place
+/// of its own). Releasing sets the mark to the last id issued, but never below the mark the
 /// lease began with.
 ///
 /// `namespace` is the fleet's (`fleet.default`). The row of worker -1 in datacenter -1

@@ -49,17 +49,25 @@ pub(super) fn take_sql(sticky: bool) -> String {
     )
 }
 
-/// The lowest worker number in `0..workers` with no row: 0, or the first row (in index
-/// order) whose successor is missing. Parameters: namespace, datacenter, workers.
-pub(super) const LOWEST_MISSING: &str = "SELECT candidate FROM (
-        SELECT 0::bigint AS candidate
+/// The first worker number in `from..workers` with no row: `from`, or the first row (in
+/// index order) from `from` on whose successor is missing. Parameters: namespace,
+/// datacenter, workers, from.
+///
+/// An acquisition that finds every row held searches from 0; one that lost the race to
+/// create that row searches again from a start of its own, then from 0, so a fleet that
+/// starts together on an empty table creates rows all over the datacenter. Searching from
+/// 0 alone, every acquirer picked the same lowest missing row, all but one waited for its
+/// creator to commit and searched again, so the rows were made one at a time and N
+/// acquirers ran O(N²) searches.
+pub(super) const MISSING_FROM: &str = "SELECT candidate FROM (
+        SELECT $4::bigint AS candidate
         WHERE NOT EXISTS (SELECT FROM snowmint_workers
-                          WHERE namespace = $1 AND datacenter = $2 AND worker = 0)
+                          WHERE namespace = $1 AND datacenter = $2 AND worker = $4)
         UNION ALL
         (SELECT worker + 1 FROM (
              SELECT worker, lead(worker) OVER (ORDER BY worker) AS next
              FROM snowmint_workers
-             WHERE namespace = $1 AND datacenter = $2 AND worker >= 0 AND worker < $3) AS rows
+             WHERE namespace = $1 AND datacenter = $2 AND worker >= $4 AND worker < $3) AS rows
          WHERE next IS DISTINCT FROM worker + 1
          ORDER BY worker
          LIMIT 1)
@@ -103,7 +111,10 @@ pub(super) const LEFT: &str = "SELECT max(high_water), count(high_water),
 /// restore to a point in time) may lack what they wrote before it was first seen on it,
 /// at the latest now. A server with no record that never left timeline 1 started fresh.
 /// The start time and timeline change with every start and promotion, and any role may
-/// read them (`pg_control_system()` would need a superuser). No parameters.
+/// read them (`pg_control_system()` would need a superuser). The row is written only when
+/// the record is not this incarnation's: every acquisition asks, inside its transaction,
+/// and a write would hold the row's lock until it commits, so that a fleet's acquisitions
+/// took turns. No parameters.
 pub(super) const VOUCHED: &str = "WITH live AS (
         SELECT pg_postmaster_start_time()::text || ' timeline ' || timeline AS stamp, timeline,
                ceil(extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint AS started,
@@ -119,21 +130,37 @@ pub(super) const VOUCHED: &str = "WITH live AS (
                     WHEN split_part(recorded.identity, ' timeline ', 2) = live.timeline::text
                       OR (recorded.identity IS NULL AND live.timeline = 1) THEN live.started
                     ELSE live.now END AS since
-        FROM live LEFT JOIN recorded ON true)
-    INSERT INTO snowmint_workers (namespace, datacenter, worker, identity, high_water)
-    SELECT 'snowmint.incarnation', -1, -1, stamp, since FROM chosen
-    ON CONFLICT (namespace, datacenter, worker) DO UPDATE
-    SET identity = EXCLUDED.identity,
-        high_water = CASE WHEN snowmint_workers.identity = EXCLUDED.identity
-                          THEN snowmint_workers.high_water ELSE EXCLUDED.high_water END
-    RETURNING high_water";
+        FROM live LEFT JOIN recorded ON true),
+    written AS (
+        INSERT INTO snowmint_workers (namespace, datacenter, worker, identity, high_water)
+        SELECT 'snowmint.incarnation', -1, -1, stamp, since FROM chosen
+        WHERE NOT EXISTS (SELECT FROM recorded WHERE recorded.identity = chosen.stamp)
+        ON CONFLICT (namespace, datacenter, worker) DO UPDATE
+        SET identity = EXCLUDED.identity,
+            high_water = CASE WHEN snowmint_workers.identity = EXCLUDED.identity
+                              THEN snowmint_workers.high_water ELSE EXCLUDED.high_water END
+        RETURNING high_water)
+    SELECT high_water FROM written
+    UNION ALL
+    SELECT recorded.high_water FROM recorded JOIN live ON recorded.identity = live.stamp
+    LIMIT 1";
 
 /// The largest reach (ms) of the fleet's servers, raised to this one's: kept in the
 /// `high_water` of the fleet's layout row. Parameters: namespace, reach.
-pub(super) const REACH: &str = "UPDATE snowmint_workers
-    SET high_water = greatest(coalesce(high_water, 0), $2)
-    WHERE namespace = $1 AND datacenter = -1 AND worker = -1
-    RETURNING high_water";
+///
+/// Written only to raise it, for the reason [`VOUCHED`] gives. No row when a concurrent
+/// acquisition raised it further while this statement ran (it waited for that one, and its
+/// snapshot is older than the raise): the next statement sees the raise.
+pub(super) const REACH: &str = "WITH raised AS (
+        UPDATE snowmint_workers SET high_water = $2
+        WHERE namespace = $1 AND datacenter = -1 AND worker = -1
+          AND coalesce(high_water, 0) < $2
+        RETURNING high_water)
+    SELECT high_water FROM raised
+    UNION ALL
+    SELECT coalesce(high_water, 0) FROM snowmint_workers
+    WHERE namespace = $1 AND datacenter = -1 AND worker = -1 AND coalesce(high_water, 0) >= $2
+    LIMIT 1";
 
 /// Parameters: namespace, datacenter, worker, holder, TTL in seconds, high-water mark.
 pub(super) const RENEW: &str = "UPDATE snowmint_workers
@@ -154,6 +181,15 @@ pub(super) const RELEASE: &str = "UPDATE snowmint_workers
 
 /// A bound parameter.
 type Param<'a> = &'a (dyn ToSql + Sync);
+
+/// Where a search for a missing row starts: anywhere in `0..workers`, a different place
+/// for each search.
+fn start_of_search(workers: i64) -> i64 {
+    use std::hash::{BuildHasher, RandomState};
+    let anywhere = RandomState::new().hash_one(std::time::SystemTime::now());
+    // `workers` is positive here: a claim of none is refused before any search.
+    i64::try_from(anywhere % workers.unsigned_abs().max(1)).unwrap_or(0)
+}
 
 impl PostgresRegistry {
     pub(super) async fn acquire_on(
@@ -186,15 +222,21 @@ impl PostgresRegistry {
         if taken.is_none() {
             taken = tx.query_opt(&s.take_any, &take).await.map_err(pg)?;
         }
+        let mut from = 0i64;
         let (worker, mark): (i64, Option<i64>) = match taken {
             Some(row) => (row.try_get(0).map_err(pg)?, row.try_get(1).map_err(pg)?),
             // Every row is held: create the lowest missing one. A conflict means another
             // session created that one first and committed it, so the next search sees it
-            // and moves past it; the call's deadline bounds the retries.
+            // and moves past it; the call's deadline bounds the retries. After a conflict
+            // the search starts at a place of its own (MISSING_FROM says why).
             None => loop {
-                let search: [Param; 3] = [ns, &dc, &workers];
-                let missing = tx.query_opt(&s.lowest_missing, &search).await;
-                let Some(missing) = missing.map_err(pg)? else {
+                let search: [Param; 4] = [ns, &dc, &workers, &from];
+                let mut missing = tx.query_opt(&s.missing_from, &search).await.map_err(pg)?;
+                if missing.is_none() && from > 0 {
+                    let search: [Param; 4] = [ns, &dc, &workers, &0i64];
+                    missing = tx.query_opt(&s.missing_from, &search).await.map_err(pg)?;
+                }
+                let Some(missing) = missing else {
                     return Err(LeaseError::Exhausted {
                         datacenter: claim.datacenter,
                         workers: claim.workers,
@@ -208,6 +250,7 @@ impl PostgresRegistry {
                     .map_err(pg)?
                     .is_none()
                 {
+                    from = start_of_search(workers);
                     continue;
                 }
                 // A server of an earlier release holds it under its own namespace: leave
@@ -252,12 +295,22 @@ impl PostgresRegistry {
             .try_get(0)
             .map_err(pg)?;
         let own_reach = bigint("reach", claim.reach_ms())?;
-        let reach: i64 = tx
-            .query_one(&s.reach, &[ns, &own_reach])
-            .await
-            .map_err(pg)?
-            .try_get(0)
-            .map_err(pg)?;
+        let mut reach: Option<i64> = None;
+        // As for the layout: a statement that waited for a concurrent raise sees it only
+        // in the next one.
+        for _ in 0..2 {
+            if let Some(row) = tx
+                .query_opt(&s.reach, &[ns, &own_reach])
+                .await
+                .map_err(pg)?
+            {
+                reach = Some(row.try_get(0).map_err(pg)?);
+                break;
+            }
+        }
+        let reach = reach.ok_or_else(|| {
+            self.unavailable("the fleet's reach changed under two statements that raised it")
+        })?;
         let claim = &claim.clone().reaching(u64::try_from(reach).unwrap_or(0));
         tx.commit().await.map_err(pg)?;
         Ok(Lease {

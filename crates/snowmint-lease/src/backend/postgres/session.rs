@@ -9,7 +9,7 @@ use tokio::sync::MutexGuard;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 
 use super::protocol::{
-    CREATE_TABLE, HOLDER, INSERT, LAYOUT, LEFT, LOWEST_MISSING, REACH, RELEASE, RENEW, VOUCHED,
+    CREATE_TABLE, HOLDER, INSERT, LAYOUT, LEFT, MISSING_FROM, REACH, RELEASE, RENEW, VOUCHED,
     take_sql,
 };
 use super::{PostgresRegistry, one_line};
@@ -36,7 +36,7 @@ pub(super) struct Session {
     pub(super) client: Client,
     pub(super) take_own: Statement,
     pub(super) take_any: Statement,
-    pub(super) lowest_missing: Statement,
+    pub(super) missing_from: Statement,
     pub(super) insert: Statement,
     pub(super) renew: Statement,
     pub(super) holder: Statement,
@@ -169,11 +169,11 @@ impl PostgresRegistry {
         }
         let (take_own, take_any) = (take_sql(true), take_sql(false));
         // Prepared together: the client pipelines them in one round trip.
-        let (take_own, take_any, lowest_missing, insert, renew, holder, release, layout, left) =
+        let (take_own, take_any, missing_from, insert, renew, holder, release, layout, left) =
             tokio::try_join!(
                 client.prepare(&take_own),
                 client.prepare(&take_any),
-                client.prepare(LOWEST_MISSING),
+                client.prepare(MISSING_FROM),
                 client.prepare(INSERT),
                 client.prepare(RENEW),
                 client.prepare(HOLDER),
@@ -189,7 +189,7 @@ impl PostgresRegistry {
             client,
             take_own,
             take_any,
-            lowest_missing,
+            missing_from,
             insert,
             renew,
             holder,

@@ -2,7 +2,6 @@
 //! `multi` on the lease's own session.
 
 use std::collections::HashSet;
-use std::hash::{BuildHasher, RandomState};
 
 use zookeeper_client as zk;
 
@@ -12,9 +11,6 @@ use super::session::{self, Mark, Session};
 use super::{RAISE_TRIES, ZooKeeperRegistry};
 use crate::registry::{Claim, Lease, LeaseError};
 
-/// Free workers tried per batch, in an order of their own per acquirer so concurrent
-/// acquirers rarely race for the same one.
-const BATCH: usize = 16;
 /// Take `multi`s per acquisition beyond the sticky one; losing more means a storm of
 /// acquirers, and the keeper retries after a backoff.
 const MAX_TAKES: u32 = 16;
@@ -142,7 +138,8 @@ impl ZooKeeperRegistry {
         Ok(u64::try_from(stat.ctime).unwrap_or(0))
     }
 
-    /// Takes the sticky worker if free, else a free one, on `client`'s session.
+    /// Takes the sticky worker if free, else a free one, tried in an order of this
+    /// acquisition's own, on `client`'s session.
     async fn take_any(&self, client: &zk::Client, claim: &Claim) -> Result<Lease, LeaseError> {
         let nodes = Nodes::new(&self.target.root, claim);
         let failed = |what: &str, err| self.failed(what, err);
@@ -198,16 +195,14 @@ impl ZooKeeperRegistry {
         let mut free = (0..claim.workers).filter(|w| !held.contains(w) && Some(*w) != sticky);
         let mut takes = 0;
         loop {
-            let mut batch: Vec<u64> = free.by_ref().take(BATCH).collect();
+            let batch: Vec<u64> = free.by_ref().take(crate::backend::SPREAD).collect();
             if batch.is_empty() {
                 return Err(LeaseError::Exhausted {
                     datacenter: claim.datacenter,
                     workers: claim.workers,
                 });
             }
-            let start = RandomState::new().hash_one(&claim.holder) as usize % batch.len();
-            batch.rotate_left(start);
-            for worker in batch {
+            for worker in crate::backend::spread(batch) {
                 if takes == MAX_TAKES {
                     return Err(self.unavailable(&format!(
                         "{MAX_TAKES} free worker ids of datacenter {} were taken by other processes first",
