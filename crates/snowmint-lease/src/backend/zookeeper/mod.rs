@@ -52,7 +52,7 @@
 //! Without a user in the URL, nodes are made with the open ACL (`world:anyone`), as
 //! before. With one (`zookeeper://USER:PASSWORD@...`, or `password_file=FILE`), every
 //! session authenticates with the `digest` scheme (`addauth digest USER:PASSWORD`, sent
-//! again by the client on every reconnection), and every node the registry makes carries
+//! once the session is open, and again by the client on every reconnection), and every node the registry makes carries
 //! an ACL of two entries: all rights to that user (`digest:USER:DIGEST`, named rather
 //! than `auth`, which would also grant them to the TLS client certificate's `x509`
 //! identity, often shared), and reading to anyone (`world:anyone`), so that operators can
@@ -74,14 +74,14 @@ use zookeeper_client as zk;
 
 use self::session::{Session, Sessions};
 use self::url::Target;
-
-/// How long a TLS connection to one ZooKeeper server may take, handshake included.
-const TLS_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
 use crate::registry::{Claim, Lease, LeaseError, Registry};
 
 /// Every call (acquire, renew, release) ends within this, opening a session included,
 /// so a registry that is down or frozen is reported while the fence still stands.
 const CALL_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a TLS connection to one ZooKeeper server may take, handshake included: the
+/// Java server's handshake alone can pass a second when it is busy.
+const TLS_CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// Attempts to raise a mark whose version moved under a lost answer.
 const RAISE_TRIES: u32 = 3;
 
@@ -226,23 +226,13 @@ impl ZooKeeperRegistry {
                     i32::MAX
                 ))
             })?;
-        let mut connector = zk::Client::connector()
-            .with_session_timeout(Duration::from_millis(asked.unsigned_abs().into()))
+        let session_timeout = Duration::from_millis(asked.unsigned_abs().into());
+        let connector = zk::Client::connector()
+            .with_session_timeout(session_timeout)
             // Fails at once when no server accepts a connection, rather than trying again
             // until the session timeout.
             .with_fail_eagerly()
-            // Per server: by default 2/5 of the session timeout, short for a TLS handshake;
-            // over TLS the Java server's handshake alone can pass a second when it is busy
-            // (seen: `NoHosts` in tests run side by side), so it gets three.
-            .with_connection_timeout(if self.tls.is_some() {
-                TLS_CONNECT_TIMEOUT
-            } else {
-                super::CONNECT_TIMEOUT
-            });
-        if let Some(user) = &self.target.user {
-            // Sent again by the client with every reconnection of the session.
-            connector = connector.with_auth("digest", &url::digest_auth(user));
-        }
+            .with_connection_timeout(connection_timeout(self.tls.is_some(), session_timeout));
         let opened = match &self.tls {
             Some(options) => {
                 connector
@@ -252,14 +242,42 @@ impl ZooKeeperRegistry {
             }
             None => connector.connect(&self.target.hosts).await,
         };
-        match opened {
-            Ok(client) => Ok(client),
-            Err(err) => match tls::diagnose(&self.target).await {
-                Some(why) => Err(self.failed(&format!("cannot open a session: {why}"), err)),
-                None => Err(self.failed("cannot open a session", err)),
-            },
+        let client = match opened {
+            Ok(client) => client,
+            Err(err) => {
+                return match tls::diagnose(&self.target).await {
+                    Some(why) => Err(self.failed(&format!("cannot open a session: {why}"), err)),
+                    None => Err(self.failed("cannot open a session", err)),
+                };
+            }
+        };
+        if let Some(user) = &self.target.user {
+            // Only once the session is open: sent with the connect request, as the
+            // connector's `with_auth` does, a busy server can answer the auth before the
+            // session (its creation waits for a commit), and the client then takes that
+            // answer for the connect response and drops the connection ("insufficient
+            // buf", then `NoHosts`). The client sends it again on every reconnection.
+            client
+                .auth("digest", &url::digest_auth(user))
+                .await
+                .map_err(|err| self.failed("cannot authenticate the session", err))?;
         }
+        Ok(client)
     }
+}
+
+/// How long a connection to one server may take, handshake and connect response included,
+/// for a session that asks for `session_timeout`: [`TLS_CONNECT_TIMEOUT`] over TLS, else
+/// [`CONNECT_TIMEOUT`](super::CONNECT_TIMEOUT), at most 3/5 of the session timeout. The
+/// client honours no more than that, and above it would use 2/5 instead: 0.8 s for a 2 s
+/// TTL, which a busy server's TLS handshake and session creation passed.
+fn connection_timeout(tls: bool, session_timeout: Duration) -> Duration {
+    let wanted = if tls {
+        TLS_CONNECT_TIMEOUT
+    } else {
+        super::CONNECT_TIMEOUT
+    };
+    wanted.min(session_timeout * 3 / 5)
 }
 
 #[async_trait::async_trait]
