@@ -514,6 +514,100 @@ async fn a_response_nobody_takes_is_abandoned_after_the_idle_timeout() {
     );
 }
 
+/// A gRPC call whose message never comes, comes in part, is never ended, or trickles in,
+/// is the client's wait, not the server's: its connection is closed after the idle
+/// timeout, counted as `body_read`, while a message that comes within it is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_calls_whose_message_does_not_come_are_closed_after_the_idle_timeout() {
+    let (_state, serve) = start(&["--idle-timeout-ms", "1000"]);
+    let grpc = serve.grpc.unwrap();
+    let next = grpc_message(&snowmint_proto::v1::NextRequest {});
+    // (what the client sends, with pauses between, and whether it ends the stream)
+    let held: [(&str, Vec<Vec<u8>>, bool); 4] = [
+        ("headers only", vec![], false),
+        ("half a prefix", vec![vec![0, 0]], false),
+        ("a whole message, never ended", vec![next.to_vec()], false),
+        (
+            "a message trickled a byte at a time",
+            [0u8, 0, 0, 0, 2, 0x08, 0x05]
+                .iter()
+                .map(|b| vec![*b])
+                .collect(),
+            true,
+        ),
+    ];
+    // Sends `pieces`, `pause` apart, the first `pause` after the headers, ending the
+    // stream with the last if `end`.
+    let call = async |pieces: Vec<Vec<u8>>, end: bool, pause: Duration| {
+        let tcp = tokio::net::TcpStream::connect(grpc).await.unwrap();
+        let (client, connection) = h2::client::handshake(tcp).await.unwrap();
+        let connection = tokio::spawn(connection);
+        let mut client = client.ready().await.unwrap();
+        let request = http::Request::post(format!("http://{grpc}/snowmint.v1.IdService/Next"))
+            .version(http::Version::HTTP_2)
+            .header("content-type", "application/grpc")
+            .header("te", "trailers")
+            .body(())
+            .unwrap();
+        let started = Instant::now();
+        let (response, mut body) = client.send_request(request, false).unwrap();
+        let count = pieces.len();
+        let sender = tokio::spawn(async move {
+            for (i, piece) in pieces.into_iter().enumerate() {
+                tokio::time::sleep(pause).await;
+                if body
+                    .send_data(Bytes::from(piece), end && i + 1 == count)
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            // Held open: dropping an unfinished stream would reset it.
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            drop(body);
+        });
+        (started, response, connection, sender, client)
+    };
+    let mut calls = Vec::new();
+    for (case, pieces, end) in held {
+        calls.push((case, call(pieces, end, Duration::from_millis(300)).await));
+    }
+    // A message that comes within the idle timeout is answered.
+    let (_, answered, _connection, _sender, _client) =
+        call(vec![next.to_vec()], true, Duration::from_millis(600)).await;
+    let answered = tokio::time::timeout(Duration::from_secs(5), answered)
+        .await
+        .expect("a call whose message comes in time is answered")
+        .unwrap();
+    assert_eq!(answered.status(), 200);
+    assert_eq!(
+        answered.headers().get("grpc-status"),
+        None,
+        "not a trailers-only refusal"
+    );
+    for (case, (started, _response, connection, sender, client)) in calls {
+        let _ = tokio::time::timeout(Duration::from_secs(5), connection)
+            .await
+            .unwrap_or_else(|_| panic!("{case}: the server closes the connection"));
+        let closed = started.elapsed();
+        assert!(
+            closed >= Duration::from_millis(900) && closed < Duration::from_secs(4),
+            "{case}: closed after {closed:?}"
+        );
+        sender.abort();
+        drop(client);
+    }
+    let (_, metrics) = tokio::task::spawn_blocking(move || http_get(serve.http, "/metrics"))
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains(
+            "snowmint_connections_timed_out_total{protocol=\"grpc\",timeout=\"body_read\"} 4\n"
+        ),
+        "{metrics}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_oversized_http2_header_list_gets_a_json_431() {
     let (_state, serve) = start(&[]);

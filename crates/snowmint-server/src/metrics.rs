@@ -52,7 +52,8 @@ pub struct TimeoutLabels {
     /// The port: `http`, `grpc` or `thrift`.
     pub protocol: &'static str,
     /// `header_read` (a request head, a Thrift frame or a TLS handshake too slow), `idle`
-    /// (nothing to do) or `stalled` (a response its reader stopped taking).
+    /// (nothing to do), `stalled` (a response its reader stopped taking) or `body_read`
+    /// (requests waiting for bodies their clients do not send).
     pub timeout: &'static str,
 }
 
@@ -139,7 +140,7 @@ impl Metrics {
         let connections_timed_out = Family::<TimeoutLabels, Counter>::default();
         registry.register(
             "connections_timed_out",
-            "Connections closed by header_read_timeout_ms (header_read: a request head, a Thrift frame or a TLS handshake) or idle_timeout_ms (idle, or stalled: a response its reader stopped taking)",
+            "Connections closed by header_read_timeout_ms (header_read: a request head, a Thrift frame or a TLS handshake) or idle_timeout_ms (idle; stalled: a response its reader stopped taking; body_read: requests waiting for bodies their clients do not send)",
             connections_timed_out.clone(),
         );
         let ids_in_flight = Gauge::default();

@@ -2,16 +2,20 @@
 //! sending responses, when it last moved, and what to do when it has not moved for too long.
 //!
 //! Progress is a request arriving, a piece of a response body taken by the transport, or
-//! a response finished. Reads alone are not progress: a client trickling a head or pinging
-//! forever does not keep a connection.
+//! a response finished. Reads alone are not progress: a client trickling a head or a
+//! request body, or pinging forever, does not keep a connection. A request waiting for a
+//! body its client does not send is the client's wait, not the server's: it keeps the
+//! connection no longer than the idle timeout.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::SeqCst};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 use hyper::{Request, Response};
 use tokio::sync::Notify;
@@ -30,6 +34,9 @@ pub enum WatchdogCall {
     HeadTimeout,
     /// Nothing in flight and no progress for `idle_timeout_ms`: close gracefully.
     Idle,
+    /// Requests in flight that all wait for bodies their clients have not sent, and no
+    /// progress for `idle_timeout_ms`: close.
+    BodyRead,
     /// Responses in flight that the reader has not taken from for `idle_timeout_ms`: close.
     Stalled,
 }
@@ -42,6 +49,8 @@ pub struct Conn {
     idle_timeout: Duration,
     /// Requests handed to the router whose response has not come back yet.
     pending: AtomicU32,
+    /// Of those, the ones waiting for a piece of their body the client has not sent.
+    awaiting_body: AtomicU32,
     /// Responses whose body the transport has not finished taking.
     sending: AtomicU32,
     /// When it last made progress, in ms since `start`.
@@ -66,6 +75,7 @@ impl Conn {
             header_read_timeout: limits.header_read_timeout,
             idle_timeout: limits.idle_timeout,
             pending: AtomicU32::new(0),
+            awaiting_body: AtomicU32::new(0),
             sending: AtomicU32::new(0),
             progress_ms: AtomicU64::new(0),
             head_since: AtomicU64::new(1),
@@ -135,6 +145,11 @@ impl Conn {
         Pending(Arc::clone(self))
     }
 
+    /// Whether a request in the router is the server's own work, not a wait for its body.
+    fn working(&self) -> bool {
+        self.pending.load(SeqCst) > self.awaiting_body.load(SeqCst)
+    }
+
     /// When the watchdog should look again.
     pub fn deadline(&self) -> Instant {
         self.start + Duration::from_millis(self.deadline_ms())
@@ -146,7 +161,7 @@ impl Conn {
         let head = self.head_since.load(SeqCst);
         let at = if head != 0 {
             head - 1 + duration_ms(self.header_read_timeout)
-        } else if self.pending.load(SeqCst) > 0 {
+        } else if self.working() {
             now + duration_ms(self.idle_timeout)
         } else {
             self.progress_ms.load(SeqCst) + duration_ms(self.idle_timeout)
@@ -167,10 +182,10 @@ impl Conn {
             };
         }
         // The server's own waits (the budget, the clock) are bounded elsewhere.
-        if self.pending.load(SeqCst) > 0
-            || now < self.progress_ms.load(SeqCst) + duration_ms(self.idle_timeout)
-        {
+        if self.working() || now < self.progress_ms.load(SeqCst) + duration_ms(self.idle_timeout) {
             WatchdogCall::Open
+        } else if self.pending.load(SeqCst) > 0 {
+            WatchdogCall::BodyRead
         } else if self.sending.load(SeqCst) > 0 {
             WatchdogCall::Stalled
         } else {
@@ -199,6 +214,67 @@ impl Pending {
 impl Drop for Pending {
     fn drop(&mut self) {
         self.0.pending.fetch_sub(1, SeqCst);
+    }
+}
+
+/// A request's body as the connection's watchdog sees it: while the router waits for a
+/// piece the client has not sent, the request counts as waiting for its client. Pieces
+/// read are not progress, so a body trickled in keeps the connection no longer than one
+/// never sent.
+pub struct Awaited {
+    inner: Incoming,
+    conn: Arc<Conn>,
+    /// Whether this body is counted in `awaiting_body`.
+    waiting: bool,
+}
+
+impl Awaited {
+    pub fn new(inner: Incoming, conn: Arc<Conn>) -> Awaited {
+        Awaited {
+            inner,
+            conn,
+            waiting: false,
+        }
+    }
+
+    fn waiting(&mut self, waiting: bool) {
+        if self.waiting != waiting {
+            self.waiting = waiting;
+            if waiting {
+                self.conn.awaiting_body.fetch_add(1, SeqCst);
+                self.conn.wake_if_sooner();
+            } else {
+                self.conn.awaiting_body.fetch_sub(1, SeqCst);
+            }
+        }
+    }
+}
+
+impl Body for Awaited {
+    type Data = bytes::Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<bytes::Bytes>, hyper::Error>>> {
+        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        self.waiting(polled.is_pending());
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Drop for Awaited {
+    fn drop(&mut self) {
+        self.waiting(false);
     }
 }
 
@@ -247,6 +323,8 @@ impl hyper::service::Service<Request<Incoming>> for PerConnection {
 
     fn call(&self, request: Request<Incoming>) -> Self::Future {
         let pending = self.conn.request();
+        let conn = Arc::clone(&self.conn);
+        let request = request.map(|body| Awaited::new(body, conn));
         let service = self.service.clone();
         let caller = self.caller.for_request(request.headers());
         let piece = self.piece;
@@ -329,6 +407,27 @@ mod tests {
         tokio::time::advance(Duration::from_millis(10)).await;
         conn.head_bytes();
         assert!(!woken(&conn));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn requests_that_all_wait_for_their_bodies_are_the_clients_wait() {
+        let conn = Arc::new(Conn::new(&limits()));
+        let waiting = conn.request();
+        conn.awaiting_body.fetch_add(1, SeqCst);
+        // Another request is the server's work: the connection stays open.
+        let working = conn.request();
+        tokio::time::advance(Duration::from_secs(60)).await;
+        assert_eq!(conn.verdict(), WatchdogCall::Open);
+        // Once it is answered, only the client's wait is left, and no progress for 5 s.
+        drop(working.into_sending());
+        assert_eq!(conn.verdict(), WatchdogCall::Open);
+        assert_eq!(conn.deadline(), Instant::now() + Duration::from_secs(5));
+        tokio::time::advance(Duration::from_secs(5)).await;
+        assert_eq!(conn.verdict(), WatchdogCall::BodyRead);
+        // Its body comes: the server works on it again.
+        conn.awaiting_body.fetch_sub(1, SeqCst);
+        assert_eq!(conn.verdict(), WatchdogCall::Open);
+        drop(waiting);
     }
 
     #[tokio::test(start_paused = true)]

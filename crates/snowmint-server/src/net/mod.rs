@@ -348,6 +348,7 @@ impl Net {
                         WatchdogCall::HeadTimeout => "header_read",
                         WatchdogCall::Stalled => "stalled",
                         WatchdogCall::Idle => "idle",
+                        WatchdogCall::BodyRead => "body_read",
                     };
                     self.state
                         .metrics
