@@ -11,7 +11,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering::SeqCst};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -49,7 +49,8 @@ pub struct Conn {
     idle_timeout: Duration,
     /// Requests handed to the router whose response has not come back yet.
     pending: AtomicU32,
-    /// Of those, the ones waiting for a piece of their body the client has not sent.
+    /// Of those, the ones waiting for a piece of their body the client has not sent
+    /// ([`Awaited`]).
     awaiting_body: AtomicU32,
     /// Responses whose body the transport has not finished taking.
     sending: AtomicU32,
@@ -142,7 +143,10 @@ impl Conn {
         self.pending.fetch_add(1, SeqCst);
         self.progress();
         self.head_done();
-        Pending(Arc::clone(self))
+        Pending {
+            conn: Arc::clone(self),
+            body: Arc::new(AtomicU8::new(READING)),
+        }
     }
 
     /// Whether a request in the router is the server's own work, not a wait for its body.
@@ -200,20 +204,52 @@ fn duration_ms(d: Duration) -> u64 {
 }
 
 /// A request in the router; dropped when its response comes back or it is cancelled.
-pub struct Pending(Arc<Conn>);
+pub struct Pending {
+    conn: Arc<Conn>,
+    /// Where its body is: [`READING`], [`WAITING`] or [`ANSWERED`].
+    body: Arc<AtomicU8>,
+}
+
+/// The router may read the request's body, or has it all.
+const READING: u8 = 0;
+/// The router waits for a piece of the body the client has not sent: the request is
+/// counted in `awaiting_body`.
+const WAITING: u8 = 1;
+/// The request is no longer in the router: its body is no longer the connection's concern.
+const ANSWERED: u8 = 2;
 
 impl Pending {
     /// Its response is being sent: until the returned guard is dropped.
     pub fn into_sending(self) -> Sending {
         // Counted as sending before it stops pending, so it is never between requests.
-        self.0.sending.fetch_add(1, SeqCst);
-        Sending(Arc::clone(&self.0))
+        self.conn.sending.fetch_add(1, SeqCst);
+        Sending(Arc::clone(&self.conn))
+    }
+
+    /// The request's `body`, telling the connection when the router waits for it.
+    pub fn body(&self, body: Incoming) -> Awaited {
+        Awaited {
+            inner: body,
+            wait: self.body_wait(),
+        }
+    }
+
+    fn body_wait(&self) -> BodyWait {
+        BodyWait {
+            conn: Arc::clone(&self.conn),
+            state: Arc::clone(&self.body),
+        }
     }
 }
 
 impl Drop for Pending {
     fn drop(&mut self) {
-        self.0.pending.fetch_sub(1, SeqCst);
+        // A body still read after its request is answered (a stream's) waits on nothing
+        // of the connection's.
+        if self.body.swap(ANSWERED, SeqCst) == WAITING {
+            self.conn.awaiting_body.fetch_sub(1, SeqCst);
+        }
+        self.conn.pending.fetch_sub(1, SeqCst);
     }
 }
 
@@ -223,29 +259,43 @@ impl Drop for Pending {
 /// never sent.
 pub struct Awaited {
     inner: Incoming,
-    conn: Arc<Conn>,
-    /// Whether this body is counted in `awaiting_body`.
-    waiting: bool,
+    wait: BodyWait,
 }
 
-impl Awaited {
-    pub fn new(inner: Incoming, conn: Arc<Conn>) -> Awaited {
-        Awaited {
-            inner,
-            conn,
-            waiting: false,
-        }
-    }
+/// Whether the router waits for a request's body.
+struct BodyWait {
+    conn: Arc<Conn>,
+    /// Its request's [`Pending::body`] state.
+    state: Arc<AtomicU8>,
+}
 
-    fn waiting(&mut self, waiting: bool) {
-        if self.waiting != waiting {
-            self.waiting = waiting;
-            if waiting {
-                self.conn.awaiting_body.fetch_add(1, SeqCst);
+impl BodyWait {
+    /// The router waits for the body, or no longer does: counted in `awaiting_body` while
+    /// it waits and its request is in the router. The count is raised before the state
+    /// says so and lowered after, so it never goes below zero, where it would wrap and
+    /// make every request on the connection look like a wait for its client.
+    fn waiting(&self, waiting: bool) {
+        let awaiting = &self.conn.awaiting_body;
+        if waiting {
+            if self.state.load(SeqCst) != READING {
+                return;
+            }
+            awaiting.fetch_add(1, SeqCst);
+            if self
+                .state
+                .compare_exchange(READING, WAITING, SeqCst, SeqCst)
+                .is_ok()
+            {
                 self.conn.wake_if_sooner();
             } else {
-                self.conn.awaiting_body.fetch_sub(1, SeqCst);
+                awaiting.fetch_sub(1, SeqCst);
             }
+        } else if self
+            .state
+            .compare_exchange(WAITING, READING, SeqCst, SeqCst)
+            .is_ok()
+        {
+            awaiting.fetch_sub(1, SeqCst);
         }
     }
 }
@@ -259,7 +309,7 @@ impl Body for Awaited {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<bytes::Bytes>, hyper::Error>>> {
         let polled = Pin::new(&mut self.inner).poll_frame(cx);
-        self.waiting(polled.is_pending());
+        self.wait.waiting(polled.is_pending());
         polled
     }
 
@@ -272,7 +322,7 @@ impl Body for Awaited {
     }
 }
 
-impl Drop for Awaited {
+impl Drop for BodyWait {
     fn drop(&mut self) {
         self.waiting(false);
     }
@@ -323,8 +373,7 @@ impl hyper::service::Service<Request<Incoming>> for PerConnection {
 
     fn call(&self, request: Request<Incoming>) -> Self::Future {
         let pending = self.conn.request();
-        let conn = Arc::clone(&self.conn);
-        let request = request.map(|body| Awaited::new(body, conn));
+        let request = request.map(|body| pending.body(body));
         let service = self.service.clone();
         let caller = self.caller.for_request(request.headers());
         let piece = self.piece;
@@ -413,7 +462,8 @@ mod tests {
     async fn requests_that_all_wait_for_their_bodies_are_the_clients_wait() {
         let conn = Arc::new(Conn::new(&limits()));
         let waiting = conn.request();
-        conn.awaiting_body.fetch_add(1, SeqCst);
+        let body = waiting.body_wait();
+        body.waiting(true);
         // Another request is the server's work: the connection stays open.
         let working = conn.request();
         tokio::time::advance(Duration::from_secs(60)).await;
@@ -425,9 +475,24 @@ mod tests {
         tokio::time::advance(Duration::from_secs(5)).await;
         assert_eq!(conn.verdict(), WatchdogCall::BodyRead);
         // Its body comes: the server works on it again.
-        conn.awaiting_body.fetch_sub(1, SeqCst);
+        body.waiting(false);
         assert_eq!(conn.verdict(), WatchdogCall::Open);
-        drop(waiting);
+        // Answered while its body is still read (a stream's): nothing waits any more,
+        // and a body read after its answer is not counted.
+        body.waiting(true);
+        let sending = waiting.into_sending();
+        assert_eq!(conn.awaiting_body.load(SeqCst), 0);
+        body.waiting(true);
+        assert_eq!(conn.awaiting_body.load(SeqCst), 0);
+        let working = conn.request();
+        tokio::time::advance(Duration::from_secs(60)).await;
+        assert_eq!(
+            conn.verdict(),
+            WatchdogCall::Open,
+            "the other request is the server's"
+        );
+        drop((body, sending, working));
+        assert_eq!(conn.awaiting_body.load(SeqCst), 0);
     }
 
     #[tokio::test(start_paused = true)]
