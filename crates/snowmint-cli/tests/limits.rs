@@ -517,6 +517,7 @@ async fn a_response_nobody_takes_is_abandoned_after_the_idle_timeout() {
 /// A gRPC call whose message never comes, comes in part, is never ended, or trickles in,
 /// is the client's wait, not the server's: its connection is closed after the idle
 /// timeout, counted as `body_read`, while a message that comes within it is answered.
+/// Calls opened and cancelled beside it do not keep the connection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grpc_calls_whose_message_does_not_come_are_closed_after_the_idle_timeout() {
     let (_state, serve) = start(&["--idle-timeout-ms", "1000"]);
@@ -572,6 +573,36 @@ async fn grpc_calls_whose_message_does_not_come_are_closed_after_the_idle_timeou
     for (case, pieces, end) in held {
         calls.push((case, call(pieces, end, Duration::from_millis(300)).await));
     }
+    // Beside a call with headers only, calls opened and cancelled before their answers,
+    // which are no progress.
+    let (started, response, connection, sender, client) =
+        call(vec![], false, Duration::from_millis(300)).await;
+    let cancelling = {
+        let mut client = client.clone();
+        tokio::spawn(async move {
+            for _ in 0..20 {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                let Ok(ready) = client.ready().await else {
+                    return;
+                };
+                client = ready;
+                let request =
+                    http::Request::post(format!("http://{grpc}/snowmint.v1.IdService/Next"))
+                        .version(http::Version::HTTP_2)
+                        .header("content-type", "application/grpc")
+                        .body(())
+                        .unwrap();
+                // Dropped at once: the stream is reset.
+                if client.send_request(request, false).is_err() {
+                    return;
+                }
+            }
+        })
+    };
+    calls.push((
+        "headers only, beside calls cancelled every 250 ms",
+        (started, response, connection, sender, client),
+    ));
     // A message that comes within the idle timeout is answered.
     let (_, answered, _connection, _sender, _client) =
         call(vec![next.to_vec()], true, Duration::from_millis(600)).await;
@@ -597,12 +628,13 @@ async fn grpc_calls_whose_message_does_not_come_are_closed_after_the_idle_timeou
         sender.abort();
         drop(client);
     }
+    cancelling.abort();
     let (_, metrics) = tokio::task::spawn_blocking(move || http_get(serve.http, "/metrics"))
         .await
         .unwrap();
     assert!(
         metrics.contains(
-            "snowmint_connections_timed_out_total{protocol=\"grpc\",timeout=\"body_read\"} 4\n"
+            "snowmint_connections_timed_out_total{protocol=\"grpc\",timeout=\"body_read\"} 5\n"
         ),
         "{metrics}"
     );

@@ -1,11 +1,12 @@
 //! One connection's progress: whether it is reading a request head, serving requests or
 //! sending responses, when it last moved, and what to do when it has not moved for too long.
 //!
-//! Progress is a request arriving, a piece of a response body taken by the transport, or
-//! a response finished. Reads alone are not progress: a client trickling a head or a
-//! request body, or pinging forever, does not keep a connection. A request waiting for a
-//! body its client does not send is the client's wait, not the server's: it keeps the
-//! connection no longer than the idle timeout.
+//! Progress is a response begun, a piece of a response body taken by the transport, or a
+//! response finished. Reads alone are not progress: a client trickling a head or a request
+//! body, pinging forever, or opening requests and cancelling them before their answers,
+//! does not keep a connection. A request waiting for a body its client does not send is
+//! the client's wait, not the server's: once it has waited out the idle timeout from its
+//! arrival, it keeps the connection no longer than the idle timeout from its last progress.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -34,8 +35,9 @@ pub enum WatchdogCall {
     HeadTimeout,
     /// Nothing in flight and no progress for `idle_timeout_ms`: close gracefully.
     Idle,
-    /// Requests in flight that all wait for bodies their clients have not sent, and no
-    /// progress for `idle_timeout_ms`: close.
+    /// Requests in flight that all wait for bodies their clients have not sent, one of
+    /// them since `idle_timeout_ms` after its arrival, and no progress for
+    /// `idle_timeout_ms`: close.
     BodyRead,
     /// Responses in flight that the reader has not taken from for `idle_timeout_ms`: close.
     Stalled,
@@ -52,6 +54,8 @@ pub struct Conn {
     /// Of those, the ones waiting for a piece of their body the client has not sent
     /// ([`Awaited`]).
     awaiting_body: AtomicU32,
+    /// Of those, the ones that have waited past the idle timeout from their arrival.
+    overdue_bodies: AtomicU32,
     /// Responses whose body the transport has not finished taking.
     sending: AtomicU32,
     /// When it last made progress, in ms since `start`.
@@ -77,6 +81,7 @@ impl Conn {
             idle_timeout: limits.idle_timeout,
             pending: AtomicU32::new(0),
             awaiting_body: AtomicU32::new(0),
+            overdue_bodies: AtomicU32::new(0),
             sending: AtomicU32::new(0),
             progress_ms: AtomicU64::new(0),
             head_since: AtomicU64::new(1),
@@ -139,13 +144,14 @@ impl Conn {
     }
 
     /// A request reached the router (a Thrift call, its processor).
+    /// Its arrival is not progress: a request cancelled before its answer leaves none.
     pub fn request(self: &Arc<Conn>) -> Pending {
         self.pending.fetch_add(1, SeqCst);
-        self.progress();
         self.head_done();
         Pending {
             conn: Arc::clone(self),
             body: Arc::new(AtomicU8::new(READING)),
+            arrived: Instant::now(),
         }
     }
 
@@ -165,7 +171,10 @@ impl Conn {
         let head = self.head_since.load(SeqCst);
         let at = if head != 0 {
             head - 1 + duration_ms(self.header_read_timeout)
-        } else if self.working() {
+        } else if self.working()
+            || (self.pending.load(SeqCst) > 0 && self.overdue_bodies.load(SeqCst) == 0)
+        {
+            // The server's work, or bodies not yet overdue: their own timers wake it.
             now + duration_ms(self.idle_timeout)
         } else {
             self.progress_ms.load(SeqCst) + duration_ms(self.idle_timeout)
@@ -189,7 +198,11 @@ impl Conn {
         if self.working() || now < self.progress_ms.load(SeqCst) + duration_ms(self.idle_timeout) {
             WatchdogCall::Open
         } else if self.pending.load(SeqCst) > 0 {
-            WatchdogCall::BodyRead
+            if self.overdue_bodies.load(SeqCst) > 0 {
+                WatchdogCall::BodyRead
+            } else {
+                WatchdogCall::Open
+            }
         } else if self.sending.load(SeqCst) > 0 {
             WatchdogCall::Stalled
         } else {
@@ -206,8 +219,9 @@ fn duration_ms(d: Duration) -> u64 {
 /// A request in the router; dropped when its response comes back or it is cancelled.
 pub struct Pending {
     conn: Arc<Conn>,
-    /// Where its body is: [`READING`], [`WAITING`] or [`ANSWERED`].
+    /// Where its body is: [`READING`], [`WAITING`], [`OVERDUE`] or [`ANSWERED`].
     body: Arc<AtomicU8>,
+    arrived: Instant,
 }
 
 /// The router may read the request's body, or has it all.
@@ -217,13 +231,36 @@ const READING: u8 = 0;
 const WAITING: u8 = 1;
 /// The request is no longer in the router: its body is no longer the connection's concern.
 const ANSWERED: u8 = 2;
+/// Waiting, past the idle timeout from the request's arrival: counted in `overdue_bodies`
+/// too.
+const OVERDUE: u8 = 3;
+/// The body could not be read: the client reset its stream or went away. The answer to
+/// such a request is no progress: a client that opens requests and resets them does not
+/// earn the connection's keep with the refusals nobody reads. Final, as `ANSWERED`.
+const BROKEN: u8 = 4;
+
+/// How a body's state counts in `awaiting_body` and `overdue_bodies`.
+fn counted(state: u8) -> (u32, u32) {
+    match state {
+        WAITING => (1, 0),
+        OVERDUE => (1, 1),
+        _ => (0, 0),
+    }
+}
 
 impl Pending {
     /// Its response is being sent: until the returned guard is dropped.
     pub fn into_sending(self) -> Sending {
         // Counted as sending before it stops pending, so it is never between requests.
         self.conn.sending.fetch_add(1, SeqCst);
-        Sending(Arc::clone(&self.conn))
+        let progress = self.body.load(SeqCst) != BROKEN;
+        if progress {
+            self.conn.progress();
+        }
+        Sending {
+            conn: Arc::clone(&self.conn),
+            progress,
+        }
     }
 
     /// The request's `body`, telling the connection when the router waits for it.
@@ -238,6 +275,9 @@ impl Pending {
         BodyWait {
             conn: Arc::clone(&self.conn),
             state: Arc::clone(&self.body),
+            due: self.arrived + self.conn.idle_timeout,
+            timer: None,
+            overdue: false,
         }
     }
 }
@@ -246,9 +286,9 @@ impl Drop for Pending {
     fn drop(&mut self) {
         // A body still read after its request is answered (a stream's) waits on nothing
         // of the connection's.
-        if self.body.swap(ANSWERED, SeqCst) == WAITING {
-            self.conn.awaiting_body.fetch_sub(1, SeqCst);
-        }
+        let (awaiting, overdue) = counted(self.body.swap(ANSWERED, SeqCst));
+        self.conn.overdue_bodies.fetch_sub(overdue, SeqCst);
+        self.conn.awaiting_body.fetch_sub(awaiting, SeqCst);
         self.conn.pending.fetch_sub(1, SeqCst);
     }
 }
@@ -262,40 +302,78 @@ pub struct Awaited {
     wait: BodyWait,
 }
 
-/// Whether the router waits for a request's body.
+/// Whether the router waits for a request's body, and how long it has.
 struct BodyWait {
     conn: Arc<Conn>,
-    /// Its request's [`Pending::body`] state.
+    /// Its request's [`Pending::body`] state; only its request's drop changes it too,
+    /// to [`ANSWERED`], which is final.
     state: Arc<AtomicU8>,
+    /// The request's arrival plus the idle timeout.
+    due: Instant,
+    /// Set for `due` while the body is waited for, until it passes.
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// Whether `due` has passed.
+    overdue: bool,
 }
 
 impl BodyWait {
-    /// The router waits for the body, or no longer does: counted in `awaiting_body` while
-    /// it waits and its request is in the router. The count is raised before the state
-    /// says so and lowered after, so it never goes below zero, where it would wrap and
-    /// make every request on the connection look like a wait for its client.
-    fn waiting(&self, waiting: bool) {
-        let awaiting = &self.conn.awaiting_body;
-        if waiting {
-            if self.state.load(SeqCst) != READING {
-                return;
+    /// The body was polled: `pending` if the router now waits for a piece of it, `broken`
+    /// if it failed.
+    fn polled(&mut self, pending: bool, broken: bool, cx: &mut Context<'_>) {
+        if broken {
+            self.timer = None;
+            self.move_to(BROKEN);
+            return;
+        }
+        if !pending {
+            self.timer = None;
+            self.move_to(READING);
+            return;
+        }
+        if !self.overdue {
+            let timer = self
+                .timer
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(self.due)));
+            if timer.as_mut().poll(cx).is_ready() {
+                self.overdue = true;
+                self.timer = None;
             }
-            awaiting.fetch_add(1, SeqCst);
-            if self
-                .state
-                .compare_exchange(READING, WAITING, SeqCst, SeqCst)
-                .is_ok()
-            {
-                self.conn.wake_if_sooner();
-            } else {
-                awaiting.fetch_sub(1, SeqCst);
-            }
-        } else if self
+        }
+        self.move_to(if self.overdue { OVERDUE } else { WAITING });
+    }
+
+    /// Moves to `to` unless the request was answered, keeping the counts: raised before the
+    /// state says so and lowered after, so they never go below zero, where they would wrap
+    /// and make every request on the connection look like a wait for its client.
+    fn move_to(&self, to: u8) {
+        let from = self.state.load(SeqCst);
+        if from == to || from == ANSWERED || from == BROKEN {
+            return;
+        }
+        let ((was_awaiting, was_overdue), (awaiting, overdue)) = (counted(from), counted(to));
+        let (conn, up) = (&self.conn, |n: u32, m: u32| n.saturating_sub(m));
+        conn.awaiting_body
+            .fetch_add(up(awaiting, was_awaiting), SeqCst);
+        conn.overdue_bodies
+            .fetch_add(up(overdue, was_overdue), SeqCst);
+        if self
             .state
-            .compare_exchange(WAITING, READING, SeqCst, SeqCst)
+            .compare_exchange(from, to, SeqCst, SeqCst)
             .is_ok()
         {
-            awaiting.fetch_sub(1, SeqCst);
+            conn.awaiting_body
+                .fetch_sub(up(was_awaiting, awaiting), SeqCst);
+            conn.overdue_bodies
+                .fetch_sub(up(was_overdue, overdue), SeqCst);
+            if to == OVERDUE {
+                conn.wake_if_sooner();
+            }
+        } else {
+            // Answered meanwhile: its drop took off what the state counted before.
+            conn.awaiting_body
+                .fetch_sub(up(awaiting, was_awaiting), SeqCst);
+            conn.overdue_bodies
+                .fetch_sub(up(overdue, was_overdue), SeqCst);
         }
     }
 }
@@ -309,7 +387,8 @@ impl Body for Awaited {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<bytes::Bytes>, hyper::Error>>> {
         let polled = Pin::new(&mut self.inner).poll_frame(cx);
-        self.wait.waiting(polled.is_pending());
+        let broken = matches!(polled, Poll::Ready(Some(Err(_))));
+        self.wait.polled(polled.is_pending(), broken, cx);
         polled
     }
 
@@ -324,24 +403,30 @@ impl Body for Awaited {
 
 impl Drop for BodyWait {
     fn drop(&mut self) {
-        self.waiting(false);
+        self.move_to(READING);
     }
 }
 
 /// A response body the transport is taking.
-pub struct Sending(Arc<Conn>);
+pub struct Sending {
+    conn: Arc<Conn>,
+    /// Whether its pieces are progress: not for the answer to a request whose body broke.
+    progress: bool,
+}
 
 impl Sending {
     /// A piece of its body was taken.
     pub fn progress(&self) {
-        self.0.progress();
+        if self.progress {
+            self.conn.progress();
+        }
     }
 }
 
 impl Drop for Sending {
     fn drop(&mut self) {
-        self.0.sending.fetch_sub(1, SeqCst);
-        self.0.progress();
+        self.conn.sending.fetch_sub(1, SeqCst);
+        self.progress();
     }
 }
 
@@ -460,29 +545,31 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn requests_that_all_wait_for_their_bodies_are_the_clients_wait() {
+        let mut cx = Context::from_waker(std::task::Waker::noop());
         let conn = Arc::new(Conn::new(&limits()));
         let waiting = conn.request();
-        let body = waiting.body_wait();
-        body.waiting(true);
+        let mut body = waiting.body_wait();
+        body.polled(true, false, &mut cx);
         // Another request is the server's work: the connection stays open.
         let working = conn.request();
         tokio::time::advance(Duration::from_secs(60)).await;
+        body.polled(true, false, &mut cx);
         assert_eq!(conn.verdict(), WatchdogCall::Open);
-        // Once it is answered, only the client's wait is left, and no progress for 5 s.
+        // Once it is answered (progress), only the client's wait is left, overdue.
         drop(working.into_sending());
         assert_eq!(conn.verdict(), WatchdogCall::Open);
         assert_eq!(conn.deadline(), Instant::now() + Duration::from_secs(5));
         tokio::time::advance(Duration::from_secs(5)).await;
         assert_eq!(conn.verdict(), WatchdogCall::BodyRead);
         // Its body comes: the server works on it again.
-        body.waiting(false);
+        body.polled(false, false, &mut cx);
         assert_eq!(conn.verdict(), WatchdogCall::Open);
         // Answered while its body is still read (a stream's): nothing waits any more,
         // and a body read after its answer is not counted.
-        body.waiting(true);
+        body.polled(true, false, &mut cx);
         let sending = waiting.into_sending();
         assert_eq!(conn.awaiting_body.load(SeqCst), 0);
-        body.waiting(true);
+        body.polled(true, false, &mut cx);
         assert_eq!(conn.awaiting_body.load(SeqCst), 0);
         let working = conn.request();
         tokio::time::advance(Duration::from_secs(60)).await;
@@ -493,6 +580,40 @@ mod tests {
         );
         drop((body, sending, working));
         assert_eq!(conn.awaiting_body.load(SeqCst), 0);
+        assert_eq!(conn.overdue_bodies.load(SeqCst), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_has_the_idle_timeout_from_its_arrival_and_cancelled_requests_are_no_progress() {
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let conn = Arc::new(Conn::new(&limits()));
+        conn.no_head();
+        tokio::time::advance(Duration::from_secs(4)).await;
+        // A request arrives 4 s into the connection and waits for its body: it has 5 s.
+        let held = conn.request();
+        let mut body = held.body_wait();
+        body.polled(true, false, &mut cx);
+        // Requests opened and cancelled before their answers, each second, are no
+        // progress, nor are the answers to those whose bodies broke with their reset.
+        for i in 0..4 {
+            tokio::time::advance(Duration::from_secs(1)).await;
+            let cancelled = conn.request();
+            if i % 2 == 1 {
+                let mut broken = cancelled.body_wait();
+                broken.polled(false, true, &mut cx);
+                drop((broken, cancelled.into_sending()));
+            }
+            body.polled(true, false, &mut cx);
+            assert_eq!(conn.verdict(), WatchdogCall::Open);
+            assert_eq!(conn.progress_ms.load(SeqCst), 0);
+        }
+        tokio::time::advance(Duration::from_secs(1)).await;
+        body.polled(true, false, &mut cx);
+        assert_eq!(conn.overdue_bodies.load(SeqCst), 1);
+        assert_eq!(conn.verdict(), WatchdogCall::BodyRead);
+        drop((body, held));
+        assert_eq!(conn.overdue_bodies.load(SeqCst), 0);
+        assert_eq!(conn.verdict(), WatchdogCall::Idle);
     }
 
     #[tokio::test(start_paused = true)]
