@@ -64,14 +64,42 @@ fn a_newcomer_after_a_directory_restore_starts_above_the_holder_it_replaced() {
 
 /// The attack that found the newcomer counting its own reservation as the holder's: the
 /// holder reserves 5 s ahead, the newcomer 1 s (the default), and the backup is taken while
-/// the holder issues. The holder finds its lock file replaced within a quarter second,
-/// whatever it reserved, and the newcomer starts past that.
+/// the holder issues. The holder issues nothing past its fence, 1 s after its last check
+/// of its lock file, whatever it reserved, and the newcomer starts past that.
 #[test]
 fn a_newcomer_after_a_restore_starts_above_a_holder_that_reserves_further() {
     restore_as_new_files(&fleet::Restore {
         holder_flags: &["--reserve-ahead-ms", "5000"],
         newcomer_clock: None,
         back_up_while_it_issues: true,
+    });
+}
+
+/// The reproduction of a holder paused (SIGSTOP) while its directory is restored from a
+/// backup that a short-lived server left: a newcomer takes its worker id once its floor
+/// has passed, and the holder, resumed with requests queued, issues nothing from the 60 s
+/// it reserved in the replaced file. A check of its lock file vouches for 1 s: its fence.
+#[test]
+fn a_holder_paused_past_its_fence_issues_nothing_after_a_restore_gave_its_worker_id_away() {
+    let dir = tempfile::tempdir().unwrap();
+    let (registry, backup) = (dir.path().join("registry"), dir.path().join("backup"));
+    let url = format!("file:{}", registry.display());
+    let mut short_lived = fleet::serve(&dir.path().join("short-lived"), &url, "short-lived");
+    short_lived.wait_ready(std::time::Duration::from_secs(15));
+    assert!(
+        short_lived.terminate().success(),
+        "{}",
+        short_lived.logged()
+    );
+    copy_files(&registry, &backup);
+
+    let mut blockers_again = None;
+    fleet::paused::a_paused_holder_resumed_under_load(&url, fence_ms(), &mut || {
+        for entry in std::fs::read_dir(&registry).unwrap() {
+            std::fs::remove_file(entry.unwrap().path()).unwrap();
+        }
+        copy_files(&backup, &registry);
+        blockers_again = Some(fleet::Blockers::hold_all_but_one(&url));
     });
 }
 
@@ -85,7 +113,7 @@ fn restore_as_new_files(how: &fleet::Restore) {
     let mut blockers_again = None;
     fleet::a_restore_while_these_issue(
         &url,
-        250,
+        fence_ms(),
         how,
         &mut || copy_files(&registry, &backup),
         &mut || {
@@ -96,6 +124,11 @@ fn restore_as_new_files(how: &fleet::Restore) {
             blockers_again = Some(fleet::Blockers::hold_all_but_one(&url));
         },
     );
+}
+
+/// How long past its last check of its lock file a holder issues: its fence.
+fn fence_ms() -> u64 {
+    snowmint::whole_ms(snowmint_lease::FileRegistry::CONFIRMS_FOR)
 }
 
 /// Copies every file of `from` into `to` (made if missing): new files, as a backup and a

@@ -55,6 +55,18 @@ macro_rules! registry_tests {
                 );
             }
 
+            /// A holder paused past its fence while a newcomer takes its worker id,
+            /// resumed with requests queued: the TTL less the margin is its fence.
+            #[test]
+            fn a_holder_paused_past_its_fence_issues_nothing_once_its_worker_id_moved() {
+                let times = snowmint_testkit::LeaseTimes::SHORT;
+                fleet::paused::a_paused_holder_resumed_under_load(
+                    &$server::start().url(),
+                    times.ttl_ms - times.margin_ms,
+                    &mut || {},
+                );
+            }
+
             #[test]
             fn a_fleet_survives_a_killed_member_and_a_registry_restart() {
                 fleet::fleet_survives_a_crash_and_a_registry_restart(&mut $server::start());

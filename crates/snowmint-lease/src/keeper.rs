@@ -5,7 +5,10 @@
 //! registry cannot have expired the lease before that, whatever the network delay, as long
 //! as the two clocks run at nearly the same rate (the margin covers the difference). When
 //! renewals fail the published instant stops moving, and a generator fenced by it stops
-//! issuing at that instant, not when the failure is noticed.
+//! issuing at that instant, not when the failure is noticed. A lease that does not expire
+//! but can be lost behind its holder's back (a `file` lock file a restore replaced) is
+//! fenced the same way, at what a renewal vouches for ([`Registry::confirms_for`]), so a
+//! holder paused past it issues nothing until a renewal confirms its hold again.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -129,8 +132,9 @@ pub struct Held {
     /// registry granted instead (see [`Registry::granted_ttl`]); 0 for backends whose
     /// leases do not expire.
     pub ttl_ms: u64,
-    /// Ids may be issued while the clock reads before this (ms since the Unix epoch);
-    /// `u64::MAX` for backends whose leases do not expire.
+    /// Ids may be issued while the clock reads before this (ms since the Unix epoch): the
+    /// fence, a renewal's sending plus the TTL less the margin, or plus what a renewal
+    /// vouches for ([`Registry::confirms_for`]); `u64::MAX` for backends never fenced.
     pub valid_until_ms: u64,
     /// The registry has recorded a high-water mark at least this far (ms since the Unix
     /// epoch): ids may be issued up to it.
@@ -413,8 +417,8 @@ impl Keeping {
     ) -> Result<(), Option<StopReply>> {
         let timing = timing(&*self.registry, lease, &self.settings, &mut self.warned);
         let ttl = snowmint::whole_ms(timing.ttl);
-        let margin = snowmint::whole_ms(timing.safety_margin);
         let expires = self.expires;
+        let fence = Fence::of(&*self.registry, &timing);
         let mut held = Held {
             lease: lease.clone(),
             acquisition: self.acquisition,
@@ -435,20 +439,13 @@ impl Keeping {
             match self.registry.renew(&self.claim, lease, mark).await {
                 Ok(()) => {
                     self.counters.renewals.fetch_add(1, Ordering::Relaxed);
-                    held.valid_until_ms = if expires {
-                        sent + ttl - margin
-                    } else {
-                        u64::MAX
-                    };
+                    held.valid_until_ms = fence.after(sent);
                     // A registry that keeps no expiring lease vouches for any mark: the
                     // local state file is what records it.
                     held.confirmed_high_water_ms = if expires { mark } else { u64::MAX };
                     held.last_error = None;
                     self.status.send_replace(LeaseStatus::Held(held.clone()));
-                    wait = self
-                        .registry
-                        .check_every()
-                        .map_or(timing.renew_every, |every| every.min(timing.renew_every));
+                    wait = fence.renew_every;
                     self.backoff = FIRST_BACKOFF;
                 }
                 // A lease that does not expire is lost too when its file was replaced.
@@ -499,6 +496,49 @@ impl Keeping {
     }
 }
 
+/// How long each confirmed renewal lets a holder issue, and so how often it renews.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Fence {
+    /// How long past a renewal's sending the hold is vouched for, in ms: the TTL less the
+    /// safety margin for a lease that expires, [`Registry::confirms_for`] for one that can
+    /// be lost behind its back; `None` for one never fenced.
+    vouched_ms: Option<u64>,
+    /// The wait between confirmed renewals: the settings', or a quarter of what a renewal
+    /// vouches for, if shorter.
+    renew_every: Duration,
+}
+
+/// How many renewals fit in what one vouches for, for a registry whose leases do not
+/// expire: three may come late before ids wait.
+const CONFIRMS_PER_FENCE: u32 = 4;
+
+impl Fence {
+    fn of(registry: &dyn Registry, timing: &LeaseSettings) -> Fence {
+        if registry.expires() {
+            return Fence {
+                vouched_ms: Some(snowmint::whole_ms(
+                    timing.ttl.saturating_sub(timing.safety_margin),
+                )),
+                renew_every: timing.renew_every,
+            };
+        }
+        let confirms_for = registry.confirms_for();
+        Fence {
+            vouched_ms: confirms_for.map(snowmint::whole_ms),
+            renew_every: confirms_for.map_or(timing.renew_every, |vouched| {
+                (vouched / CONFIRMS_PER_FENCE).min(timing.renew_every)
+            }),
+        }
+    }
+
+    /// The fence of a renewal sent at `sent_ms` on the steady clock: ids may be issued
+    /// while the clock reads before it.
+    fn after(&self, sent_ms: u64) -> u64 {
+        self.vouched_ms
+            .map_or(u64::MAX, |vouched| sent_ms.saturating_add(vouched))
+    }
+}
+
 /// The settings `lease` is kept with: `settings`, or, when the registry grants another
 /// TTL, the same scaled to it, with a warning the first time that TTL is seen.
 fn timing(
@@ -545,6 +585,8 @@ mod tests {
         granted: Option<Duration>,
         /// The marks renewals asked for.
         marks: Mutex<Vec<u64>>,
+        /// For a registry whose leases do not expire: how long a renewal vouches for one.
+        lasting: Option<Option<Duration>>,
     }
 
     #[async_trait::async_trait]
@@ -564,6 +606,14 @@ mod tests {
 
         fn granted_ttl(&self, _: &Lease) -> Option<Duration> {
             self.granted
+        }
+
+        fn expires(&self) -> bool {
+            self.lasting.is_none()
+        }
+
+        fn confirms_for(&self) -> Option<Duration> {
+            self.lasting.flatten()
         }
 
         async fn renew(&self, _: &Claim, _: &Lease, mark: u64) -> Result<(), LeaseError> {
@@ -746,5 +796,56 @@ mod tests {
         let held = next_held(&mut keeper.status()).await;
         assert_eq!(held.ttl_ms, 10_000);
         assert_eq!(held.valid_until_ms, 1_000_000 + 9_000);
+    }
+
+    /// Found by pausing a `file:` holder (SIGSTOP) while its directory was restored: a lease
+    /// that does not expire but can be lost behind its back is fenced at what a renewal
+    /// vouches for past its sending, as an expiring one is at its TTL, and renewed every
+    /// quarter of it; a failed renewal leaves the fence where it was. A lease nothing can
+    /// take is never fenced.
+    #[tokio::test(start_paused = true)]
+    async fn a_lease_that_does_not_expire_is_fenced_at_what_a_renewal_vouches_for() {
+        let registry = Arc::new(Scripted {
+            lasting: Some(Some(Duration::from_secs(1))),
+            ..Scripted::default()
+        });
+        let clock = Arc::new(ManualClock::new(1_000_000));
+        let claim = Claim::new("ns", 0, 32, "host", Duration::from_secs(10));
+        let keeper = Keeper::start(
+            registry.clone(),
+            claim.clone(),
+            LeaseSettings::default(),
+            clock.clone(),
+        );
+        let mut status = keeper.status();
+        let held = next_held(&mut status).await;
+        assert_eq!((held.ttl_ms, held.valid_until_ms), (0, 1_001_000));
+        assert_eq!(held.confirmed_high_water_ms, u64::MAX);
+
+        let renewed = tokio::time::Instant::now();
+        clock.advance(250);
+        let held = next_held(&mut status).await;
+        assert_eq!(renewed.elapsed(), Duration::from_millis(250));
+        assert_eq!(held.valid_until_ms, 1_001_250);
+
+        *registry.renew.lock().unwrap() = Some(LeaseError::unavailable(
+            "scripted",
+            "cannot read the lock file",
+        ));
+        clock.advance(250);
+        let held = next_held(&mut status).await;
+        assert_eq!(
+            held.valid_until_ms, 1_001_250,
+            "a failed renewal does not move the fence"
+        );
+        keeper.release(1_000_500).await.unwrap();
+
+        let never = Arc::new(Scripted {
+            lasting: Some(None),
+            ..Scripted::default()
+        });
+        let keeper = Keeper::start(never, claim, LeaseSettings::default(), clock);
+        let held = next_held(&mut keeper.status()).await;
+        assert_eq!(held.valid_until_ms, u64::MAX);
     }
 }

@@ -42,8 +42,10 @@ pub struct Claim {
     /// How far past the last instant a holder of this fleet reached the registry it may
     /// have issued ids: a lease's TTL and the safety margin for a registry whose leases
     /// expire (a holder reserves one TTL ahead, and the margin bounds how far its clock may
-    /// be ahead of the registry's); a reservation, the overflow lead and the margin for one
-    /// whose leases last as long as the process (`file`). A registry that cannot vouch for
+    /// be ahead of the registry's); how long a renewal vouches for the hold
+    /// ([`Registry::confirms_for`]), the overflow lead and the margin for one whose leases
+    /// last as long as the process (`file`): a holder is fenced that long past its last
+    /// renewal, whatever it reserved. A registry that cannot vouch for
     /// its records before some instant (it restarted, was restored or failed over, and may
     /// have lost writes) starts the lease after that instant plus this
     /// ([`Claim::floor_after`]).
@@ -362,7 +364,8 @@ pub trait Registry: Send + Sync + fmt::Debug {
     fn backend(&self) -> &'static str;
 
     /// Whether leases expire unless renewed. Backends that hold a worker id for the life of
-    /// the process (static, hostname, file) say `false`, and are never fenced.
+    /// the process (static, hostname, file) say `false`: their holders are fenced only by
+    /// how long a renewal vouches for the hold ([`Registry::confirms_for`]).
     fn expires(&self) -> bool {
         true
     }
@@ -378,12 +381,17 @@ pub trait Registry: Send + Sync + fmt::Debug {
         None
     }
 
-    /// How often a holder must renew at least, whatever the lease settings say, for a
-    /// registry whose leases do not expire but can be lost behind its back: the `file`
-    /// registry checks at each renewal that its lock file is still the one it locked, and
-    /// a holder that finds it replaced stops within this. `None` (the default): the
-    /// settings' interval.
-    fn check_every(&self) -> Option<Duration> {
+    /// How long a renewal vouches for a lease that does not expire but can be lost behind its
+    /// holder's back: a restore can replace the `file` registry's lock file, and only a
+    /// renewal (a check that the file is still the one locked) says it did not. The keeper
+    /// fences the holder this long past each renewal it sent, as it fences an expiring
+    /// lease at its TTL less the margin, and renews every quarter of it. A holder paused
+    /// past it (SIGSTOP, a VM pause, starvation) then issues nothing, on any thread and
+    /// whatever it reserved, until a renewal confirms its hold again.
+    ///
+    /// `None` (the default): the lease expires, and its TTL is its fence; or nothing can
+    /// take it behind the holder's back (`static`, `hostname`), and it is never fenced.
+    fn confirms_for(&self) -> Option<Duration> {
         None
     }
 

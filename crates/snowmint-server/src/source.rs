@@ -466,9 +466,10 @@ impl IdSource {
 /// How far past the last instant it reached the registry a holder of this fleet may
 /// have issued ids ([`Claim::reach`]): one TTL when leases expire (a renewal reserves that
 /// far ahead, and a holder whose renewals fail issues until its fence, a TTL on); when they
-/// last as long as the process, how soon a holder finds its lease lost
-/// ([`Registry::check_every`], else a reservation) and the overflow lead its ids may run
-/// ahead of its clock; and the safety margin, for a clock ahead of the registry's.
+/// last as long as the process, how long a renewal vouches for the hold (its fence,
+/// [`Registry::confirms_for`], whatever the holder reserved; else a reservation) and the
+/// overflow lead its ids may run ahead of its clock; and the safety margin, for a clock
+/// ahead of the registry's.
 fn reach(config: &Config, registry: &dyn Registry) -> Duration {
     let settings = &config.lease_settings;
     let ahead = if registry.expires() {
@@ -478,7 +479,7 @@ fn reach(config: &Config, registry: &dyn Registry) -> Duration {
             snowmint::OverflowPolicy::Borrow { lead } => lead,
             _ => Duration::ZERO,
         };
-        registry.check_every().unwrap_or(config.reserve_ahead) + lead
+        registry.confirms_for().unwrap_or(config.reserve_ahead) + lead
     };
     ahead + settings.safety_margin
 }

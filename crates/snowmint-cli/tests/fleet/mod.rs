@@ -4,6 +4,8 @@
 
 #![allow(dead_code)] // each backend's test file uses what it needs
 
+pub mod paused;
+
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};

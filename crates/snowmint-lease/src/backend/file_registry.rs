@@ -5,6 +5,11 @@
 //! that holds it ([`Registry::reserve_now`]), so a successor that starts on another state
 //! directory, even with its clock behind, issues nothing at or below an id already issued.
 //!
+//! A lock holds for as long as the process lives, but a restore of the directory can put a
+//! new file in its place behind the holder's back. So a hold is confirmed by a check that
+//! the path still names the file locked, and vouched for only [`FileRegistry::CONFIRMS_FOR`] past it: the
+//! holder is fenced like the holder of an expiring lease ([`Registry::confirms_for`]).
+//!
 //! The fleet's layout is recorded beside them, in `<namespace>.layout`, by the first process
 //! that takes one of its worker ids; a process of another layout is refused. The largest
 //! reach of its processes is kept in `<namespace>.reach` (see [`Claim::reaching`]). Worker files
@@ -21,12 +26,6 @@ use std::time::Duration;
 use crate::registry::{Claim, Lease, LeaseError, Registry};
 use crate::{FileStore, StateError, ensure_state_dir};
 
-/// How often a holder checks that its lock file is still the one it locked (a renewal:
-/// a `stat` and a read, and a write only when its mark is behind): a holder whose file a
-/// restore replaced stops issuing within this, which bounds how far a newcomer's ids must
-/// start past the restore, whatever the holder's reservation.
-pub(crate) const CHECK_EVERY: Duration = Duration::from_millis(250);
-
 /// A directory of `<namespace>-dc<D>-w<W>.worker` files, one per worker id, and a
 /// `<namespace>.layout` file per fleet.
 #[derive(Debug)]
@@ -37,6 +36,14 @@ pub struct FileRegistry {
 }
 
 impl FileRegistry {
+    /// How long a check that the lock file is still the one locked (a renewal: a `stat` and a
+    /// read, and a write only when its mark is behind) vouches for the hold: the holder is
+    /// fenced this long past its last check, and checks every quarter of it. A holder whose
+    /// file a restore replaced, running or paused, issues nothing past its last check before
+    /// the restore and this, whatever it reserved: that bounds how far a newcomer's ids must
+    /// start past the restore. Three checks in a row may come late before ids wait.
+    pub const CONFIRMS_FOR: Duration = Duration::from_secs(1);
+
     /// A registry in `dir` (created on first use, mode 0700).
     #[must_use]
     pub fn new(dir: PathBuf) -> FileRegistry {
@@ -123,7 +130,7 @@ impl FileRegistry {
         match file.check_lock_path() {
             Ok(()) => Ok(file),
             // A lock file that cannot be looked at may have been replaced as well: the
-            // lease has no fence to stop it later, so it stops now.
+            // hold cannot be confirmed, so it stops now rather than at its fence.
             Err(err) => {
                 self.held().remove(&(lease.datacenter, lease.worker));
                 tracing::error!(worker = lease.worker, error = %err, "stopped issuing with this worker id");
@@ -148,8 +155,8 @@ impl Registry for FileRegistry {
         false
     }
 
-    fn check_every(&self) -> Option<Duration> {
-        Some(CHECK_EVERY)
+    fn confirms_for(&self) -> Option<Duration> {
+        Some(FileRegistry::CONFIRMS_FOR)
     }
 
     async fn acquire(&self, claim: &Claim) -> Result<Lease, LeaseError> {

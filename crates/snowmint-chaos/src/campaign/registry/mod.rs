@@ -49,20 +49,22 @@ impl Kind {
     /// The lease's reach on this registry, as the servers count it: how far past the last
     /// instant a holder reached the registry it may issue ids, whatever its clock's offset
     /// within the margin: the TTL and the margin where leases expire; for the `file`
-    /// registry, whose holders stop at their next reservation, the reservation and the
-    /// margin (the servers borrow no ticks ahead). A lease taken from a registry restored
-    /// at `t` starts after `t` and this.
+    /// registry, what its holders issue for past their last check of the lock file, and
+    /// the margin (the servers borrow no ticks ahead). A lease taken from a registry
+    /// restored at `t` starts after `t` and this.
     pub fn reach(self) -> Duration {
         self.issues_for() + LEASE_MARGIN
     }
 
     /// How far past the last instant a holder reached the registry it can issue ids on the
     /// campaign's machine, where every unstepped clock is one: to its fence, the TTL less
-    /// the margin, where leases expire; to its reservation for `file`. Past that no id of
-    /// a holder the registry forgot can be met again.
+    /// the margin, where leases expire; for `file`, to its fence (what a check of its lock
+    /// file vouches for) or its reservation, whichever ends first, since a reservation is
+    /// made only after a check. Past that no id of a holder the registry forgot can be met
+    /// again.
     pub fn issues_for(self) -> Duration {
         match self {
-            Kind::File => RESERVE_AHEAD,
+            Kind::File => RESERVE_AHEAD.min(snowmint_lease::FileRegistry::CONFIRMS_FOR),
             _ => LEASE_TTL - LEASE_MARGIN,
         }
     }
