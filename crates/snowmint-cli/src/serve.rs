@@ -16,6 +16,8 @@ use crate::failure::{BadInput, Failure};
 /// 127.0.0.1:50051 (gRPC) as datacenter 0, worker 0 of the twitter layout, and keeps its
 /// high-water mark in the per-user state directory. --thrift-addr serves Twitter's
 /// Snowflake Thrift service too, with no bearer token: bind it to a trusted interface only.
+/// --admin-addr serves /healthz, /readyz and /metrics alone on a port with connections of
+/// its own, which the API's clients cannot take: point probes and scrapes there.
 /// --tls-cert and --tls-key serve TLS; the files are read again when they change, or on
 /// SIGHUP. SIGTERM or SIGINT stops it gracefully.
 #[derive(Debug, clap::Args)]

@@ -81,7 +81,7 @@ fn the_server_tells_systemd_it_is_ready_and_then_stopping() {
     assert_eq!(
         ready,
         format!(
-            "READY=1\nSTATUS=serving on {} (http), off (grpc), off (thrift)\n",
+            "READY=1\nSTATUS=serving on {} (http), off (grpc), off (thrift), off (admin)\n",
             server.http
         )
     );

@@ -29,8 +29,10 @@ pub use config::{
     clock_mode,
 };
 pub use error::{ApiError, RequestPart};
-pub use http::{HttpApi, MAX_BODY_BYTES, MAX_URI_BYTES, http_api, openapi_document, router};
-pub use limits::Limits;
+pub use http::{
+    HttpApi, MAX_BODY_BYTES, MAX_URI_BYTES, admin_api, http_api, openapi_document, router,
+};
+pub use limits::{ADMIN_MAX_CONNECTIONS, Limits};
 pub use metrics::{Metrics, RouteMetrics};
 pub use server::{Listeners, ServeError, run, serve};
 pub use service::{Origin, TokenSource, Tokens, TrustedProxies};

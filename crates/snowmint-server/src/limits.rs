@@ -10,6 +10,12 @@ use crate::config::{ConfigError, ServeSettings, invalid};
 /// at most `max_header_bytes` of buffer plus a few KiB of state, so 10,000 stay well under
 /// 1 GiB; the process needs a file-descriptor limit (`ulimit -n`) above this.
 pub const DEFAULT_MAX_CONNECTIONS: u64 = 10_000;
+/// Open connections on the admin port (`admin_addr`), apart from `max_connections`, so
+/// that the API's clients cannot take them: its callers are a few probes and scrapers (a
+/// kubelet's liveness and readiness probes, a Prometheus or two, an operator's curl), each
+/// with a connection or two at a time; 32 leaves room for probes that time out and retry,
+/// and holds at most 32 request heads of memory.
+pub const ADMIN_MAX_CONNECTIONS: u32 = 32;
 /// How long a client may take to send a request head, from its first byte (or from
 /// connecting, for the first request). Loopback and LAN clients send a head in
 /// milliseconds; 10 s leaves room for a congested link and closes slowloris connections.
@@ -51,7 +57,8 @@ const MAX_IDS: u64 = u32::MAX as u64;
 /// The limits, validated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Open connections over both ports; beyond it new ones are refused.
+    /// Open connections over every port but the admin port; beyond it new ones are
+    /// refused.
     pub max_connections: u32,
     /// Longest time to receive a request head.
     pub header_read_timeout: Duration,

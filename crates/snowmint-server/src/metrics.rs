@@ -19,7 +19,7 @@ use crate::IdSource;
 /// Labels of a request count.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub struct RequestLabels {
-    /// `http`, `grpc` or `thrift`.
+    /// `http`, `grpc`, `thrift` or `admin`.
     pub protocol: &'static str,
     /// The route template (`/v1/decode/{id}`), the gRPC method or the Thrift method
     /// (`unmatched` when none matched).
@@ -33,7 +33,7 @@ pub struct RequestLabels {
 /// Labels of a latency histogram.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub struct RouteLabels {
-    /// `http`, `grpc` or `thrift`.
+    /// `http`, `grpc`, `thrift` or `admin`.
     pub protocol: &'static str,
     /// The route template, or the gRPC or Thrift method.
     pub route: &'static str,
@@ -42,14 +42,14 @@ pub struct RouteLabels {
 /// Labels of a connection count.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub struct ConnectionLabels {
-    /// The port: `http`, `grpc` or `thrift`.
+    /// The port: `http`, `grpc`, `thrift` or `admin`.
     pub protocol: &'static str,
 }
 
 /// Labels of a count of connections closed by a timeout.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub struct TimeoutLabels {
-    /// The port: `http`, `grpc` or `thrift`.
+    /// The port: `http`, `grpc`, `thrift` or `admin`.
     pub protocol: &'static str,
     /// `header_read` (a request head, a Thrift frame or a TLS handshake too slow), `idle`
     /// (nothing to do), `stalled` (a response its reader stopped taking) or `body_read`
@@ -60,7 +60,7 @@ pub struct TimeoutLabels {
 /// Labels of a port's TLS metrics.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub struct PortLabels {
-    /// The port: `http`, `grpc` or `thrift`.
+    /// The port: `http`, `grpc`, `thrift` or `admin`.
     pub port: &'static str,
 }
 
@@ -76,7 +76,8 @@ pub struct Metrics {
     pub latency: Family<RouteLabels, Histogram>,
     /// Connections open, by port.
     pub connections_open: Family<ConnectionLabels, Gauge>,
-    /// Connections refused because `max_connections` were open, by port.
+    /// Connections refused because `max_connections` were open (the admin port's own cap
+    /// there), by port.
     pub connections_refused: Family<ConnectionLabels, Counter>,
     /// Connections closed by a timeout, by port and timeout.
     pub connections_timed_out: Family<TimeoutLabels, Counter>,
@@ -134,7 +135,7 @@ impl Metrics {
         let connections_refused = Family::<ConnectionLabels, Counter>::default();
         registry.register(
             "connections_refused",
-            "Connections refused because max_connections were open, by port",
+            "Connections refused because max_connections (on the admin port, its own cap) were open, by port",
             connections_refused.clone(),
         );
         let connections_timed_out = Family::<TimeoutLabels, Counter>::default();

@@ -84,7 +84,7 @@ pub enum ServeError {
     LowerMark(#[source] snowmint::StoreError),
 }
 
-/// The sockets a server listens on: HTTP always, gRPC and Thrift when they are on.
+/// The sockets a server listens on: HTTP always, gRPC, Thrift and admin when they are on.
 #[derive(Debug)]
 pub struct Listeners {
     /// The HTTP/JSON API, the page, the probes and the metrics.
@@ -94,6 +94,10 @@ pub struct Listeners {
     /// Twitter's Snowflake Thrift service, framed and binary. It has no bearer token: bind
     /// it to a trusted interface only.
     pub thrift: Option<TcpListener>,
+    /// The probes and the metrics alone, with connections of their own
+    /// ([`ADMIN_MAX_CONNECTIONS`](crate::ADMIN_MAX_CONNECTIONS)) that the other ports'
+    /// clients cannot take.
+    pub admin: Option<TcpListener>,
     /// The certificate and key the ports serve TLS with (Thrift's only if it says so); `None`
     /// for plain text.
     pub tls: Option<ServingTls>,
@@ -112,6 +116,7 @@ impl Listeners {
             http: bind(config.http_addr)?,
             grpc: config.grpc_addr.map(bind).transpose()?,
             thrift: config.thrift_addr.map(bind).transpose()?,
+            admin: config.admin_addr.map(bind).transpose()?,
             tls: config.tls.clone(),
         })
     }
@@ -149,8 +154,9 @@ pub async fn serve(
     run(listeners, state, config.shutdown_grace, shutdown).await
 }
 
-/// Serves the HTTP API and, if their listeners are given, the gRPC API and the Thrift
-/// service, until `shutdown` resolves, within the state's [`crate::Limits`]. Then it stops
+/// Serves the HTTP API and, if their listeners are given, the gRPC API, the Thrift
+/// service and the admin port, until `shutdown` resolves, within the state's
+/// [`crate::Limits`]. Then it stops
 /// accepting, turns `/readyz` to 503, lets requests in flight finish for up to `grace`, and
 /// shuts the generator down so its mark is persisted.
 ///
@@ -167,6 +173,7 @@ pub async fn run(
         http,
         grpc,
         thrift,
+        admin,
         tls,
     } = listeners;
     let tls = tls.map(Tls::load).transpose()?.map(Arc::new);
@@ -179,7 +186,7 @@ pub async fn run(
             .map(|addr| addr.map_or_else(|| "off".to_string(), |a| a.to_string()))
             .map_err(ServeError::LocalAddr)
     };
-    let (grpc_addr, thrift_addr) = (addr(&grpc)?, addr(&thrift)?);
+    let (grpc_addr, thrift_addr, admin_addr) = (addr(&grpc)?, addr(&thrift)?, addr(&admin)?);
     if let Some(tls) = &tls {
         let loaded = tls.loaded();
         let mut ports = vec!["http"];
@@ -190,6 +197,7 @@ pub async fn run(
                 .filter(|_| tls.files().thrift)
                 .map(|_| "thrift"),
         );
+        ports.extend(admin.as_ref().map(|_| "admin"));
         tracing::info!(
             ports = ports.join(","),
             subject = %loaded.subject,
@@ -209,6 +217,7 @@ pub async fn run(
         http = %http_addr,
         grpc = %grpc_addr,
         thrift = %thrift_addr,
+        admin = %admin_addr,
         datacenter = state.source.issuer().map(|s| s.generator().datacenter()),
         worker = state.source.issuer().map(|s| s.generator().worker()),
         lease = state.source.backend(),
@@ -235,15 +244,17 @@ pub async fn run(
     }
     let (stop_tx, stop_rx) = watch::channel(false);
     let source = Arc::clone(&state.source);
-    let status =
-        format!("serving on {http_addr} (http), {grpc_addr} (grpc), {thrift_addr} (thrift)");
+    let status = format!(
+        "serving on {http_addr} (http), {grpc_addr} (grpc), {thrift_addr} (thrift), {admin_addr} (admin)"
+    );
     let net = Net::new(state.clone());
-    let serve = |listener, protocol: Protocol| {
+    let serve_on = |net: &Arc<Net>, listener, protocol: Protocol| {
         let acceptor = tls
             .as_ref()
             .and_then(|tls| tls.acceptor(protocol.label(), &state.metrics));
-        tokio::spawn(Arc::clone(&net).serve(listener, protocol, acceptor, stop_rx.clone()))
+        tokio::spawn(Arc::clone(net).serve(listener, protocol, acceptor, stop_rx.clone()))
     };
+    let serve = |listener, protocol| serve_on(&net, listener, protocol);
     let mut tasks = vec![(
         "http",
         serve(http, Protocol::Http(crate::http_api(state.clone()))),
@@ -259,6 +270,10 @@ pub async fn run(
     }
     if let Some(listener) = thrift {
         tasks.push(("thrift", serve(listener, Protocol::Thrift)));
+    }
+    if let Some(listener) = admin {
+        let api = Protocol::Admin(crate::admin_api(state.clone()));
+        tasks.push(("admin", serve_on(&Net::admin(state.clone()), listener, api)));
     }
     tokio::spawn(crate::reload::watch(state.clone(), tls, stop_rx.clone()));
     // Every port accepts now: a unit of `Type=notify` is started.

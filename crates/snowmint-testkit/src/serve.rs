@@ -195,20 +195,23 @@ pub struct Addresses {
     pub grpc: Option<SocketAddr>,
     /// Thrift.
     pub thrift: Option<SocketAddr>,
+    /// The admin port: probes and metrics.
+    pub admin: Option<SocketAddr>,
 }
 
 impl Addresses {
-    /// Reads the `http=`, `grpc=` and `thrift=` fields of the `listening` line; `None` when
-    /// the line has no HTTP address.
+    /// Reads the `http=`, `grpc=`, `thrift=` and `admin=` fields of the `listening` line;
+    /// `None` when the line has no HTTP address.
     ///
     /// ```
     /// use snowmint_testkit::Addresses;
     ///
-    /// let line = "INFO listening http=127.0.0.1:8080 grpc=off thrift=127.0.0.1:9090 worker=3";
+    /// let line = "INFO listening http=127.0.0.1:8080 grpc=off thrift=127.0.0.1:9090 admin=127.0.0.1:8081 worker=3";
     /// let addresses = Addresses::of_line(line).unwrap();
     /// assert_eq!(addresses.http.port(), 8080);
     /// assert_eq!(addresses.grpc, None);
     /// assert_eq!(addresses.thrift.map(|a| a.port()), Some(9090));
+    /// assert_eq!(addresses.admin.map(|a| a.port()), Some(8081));
     /// assert!(Addresses::of_line("INFO lease taken worker=3").is_none());
     /// ```
     #[must_use]
@@ -222,6 +225,7 @@ impl Addresses {
             http: field("http=")?,
             grpc: field(" grpc="),
             thrift: field(" thrift="),
+            admin: field(" admin="),
         })
     }
 }

@@ -170,6 +170,8 @@ pub struct Serve {
     pub grpc: Option<SocketAddr>,
     /// The Thrift address, when the server logs one.
     pub thrift: Option<SocketAddr>,
+    /// The admin address, when the server logs one.
+    pub admin: Option<SocketAddr>,
     /// Every line it has logged, start-up included.
     log: mpsc::Receiver<String>,
     /// What [`Serve::logged`] has read of `log`.
@@ -190,6 +192,7 @@ pub fn spawn_logged(cmd: Command) -> Serve {
         http: addresses.http,
         grpc: addresses.grpc,
         thrift: addresses.thrift,
+        admin: addresses.admin,
         log: rx,
         early: Vec::new(),
     }

@@ -83,6 +83,13 @@ pub struct ServeSettings {
     #[arg(long, env = "SNOWMINT_THRIFT_ADDR", value_name = "ADDR")]
     pub thrift_addr: Option<String>,
 
+    /// Admin listen address, or `off`: /healthz, /readyz and /metrics only, behind a
+    /// connection cap of its own that the other ports' clients cannot fill, so probes and
+    /// scrapes answer while they hold every connection max_connections allows; TLS as the
+    /// HTTP port (default: off)
+    #[arg(long, env = "SNOWMINT_ADMIN_ADDR", value_name = "ADDR")]
+    pub admin_addr: Option<String>,
+
     /// Bearer token required on every HTTP and gRPC endpoint but the page, /healthz and
     /// /readyz; the Thrift service has no place for one. On a shared host prefer
     /// --auth-token-file: `ps` shows a flag's value to every user (default: none)
@@ -101,8 +108,8 @@ pub struct ServeSettings {
     #[arg(long, env = "SNOWMINT_AUTH_TOKEN_FILE", value_name = "FILE")]
     pub auth_token_file: Option<PathBuf>,
 
-    /// Certificate (PEM; a chain, leaf first, is allowed) that the HTTP and gRPC ports
-    /// serve TLS with, and Thrift's with --thrift-tls. Reloaded when the file changes or on
+    /// Certificate (PEM; a chain, leaf first, is allowed) that the HTTP, gRPC and admin
+    /// ports serve TLS with, and Thrift's with --thrift-tls. Reloaded when the file changes or on
     /// SIGHUP (default: none; plain text)
     #[arg(
         long,
@@ -263,7 +270,8 @@ pub struct ServeSettings {
     )]
     pub max_response_bytes: Option<u64>,
 
-    /// Open connections over every port; beyond it new ones are refused (default: 10000)
+    /// Open connections over every port but the admin port, which has its own; beyond it
+    /// new ones are refused (default: 10000)
     #[arg(
         long,
         env = "SNOWMINT_MAX_CONNECTIONS",

@@ -70,6 +70,13 @@ fn defaults_serve_on_loopback() {
             .thrift_addr,
         Some("127.0.0.1:9090".parse().unwrap())
     );
+    // The admin port too: a port no one asked for is one more to firewall.
+    assert_eq!(c.admin_addr, None);
+    assert_eq!(config("admin_addr = \"off\"").unwrap().admin_addr, None);
+    assert_eq!(
+        config("admin_addr = \"0.0.0.0:8081\"").unwrap().admin_addr,
+        Some("0.0.0.0:8081".parse().unwrap())
+    );
 }
 
 /// Each key is one name in three spellings: `lease_ttl_ms`, `--lease-ttl-ms`,
@@ -144,6 +151,11 @@ fn each_bad_value_is_blamed_on_its_key() {
             "thrift_addr",
             "\"on\"",
             "config key `thrift_addr`: \"on\" is not an address like 127.0.0.1:8080 or [::1]:0",
+        ),
+        (
+            "admin_addr",
+            "\"8081\"",
+            "config key `admin_addr`: \"8081\" is not an address like 127.0.0.1:8080 or [::1]:0",
         ),
         (
             "auth_token",

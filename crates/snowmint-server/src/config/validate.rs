@@ -34,6 +34,9 @@ pub struct Config {
     pub grpc_addr: Option<SocketAddr>,
     /// Thrift listen address, or `None` when disabled (the default).
     pub thrift_addr: Option<SocketAddr>,
+    /// Admin listen address (probes and metrics only, with a connection cap of its own),
+    /// or `None` when disabled (the default).
+    pub admin_addr: Option<SocketAddr>,
     /// Directory of the high-water-mark files.
     pub state_dir: PathBuf,
     /// The layout, with its epoch.
@@ -80,7 +83,8 @@ pub struct Config {
 
 const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8080";
 const DEFAULT_GRPC_ADDR: &str = "127.0.0.1:50051";
-/// The setting of `grpc_addr` and `thrift_addr` that serves no gRPC, no Thrift.
+/// The setting of `grpc_addr`, `thrift_addr` and `admin_addr` that serves no gRPC, no
+/// Thrift, no admin port.
 const OFF: &str = "off";
 
 /// The default largest batch: 100,000 ids are about 2 MB of JSON.
@@ -144,6 +148,10 @@ impl TryFrom<Settings> for Config {
         let thrift_addr = match s.thrift_addr.as_deref() {
             None | Some(OFF) => None,
             given => Some(addr("thrift_addr", given, OFF)?),
+        };
+        let admin_addr = match s.admin_addr.as_deref() {
+            None | Some(OFF) => None,
+            given => Some(addr("admin_addr", given, OFF)?),
         };
         let layout = chosen_layout(&layout)?;
         let datacenter = place.datacenter.unwrap_or(0);
@@ -210,6 +218,7 @@ impl TryFrom<Settings> for Config {
             http_addr,
             grpc_addr,
             thrift_addr,
+            admin_addr,
             state_dir: place
                 .state_dir
                 .unwrap_or_else(snowmint_lease::default_state_dir),

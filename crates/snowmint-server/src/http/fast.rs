@@ -41,7 +41,9 @@ const ONE: &str = "/v1/id";
 pub struct HttpApi {
     router: Router,
     front: Front,
-    one: &'static Route,
+    /// `GET /v1/id`'s route, answered in front of the router; `None` on the admin port,
+    /// which issues no ids.
+    one: Option<&'static Route>,
 }
 
 impl std::fmt::Debug for HttpApi {
@@ -55,7 +57,20 @@ impl HttpApi {
         let one = DECLARED
             .route(ONE)
             .expect("/v1/id is declared in routes.rs");
-        HttpApi { router, front, one }
+        HttpApi {
+            router,
+            front,
+            one: Some(one),
+        }
+    }
+
+    /// The admin port's: every request goes to `router`.
+    pub(super) fn admin(router: Router, front: Front) -> HttpApi {
+        HttpApi {
+            router,
+            front,
+            one: None,
+        }
     }
 
     /// Answers `request`: in front of the router if it is `GET /v1/id`, else through it,
@@ -70,10 +85,13 @@ impl HttpApi {
         B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
         B::Error: Into<axum::BoxError>,
     {
-        if request.method() == Method::GET && request.uri().path() == ONE {
+        if let Some(route) = self.one
+            && request.method() == Method::GET
+            && request.uri().path() == ONE
+        {
             // No route reads a body; without it the head can be shared across an await.
             let (head, _) = request.into_parts();
-            return self.one(Request::from_parts(head, ())).await;
+            return self.one(route, Request::from_parts(head, ())).await;
         }
         if let Some(caller) = caller {
             request.extensions_mut().insert(caller);
@@ -82,9 +100,8 @@ impl HttpApi {
         response
     }
 
-    async fn one(&self, request: Request<()>) -> Response {
+    async fn one(&self, route: &'static Route, request: Request<()>) -> Response {
         let state = &self.front.0.app;
-        let route = self.one;
         self.front
             .admit_then(Some(route), request, |request| async move {
                 match Params::parse(request.uri().query(), &route.query) {

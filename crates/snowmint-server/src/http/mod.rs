@@ -49,18 +49,42 @@ pub const MAX_BODY_BYTES: usize = 16 * 1024;
 /// # }
 /// ```
 pub fn router(state: AppState) -> Router {
-    routed(state).0
+    routed(state, routes::api(), "http").0
 }
 
 /// The HTTP API as the server serves it: [`router`], with `GET /v1/id`, the call made once
 /// per id, answered in front of it through the same checks, handler and metrics.
 pub fn http_api(state: AppState) -> HttpApi {
-    let (router, front) = routed(state);
+    let (router, front) = routed(state, routes::api(), "http");
     HttpApi::new(router, front)
 }
 
-/// The router, and the front it puts every request through.
-fn routed(state: AppState) -> (Router, Front) {
+/// The admin port's API: `/healthz`, `/readyz` and `/metrics`, through the same front and
+/// handlers as on the HTTP port, counted under the protocol `admin`; any other path is a
+/// 404, `GET /v1/id` included (no fast path).
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo(state: snowmint_server::AppState) {
+/// use tower::ServiceExt;
+/// let request = axum::http::Request::get("/v1/id").body(axum::body::Body::empty()).unwrap();
+/// let response = snowmint_server::admin_api(state).oneshot(request).await.unwrap();
+/// assert_eq!(response.status(), 404);
+/// # }
+/// ```
+pub fn admin_api(state: AppState) -> HttpApi {
+    let (router, front) = routed(state, routes::admin(), "admin");
+    HttpApi::admin(router, front)
+}
+
+/// The router of `routes`, and the front it puts every request through, which counts them
+/// under `protocol`.
+fn routed(
+    state: AppState,
+    routes: utoipa_axum::router::OpenApiRouter<Http>,
+    protocol: &'static str,
+) -> (Router, Front) {
     let http = Http(Arc::new(Shared {
         page: page::Page::new(state.max_batch),
         document: Document::new(state.max_batch, state.layout()),
@@ -70,12 +94,12 @@ fn routed(state: AppState) -> (Router, Front) {
         routes: DECLARED
             .routes()
             .iter()
-            .map(|route| state.metrics.route("http", route.path, 200))
+            .map(|route| state.metrics.route(protocol, route.path, 200))
             .collect(),
-        unmatched: state.metrics.route("http", "unmatched", 404),
+        unmatched: state.metrics.route(protocol, "unmatched", 404),
         app: state,
     }));
-    let router = Router::from(routes::api())
+    let router = Router::from(routes)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(front_state.clone(), front))

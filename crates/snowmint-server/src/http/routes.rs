@@ -94,6 +94,15 @@ pub fn api() -> OpenApiRouter<Http> {
         .routes(routes!(health::openapi))
 }
 
+/// The routes of the admin port: the probes and the metrics, the same handlers as in
+/// [`api`], declared there; nothing that issues ids or serves the page.
+pub fn admin() -> OpenApiRouter<Http> {
+    OpenApiRouter::new()
+        .routes(routes!(health::healthz))
+        .routes(routes!(health::readyz))
+        .routes(routes!(health::metrics))
+}
+
 /// What the layers in front of the handlers need to know of a route.
 #[derive(Debug)]
 pub struct Route {

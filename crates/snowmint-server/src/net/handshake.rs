@@ -51,7 +51,7 @@ impl Net {
         let conn = Arc::new(Conn::new(&self.limits));
         let label = protocol.label();
         let deadline = conn.deadline();
-        let http = matches!(protocol, Protocol::Http(_));
+        let http = matches!(protocol, Protocol::Http(_) | Protocol::Admin(_));
         let handshake = async move {
             if http {
                 let mut first = [0u8; 1];

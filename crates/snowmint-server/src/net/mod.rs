@@ -2,7 +2,9 @@
 //! for gRPC, framed Thrift calls on the Thrift port, each connection under the server's
 //! [`Limits`].
 //!
-//! A connection takes one of `max_connections` places or is refused (and counted); its
+//! A connection takes one of `max_connections` places (one of the admin port's own
+//! [`ADMIN_MAX_CONNECTIONS`](crate::limits::ADMIN_MAX_CONNECTIONS) there) or is refused
+//! (and counted); its
 //! request heads (a Thrift call's frame) are bounded in bytes (`max_header_bytes`; a frame
 //! by [`MAX_FRAME_BYTES`](crate::thrift::MAX_FRAME_BYTES)) and in time
 //! (`header_read_timeout_ms`); it is closed after `idle_timeout_ms` without progress, at
@@ -32,6 +34,7 @@ use tokio::time::Instant;
 use self::conn::{Conn, HyperService, PerConnection, WatchdogCall};
 pub(crate) use self::io::MAX_HEADERS;
 use self::io::{Place, Socket, Tracked};
+use crate::limits::ADMIN_MAX_CONNECTIONS;
 use crate::metrics::{ConnectionLabels, TimeoutLabels};
 use crate::tls::Acceptor;
 use crate::{ApiError, AppState, Limits};
@@ -56,6 +59,9 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 pub enum Protocol {
     /// The HTTP/JSON API: HTTP/1.1, or HTTP/2 with prior knowledge.
     Http(crate::HttpApi),
+    /// The admin port: the probes and the metrics of the HTTP API ([`crate::admin_api`]),
+    /// spoken as the HTTP port speaks.
+    Admin(crate::HttpApi),
     /// The gRPC API: HTTP/2 only.
     Grpc(crate::grpc::GrpcApi),
     /// Twitter's Snowflake Thrift service: framed transport, binary protocol.
@@ -66,6 +72,7 @@ impl Protocol {
     pub(crate) fn label(&self) -> &'static str {
         match self {
             Protocol::Http(_) => "http",
+            Protocol::Admin(_) => "admin",
             Protocol::Grpc(_) => "grpc",
             Protocol::Thrift => "thrift",
         }
@@ -107,12 +114,15 @@ pub fn bind(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
     socket.listen(LISTEN_BACKLOG)
 }
 
-/// What every connection of the server shares: its places, its limits, its metrics.
+/// What every connection of a set of ports shares: their places, their limits, the
+/// server's metrics.
 #[derive(Debug)]
 pub struct Net {
     state: AppState,
     limits: Limits,
     places: Arc<Semaphore>,
+    /// How many `places` there are, and what sets that number, for the refusal's words.
+    cap: (u32, &'static str),
     http: auto::Builder<TokioExecutor>,
     /// The HTTP port's stacks for a TLS client that chose `http/1.1` or `h2` in ALPN: the
     /// connection speaks what was agreed, and nothing else.
@@ -122,11 +132,25 @@ pub struct Net {
 }
 
 impl Net {
-    /// The accept loop's shared part for a server over `state`.
+    /// The accept loop's shared part for the ports of a server over `state` that share
+    /// `max_connections`: HTTP, gRPC and Thrift.
     pub fn new(state: AppState) -> Arc<Net> {
+        let cap = (state.limits.max_connections, "max_connections");
+        Net::capped(state, cap)
+    }
+
+    /// The accept loop's shared part for the admin port: the same limits and watchdog,
+    /// with places of its own, which the other ports' clients cannot take.
+    pub fn admin(state: AppState) -> Arc<Net> {
+        Net::capped(state, (ADMIN_MAX_CONNECTIONS, "the admin port"))
+    }
+
+    /// `cap.0` places, named `cap.1` in refusals.
+    fn capped(state: AppState, cap: (u32, &'static str)) -> Arc<Net> {
         let limits = state.limits;
         Arc::new(Net {
-            places: Arc::new(Semaphore::new(limits.max_connections as usize)),
+            places: Arc::new(Semaphore::new(cap.0 as usize)),
+            cap,
             // Over HTTP/2 the API itself answers headers over max_header_bytes with a JSON
             // 431 (see http::front); the protocol layer's limit, beyond which it answers
             // with an empty 431, is twice that, and bounds what one head can take.
@@ -221,15 +245,15 @@ impl Net {
         let _ = open_rx.recv().await;
     }
 
-    /// Answers a connection beyond `max_connections` and closes it: HTTP clients get a
+    /// Answers a connection beyond the cap and closes it: HTTP clients get a
     /// JSON 503 if it fits in the socket's buffer at once; gRPC and Thrift clients, and
     /// every client of a TLS port (which would read plain text as a broken record), see it
     /// close.
     fn refuse(&self, stream: &TcpStream, protocol: &Protocol) {
-        if let Protocol::Http(_) = protocol {
+        if let Protocol::Http(_) | Protocol::Admin(_) = protocol {
+            let (max, named) = self.cap;
             let answer = ApiError::Unavailable(format!(
-                "too many connections: all {} that max_connections allows are open; try again later",
-                self.limits.max_connections
+                "too many connections: all {max} that {named} allows are open; try again later"
             ))
             .http1_answer();
             let _ = stream.try_write(&answer);
@@ -251,7 +275,7 @@ impl Net {
     ) {
         let label = protocol.label();
         let (service, builder) = match protocol {
-            Protocol::Http(api) => {
+            Protocol::Http(api) | Protocol::Admin(api) => {
                 let builder = match alpn {
                     Alpn::None => &self.http,
                     Alpn::Http1 => &self.http1,

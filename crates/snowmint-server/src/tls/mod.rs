@@ -248,9 +248,9 @@ impl Tls {
         lock(&self.loaded).clone()
     }
 
-    /// The acceptor of the port `label` (`http`, `grpc` or `thrift`), or `None` if that
-    /// port speaks plain text (Thrift without `thrift_tls`). Its certificate's expiry goes
-    /// into `metrics`.
+    /// The acceptor of the port `label` (`http`, `grpc`, `thrift` or `admin`, which offers
+    /// what `http` offers), or `None` if that port speaks plain text (Thrift without
+    /// `thrift_tls`). Its certificate's expiry goes into `metrics`.
     pub fn acceptor(&self, label: &'static str, metrics: &Metrics) -> Option<Acceptor> {
         let alpn: &'static [&'static [u8]] = match label {
             "thrift" if !self.files.thrift => return None,

@@ -61,6 +61,7 @@ pub async fn start_with_batch(max_batch: u64, extra: &str) -> Running {
             http,
             grpc: Some(grpc),
             thrift: None,
+            admin: None,
         };
         run(listeners, state, Duration::from_secs(5), async {
             let _ = rx.await;

@@ -34,6 +34,7 @@ impl Server {
                 http,
                 grpc: None,
                 thrift: None,
+                admin: None,
             };
             run(listeners, state, Duration::from_secs(5), async {
                 let _ = rx.await;
