@@ -1,9 +1,10 @@
 # The snowmint service as a container image: one static binary (musl) in an empty image.
 #
 #   docker build -t snowmint .
-#   docker run -d -p 8080:8080 -p 50051:50051 -v snowmint-state:/var/lib/snowmint snowmint
+#   docker run -d -p 8080:8080 -p 50051:50051 -p 8081:8081 -v snowmint-state:/var/lib/snowmint snowmint
 #
-# It listens on 0.0.0.0:8080 (HTTP) and 0.0.0.0:50051 (gRPC), keeps its high-water mark in
+# It listens on 0.0.0.0:8080 (HTTP), 0.0.0.0:50051 (gRPC) and 0.0.0.0:8081 (admin: the
+# probes and the metrics, on connections of their own), keeps its high-water mark in
 # the volume /var/lib/snowmint, runs as user 65532 (any other --user works too), and stops
 # on SIGTERM after draining, with exit status 0. Arguments after the image name replace
 # `serve`: `docker run --rm snowmint gen -n 3`, `... serve --worker 3`.
@@ -57,9 +58,10 @@ COPY --from=build /out/ /
 # container run with any --user keeps its marks in a fresh volume; the default user owns it.
 ENV SNOWMINT_HTTP_ADDR=0.0.0.0:8080 \
     SNOWMINT_GRPC_ADDR=0.0.0.0:50051 \
+    SNOWMINT_ADMIN_ADDR=0.0.0.0:8081 \
     SNOWMINT_STATE_DIR=/var/lib/snowmint
 VOLUME ["/var/lib/snowmint"]
-EXPOSE 8080 50051
+EXPOSE 8080 50051 8081
 USER 65532:65532
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/snowmint"]

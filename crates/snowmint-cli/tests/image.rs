@@ -24,6 +24,10 @@ use support::{http_get, twitter_ms};
 
 /// How long a container may take to answer /readyz with 200.
 const READY: Duration = Duration::from_secs(30);
+/// The ports the image listens on (its `SNOWMINT_*_ADDR`), as the compose file's servers
+/// do: the API, and the admin port where the probes go.
+const HTTP_PORT: u16 = 8080;
+const ADMIN_PORT: u16 = 8081;
 
 /// `scripts/image` once for the whole file: the image's tag, or None (skipped) when no
 /// Docker engine answers and this is not CI.
@@ -181,16 +185,17 @@ fn address(container: &str, port: u16) -> SocketAddr {
     SocketAddr::new(ip.parse().expect("an IP address"), port)
 }
 
-/// Waits until the container answers /readyz with 200; returns its HTTP address.
+/// Waits until the container answers /readyz with 200 on its admin port; returns its HTTP
+/// address.
 fn ready(container: &str) -> SocketAddr {
     let deadline = Instant::now() + READY;
     loop {
         if inspect(container, "{{.State.Running}}") == "true" {
-            let addr = address(container, 8080);
-            if TcpStream::connect_timeout(&addr, Duration::from_secs(1)).is_ok()
-                && http_get(addr, "/readyz").0 == 200
+            let admin = address(container, ADMIN_PORT);
+            if TcpStream::connect_timeout(&admin, Duration::from_secs(1)).is_ok()
+                && http_get(admin, "/readyz").0 == 200
             {
-                return addr;
+                return address(container, HTTP_PORT);
             }
         }
         assert!(
@@ -472,17 +477,19 @@ fn image_resolves_host_names_for_its_lease() {
             "--lease",
             "redis://localhost:6379",
             "--http-addr",
-            "0.0.0.0:8081",
+            "0.0.0.0:8082",
             "--grpc-addr",
+            "off",
+            "--admin-addr",
             "off",
         ],
     );
-    let addr = address(&redis, 8081);
+    let addr = address(&redis, 8082);
     answers(addr, "/readyz", 200, READY, || {
         format!("not ready through localhost: logs:\n{}", logs(&local))
     });
     let a = one_id(addr);
-    let b = one_id(address(&named, 8080));
+    let b = one_id(address(&named, HTTP_PORT));
     let worker = |id: u64| (id >> 12) & 0x3ff;
     assert_ne!(
         worker(a),
@@ -493,23 +500,47 @@ fn image_resolves_host_names_for_its_lease() {
     assert_eq!(stop(&named), 0, "logs:\n{}", logs(&named));
 }
 
-/// A Kubernetes manifest as JSON, read by the PyYAML of the kubernetes-validate environment
-/// that `scripts/setup` makes: what the test runs is what the file says, not a copy.
+/// The image and the compose fleet listen on the admin port ([`ADMIN_PORT`]), where the
+/// tests above send their probes: read from the files, without building the image.
+#[test]
+fn the_image_and_the_compose_fleet_serve_the_admin_port() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dockerfile = std::fs::read_to_string(root.join("Dockerfile")).unwrap();
+    assert!(
+        dockerfile.contains(&format!("SNOWMINT_ADMIN_ADDR=0.0.0.0:{ADMIN_PORT}")),
+        "{dockerfile}"
+    );
+    assert!(
+        dockerfile.contains(&format!("SNOWMINT_HTTP_ADDR=0.0.0.0:{HTTP_PORT}")),
+        "{dockerfile}"
+    );
+    let exposed = dockerfile
+        .lines()
+        .find_map(|line| line.strip_prefix("EXPOSE "))
+        .expect("an EXPOSE line");
+    let exposed: Vec<&str> = exposed.split_whitespace().collect();
+    assert!(
+        exposed.contains(&ADMIN_PORT.to_string().as_str()),
+        "{exposed:?}"
+    );
+
+    let compose = support::deploy_yaml("compose/docker-compose.yml").swap_remove(0);
+    let command: Vec<&str> = compose["x-snowmint"]["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|arg| arg.as_str().unwrap())
+        .collect();
+    let admin = command
+        .windows(2)
+        .find_map(|pair| (pair[0] == "--admin-addr").then_some(pair[1]))
+        .unwrap_or_else(|| panic!("no --admin-addr in {command:?}"));
+    assert_eq!(admin, format!("0.0.0.0:{ADMIN_PORT}"));
+}
+
+/// The first document of a Kubernetes manifest, as JSON ([`support::deploy_yaml`]).
 fn manifest(file: &str) -> serde_json::Value {
-    let python = support::setup_tool("kubernetes-venv/bin/python");
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../deploy/kubernetes")
-        .join(file);
-    let out = Command::new(python)
-        .args([
-            "-c",
-            "import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))",
-        ])
-        .arg(&path)
-        .output()
-        .expect("python runs");
-    assert!(out.status.success(), "{}", support::printed(&out));
-    serde_json::from_slice(&out.stdout).expect("JSON")
+    support::deploy_yaml(&format!("kubernetes/{file}")).swap_remove(0)
 }
 
 /// The StatefulSet's pods, run by Docker as the kubelet would from the manifest: its args,
@@ -568,17 +599,22 @@ fn the_statefulsets_pods_serve_as_their_manifest_says_with_their_ordinal_as_work
         "--cpus".into(),
         docker_cpus(limits["cpu"].as_str().expect("a CPU limit")),
     ]);
-    let port_of = |probe: &serde_json::Value| -> (String, u16) {
-        let get = &probe["httpGet"];
+    let port_named = |name: &serde_json::Value| -> u16 {
         let port = container["ports"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|p| p["name"] == get["port"])
+            .find(|p| p["name"] == *name)
             .and_then(|p| p["containerPort"].as_u64())
-            .expect("the probe's port is one of the container's");
-        (get["path"].as_str().unwrap().to_string(), port as u16)
+            .expect("the port is one of the container's");
+        port as u16
     };
+    let port_of = |probe: &serde_json::Value| -> (String, u16) {
+        let get = &probe["httpGet"];
+        let port = port_named(&get["port"]);
+        (get["path"].as_str().unwrap().to_string(), port)
+    };
+    let http_port = port_named(&"http".into());
     let liveness = port_of(&container["livenessProbe"]);
     let readiness = port_of(&container["readinessProbe"]);
     let mount = container["volumeMounts"][0]["mountPath"]
@@ -605,9 +641,9 @@ fn the_statefulsets_pods_serve_as_their_manifest_says_with_their_ordinal_as_work
         pods.push((ordinal, host.clone(), scope.run(&host, &all)));
     }
     // The readiness probe, as the kubelet asks it, until it passes; then the liveness one.
+    // The pod's API address.
     let probes_pass = |host: &str, pod: &str, when: &str| {
-        let addr = address(pod, readiness.1);
-        answers(addr, &readiness.0, 200, READY, || {
+        answers(address(pod, readiness.1), &readiness.0, 200, READY, || {
             format!("{host}{when}: {}", logs(pod))
         });
         assert_eq!(
@@ -615,7 +651,7 @@ fn the_statefulsets_pods_serve_as_their_manifest_says_with_their_ordinal_as_work
             200,
             "{host}{when}: liveness"
         );
-        addr
+        address(pod, http_port)
     };
     for (ordinal, host, pod) in &pods {
         let addr = probes_pass(host, pod, "");
@@ -638,7 +674,7 @@ fn the_statefulsets_pods_serve_as_their_manifest_says_with_their_ordinal_as_work
     // max_connections connections each holding most of a request head, beside clients that
     // ask big batches and read nothing. The probes pass meanwhile; nothing is OOM-killed.
     let (_, host, pod) = &pods[0];
-    let addr = address(pod, readiness.1);
+    let addr = address(pod, http_port);
     raise_open_file_limit(12_000);
     let mut flood = Vec::new();
     let head = format!(
@@ -789,7 +825,7 @@ fn front(container: &str) -> SocketAddr {
         .split_whitespace()
         .find_map(|pair| pair.split_once("_front=").map(|(_, ip)| ip.to_string()))
         .unwrap_or_else(|| panic!("{container} is not on the front network: {ip}"));
-    SocketAddr::new(ip.parse().unwrap(), 8080)
+    SocketAddr::new(ip.parse().unwrap(), HTTP_PORT)
 }
 
 /// Polls `path` at `addr` until it answers `want`, for at most `within`; how long that
@@ -818,9 +854,10 @@ fn answers(
     }
 }
 
-/// [`answers`] for `/readyz`.
+/// [`answers`] for `/readyz` on the admin port of the server whose API is at `addr`.
 fn readyz_becomes(addr: SocketAddr, want: u16, within: Duration) -> Duration {
-    answers(addr, "/readyz", want, within, String::new)
+    let admin = SocketAddr::new(addr.ip(), ADMIN_PORT);
+    answers(admin, "/readyz", want, within, String::new)
 }
 
 /// `count` ids from each server, in batches: added to `seen`, which must not hold any yet.

@@ -33,7 +33,7 @@ fn promtool(args: &[&str]) -> String {
 #[test]
 fn promtool_checks_the_rules_and_passes_their_tests() {
     let checked = promtool(&["check", "rules", "alerts.yml"]);
-    assert!(checked.contains("SUCCESS: 10 rules found"), "{checked}");
+    assert!(checked.contains("SUCCESS: 11 rules found"), "{checked}");
     let tested = promtool(&["test", "rules", "alerts.test.yml"]);
     assert!(tested.contains("SUCCESS"), "{tested}");
 }
@@ -63,7 +63,8 @@ fn every_metric_the_rules_and_the_dashboard_name_is_served() {
         .collect();
     assert!(wanted.len() >= 15, "{wanted:?}");
 
-    // A server with everything the rules look at: a lease that expires (Redis), TLS.
+    // A server with everything the rules look at: a lease that expires (Redis), TLS, and
+    // the admin port, where the deploy files point the scrapes.
     let pki = Pki::new();
     let pair = pki.server();
     let redis = Redis::start();
@@ -73,15 +74,17 @@ fn every_metric_the_rules_and_the_dashboard_name_is_served() {
         serve_builder(state.path())
             .lease(&redis.url(), "monitoring", LeaseTimes::SHORT)
             .args(["--tls-cert", cert, "--tls-key", key])
+            .args(["--admin-addr", "127.0.0.1:0"])
             .command(),
     );
-    // The body of `path` over TLS, or what curl said.
-    let get = |path: &str| {
+    let admin = serve.admin.expect("the server logs its admin address");
+    // The body of `path` at `port` over TLS, or what curl said.
+    let get_at = |port: u16, path: &str| {
         let out = Command::new("curl")
             .args(["--silent", "--show-error", "--fail", "--max-time", "10"])
             .arg("--cacert")
             .arg(pki.ca())
-            .arg(format!("https://localhost:{}{path}", serve.http.port()))
+            .arg(format!("https://localhost:{port}{path}"))
             .output()
             .expect("curl runs");
         if out.status.success() {
@@ -90,12 +93,17 @@ fn every_metric_the_rules_and_the_dashboard_name_is_served() {
             Err(format!("{path}: {}", String::from_utf8_lossy(&out.stderr)))
         }
     };
-    let curl = |path: &str| get(path).unwrap_or_else(|err| panic!("{err}"));
+    let curl = |port: u16, path: &str| get_at(port, path).unwrap_or_else(|err| panic!("{err}"));
     snowmint_testkit::eventually(std::time::Duration::from_secs(20), "ready", || {
-        get("/readyz").map(drop)
+        get_at(admin.port(), "/readyz").map(drop)
     });
-    curl("/v1/id");
-    let metrics = curl("/metrics");
+    curl(serve.http.port(), "/v1/id");
+    let metrics = curl(admin.port(), "/metrics");
+    // The admin port speaks TLS as the HTTP port does, with the same certificate.
+    assert!(
+        metrics.contains("snowmint_tls_certificate_expiry_timestamp_seconds{port=\"admin\"}"),
+        "{metrics}"
+    );
     let served: BTreeSet<String> = metrics
         .lines()
         .filter(|line| !line.starts_with('#'))

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use support::{serve_command, spawn_logged};
+use support::{http_get, serve_command, spawn_logged};
 
 /// The unit as shipped.
 fn unit() -> String {
@@ -72,7 +72,10 @@ fn the_server_tells_systemd_it_is_ready_and_then_stopping() {
         .set_read_timeout(Some(Duration::from_secs(20)))
         .unwrap();
     let state = dir.path().join("state");
-    let mut cmd = serve_command(&state, &["--grpc-addr", "off"]);
+    let mut cmd = serve_command(
+        &state,
+        &["--grpc-addr", "off", "--admin-addr", "127.0.0.1:0"],
+    );
     cmd.env("NOTIFY_SOCKET", &socket_path);
     let mut server = spawn_logged(cmd);
     let mut buf = [0u8; 1024];
@@ -81,15 +84,35 @@ fn the_server_tells_systemd_it_is_ready_and_then_stopping() {
     assert_eq!(
         ready,
         format!(
-            "READY=1\nSTATUS=serving on {} (http), off (grpc), off (thrift), off (admin)\n",
-            server.http
+            "READY=1\nSTATUS=serving on {} (http), off (grpc), off (thrift), {} (admin)\n",
+            server.http,
+            server.admin.unwrap()
         )
     );
-    // Ready means ready: the port answers at once.
+    // Ready means ready: the ports answer at once.
     assert_eq!(server.get("/readyz").0, 200);
+    assert_eq!(http_get(server.admin.unwrap(), "/readyz").0, 200);
 
     let status = server.terminate();
     let n = socket.recv(&mut buf).expect("STOPPING=1 before the exit");
     assert_eq!(&buf[..n], b"STOPPING=1\n");
     assert!(status.success(), "{status:?}");
+}
+
+/// The unit serves the probes and the metrics on the admin port, on loopback until
+/// snowmint.env moves it: a variable of the unit that the server takes as it is.
+#[test]
+fn the_unit_serves_the_admin_port() {
+    let unit = unit();
+    let admin = unit
+        .lines()
+        .find_map(|line| line.strip_prefix("Environment=SNOWMINT_ADMIN_ADDR="))
+        .unwrap_or_else(|| panic!("no SNOWMINT_ADMIN_ADDR in\n{unit}"));
+    let addr: std::net::SocketAddr = admin.parse().expect("an address");
+    assert!(addr.ip().is_loopback(), "{addr}");
+    // systemd.exec: the variables of EnvironmentFile= override those of Environment=.
+    assert!(
+        unit.contains("EnvironmentFile=-/etc/snowmint/snowmint.env"),
+        "{unit}"
+    );
 }

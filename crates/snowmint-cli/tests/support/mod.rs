@@ -43,6 +43,26 @@ pub fn setup_tool(path: &str) -> PathBuf {
     tool
 }
 
+/// The documents of a YAML file under `deploy/` (`kubernetes/service.yaml`) as JSON, read by
+/// the PyYAML of the kubernetes-validate environment that `scripts/setup` makes: what a test
+/// checks or runs is what the file says, not a copy.
+pub fn deploy_yaml(file: &str) -> Vec<serde_json::Value> {
+    let python = setup_tool("kubernetes-venv/bin/python");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../deploy")
+        .join(file);
+    let out = Command::new(python)
+        .args([
+            "-c",
+            "import json, sys, yaml; print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1])))))",
+        ])
+        .arg(&path)
+        .output()
+        .expect("python runs");
+    assert!(out.status.success(), "{}", printed(&out));
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
 /// `snowmint serve` of this crate's binary on free loopback ports, with `state` as its
 /// state directory: the kit's builder, for the flags a test adds.
 pub fn serve_builder(state: &Path) -> ServeCommand {
