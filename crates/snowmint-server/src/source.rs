@@ -574,3 +574,6 @@ enum Asking {
     /// A request about to issue: the generator's rollback policy answers it instead.
     ToIssue,
 }
+
+#[cfg(test)]
+mod tests;

@@ -71,6 +71,10 @@ fn mint(next: &mut impl FnMut() -> u64, n: u64) -> u64 {
 /// Ids per `next_batch` call: one default tick's worth.
 const BATCH: u64 = 4_096;
 
+/// How far ahead of the frozen clock the fenced measurements put their fence: far enough
+/// that no id meets it.
+const FENCE_AHEAD_MS: u64 = 3_600_000;
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let what = args.next().unwrap_or_else(|| "next_id".into());
@@ -135,6 +139,25 @@ fn main() {
         "next_id_counter" => {
             let generator = builder.clock(&clock).mode(ClockMode::Counter);
             warm_then_issue(&generator.build().expect("a valid generator"), "next_id", n)
+        }
+        // Under a fence an hour ahead, as every leased generator now has (a `file:` hold
+        // too, fenced 1 s past its last check): what the fence costs each clock mode.
+        "next_id_fenced" => {
+            let generator = builder.clock(&clock).build().expect("a valid generator");
+            generator.set_valid_until_ms(start + FENCE_AHEAD_MS);
+            warm_then_issue(&generator, "next_id", n)
+        }
+        "next_id_wall_fenced" => {
+            let generator = builder.clock(&stepping).mode(ClockMode::Wall).build();
+            let generator = generator.expect("a valid generator");
+            generator.set_valid_until_ms(start + FENCE_AHEAD_MS);
+            warm_then_issue(&generator, "next_id", n)
+        }
+        "next_id_counter_fenced" => {
+            let generator = builder.clock(&clock).mode(ClockMode::Counter).build();
+            let generator = generator.expect("a valid generator");
+            generator.set_valid_until_ms(start + FENCE_AHEAD_MS);
+            warm_then_issue(&generator, "next_id", n)
         }
         _ => warm_then_issue(
             &builder.clock(&clock).build().expect("a valid generator"),

@@ -20,7 +20,7 @@ const HOLDER_CLIENTS: usize = 6;
 /// Clients drawing from the newcomer.
 const NEWCOMER_CLIENTS: usize = 2;
 /// Ids a client asks for at a time.
-const BATCH: u32 = 5_000;
+const BATCH: u32 = 100_000;
 /// How long both are drawn from once the holder resumes.
 const RESUMED_FOR: Duration = Duration::from_secs(2);
 
