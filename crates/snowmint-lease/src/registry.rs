@@ -23,6 +23,12 @@ pub struct Claim {
     /// ([`legacy_namespaces`](crate::legacy_namespaces)): a worker id held under one of
     /// them is passed over, and a lease starts after the largest mark left under them.
     pub legacy: Vec<String>,
+    /// The layout whose earlier releases' records the claim inherits, when it was made for
+    /// one ([`Claim::with_layout`]): a registry then also reads every namespace it holds
+    /// that an earlier release of a slightly different layout left
+    /// ([`may_overlap`](crate::may_overlap)), as it reads [`legacy`](Claim::legacy) ones.
+    /// `None`: only those.
+    pub legacy_layout: Option<snowmint::Layout>,
     /// The datacenter whose worker ids are wanted.
     pub datacenter: u64,
     /// How many worker ids the datacenter has (`2^worker_bits`); ids are `0..workers`.
@@ -84,12 +90,14 @@ impl Claim {
             clock: snowmint::ClockMode::Monotonic,
             layout: snowmint::Layout::TWITTER.canonical().to_string(),
             legacy: Vec::new(),
+            legacy_layout: None,
             reach: ttl + DEFAULT_SAFETY_MARGIN,
         }
     }
 
     /// The same claim for generators of `layout` (default: Twitter's), inheriting the
-    /// leases and marks that earlier releases kept for it.
+    /// leases and marks that earlier releases kept for it, or for a layout that differs
+    /// from it only by its epoch ([`Claim::legacy_layout`]).
     ///
     /// # Examples
     ///
@@ -108,6 +116,7 @@ impl Claim {
         Claim {
             layout: layout.canonical().to_string(),
             legacy: crate::legacy_namespaces(layout),
+            legacy_layout: Some(*layout),
             ..self
         }
     }

@@ -40,6 +40,12 @@ async fn conformance_an_upgrade_inherits_old_marks_and_respects_old_holders() {
     conformance::an_upgrade_inherits_old_marks_and_respects_old_holders(&url, "upgrade").await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_an_upgrade_starts_after_ids_of_a_layout_at_another_epoch() {
+    let (_dir, url) = directory();
+    conformance::an_upgrade_starts_after_ids_of_a_layout_at_another_epoch(&url, "epochs").await;
+}
+
 /// A worker whose mark a counter left is passed over by a clock, and the other way round;
 /// with no other worker free, the refusal names both modes.
 #[tokio::test]

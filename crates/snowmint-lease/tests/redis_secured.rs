@@ -336,3 +336,43 @@ async fn sentinels_are_reached_over_tls_and_their_certificate_checked() {
         )
     );
 }
+
+/// A lease user with the rights an earlier release needed, without `+scan`: a server of
+/// a layout cannot list the namespaces of earlier releases, so it takes no worker id, and
+/// says which right is missing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_user_without_scan_is_refused_naming_it() {
+    let (_pki, redis) = secured();
+    let earlier = LEASE_ACL
+        .strip_suffix(" +scan")
+        .expect("the ACL ends with +scan");
+    let mut setuser = redis::cmd("ACL");
+    setuser
+        .arg("SETUSER")
+        .arg("earlier")
+        .arg("on")
+        .arg(">earlier-pw");
+    for rule in earlier.split(' ') {
+        setuser.arg(rule);
+    }
+    let _: String = redis.command(&setuser).unwrap();
+    let url = format!(
+        "rediss://earlier:earlier-pw@127.0.0.1:{}/0?tls_ca={}",
+        redis.port(),
+        redis.ca().display()
+    );
+    let registry = RedisRegistry::from_url(&url).unwrap();
+    let claim = conformance::claim("earlier", "pod", 4).with_layout(&snowmint::Layout::TWITTER);
+    let err = registry.acquire(&claim).await.expect_err("refused");
+    assert_eq!(
+        snowmint::error::Chain(&err).to_string(),
+        format!(
+            "{}: user earlier lacks the rights: it may not run SCAN, which lists the namespaces of earlier releases (give it +scan): ERR The user executing the script can't run this command or subcommand",
+            at(&redis)
+        )
+    );
+    // A claim that inherits nothing lists nothing, and is served.
+    let plain = conformance::claim("earlier", "pod", 4);
+    let lease = registry.acquire(&plain).await.unwrap();
+    registry.release(&plain, &lease, 1).await.unwrap();
+}

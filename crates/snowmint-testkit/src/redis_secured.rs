@@ -13,7 +13,7 @@ use crate::pki::{Pair, Pki};
 /// The rights of the lease backend's Redis user, as an ACL rule list: snowmint's keys
 /// (`snowmint:*`), no channels, and exactly the commands it sends, its scripts' included.
 /// `docs/OPERATIONS.md` gives the same line.
-pub const LEASE_ACL: &str = "resetkeys ~snowmint:* resetchannels -@all +evalsha +script|load +wait +role +select +del +exists +get +set +pexpire +pttl +hget +hset +zadd +zrangebyscore +time +info";
+pub const LEASE_ACL: &str = "resetkeys ~snowmint:* resetchannels -@all +evalsha +script|load +wait +role +select +del +exists +get +set +pexpire +pttl +hget +hset +zadd +zrangebyscore +time +info +scan";
 
 /// The default user's rule list in a secured server: off, so no connection is the default
 /// user unless it authenticates as another, yet with every right. Redis replays its

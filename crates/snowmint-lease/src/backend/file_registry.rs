@@ -168,6 +168,10 @@ impl Registry for FileRegistry {
             .and_then(|file| file.raise(claim.reach_ms()))
             .map_err(unavailable)?;
         let claim = &claim.clone().reaching(reach);
+        let claim = &crate::legacy::widened(
+            claim,
+            &crate::legacy::in_dir(&self.dir).map_err(unavailable)?,
+        );
         // A free worker whose mark this claim's clock cannot follow is passed over; if no
         // other is free, that refusal, naming both clocks, is the answer.
         let mut other_clock = None;
@@ -207,7 +211,11 @@ impl Registry for FileRegistry {
             return Ok(Lease {
                 datacenter: claim.datacenter,
                 worker,
-                high_water_ms: claim.start_after(high_water_ms, since, worker),
+                high_water_ms: claim.start_after(
+                    crate::legacy::after_leads(claim, high_water_ms),
+                    since,
+                    worker,
+                ),
                 token: 0,
             });
         }

@@ -286,6 +286,101 @@ pub async fn an_upgrade_inherits_old_marks_and_respects_old_holders(url: &str, n
     registry.release(&next, &taken, now_ms()).await.unwrap();
 }
 
+/// An upgrade from a release that issued under a layout differing slightly from the new
+/// server's: Twitter's bits with an epoch 1 ms later (`twitter-1288834974658`, its ids
+/// behind the new layout's) and with one 7 ms earlier (`custom-1288834974650`, its ids
+/// 7 ms ahead). An earlier release kept each under a namespace of its own, which the new
+/// layout's name does not give. Their last servers reserved ahead of the clock and left a
+/// worker id held; a server of the new release, its clock 3 s behind, passes over the held
+/// worker id, takes the other, and its first id is above every id either could have
+/// issued, in both layouts.
+pub async fn an_upgrade_starts_after_ids_of_a_layout_at_another_epoch(url: &str, ns: &str) {
+    const LATER: u64 = 1_288_834_974_658;
+    const EARLIER: u64 = 1_288_834_974_650;
+    let (later, earlier) = (format!("twitter-{LATER}"), format!("custom-{EARLIER}"));
+    let (later_layout, earlier_layout) = (
+        Layout::TWITTER.with_epoch_ms(LATER).unwrap(),
+        Layout::TWITTER.with_epoch_ms(EARLIER).unwrap(),
+    );
+    // The earlier release, in processes of its own: one server still holds a worker id; the
+    // other worker id was released by servers of both layouts, whose clocks were ahead.
+    let (live_process, old) = (
+        registry_from_url(url).unwrap(),
+        registry_from_url(url).unwrap(),
+    );
+    let live = claim(&later, "live", 2);
+    let held_old = live_process.acquire(&live).await.unwrap();
+    let free = 1 - held_old.worker;
+    let mark = now_ms() + 1_500;
+    let marks = [(&later, mark), (&earlier, mark - 3)];
+    for (namespace, left) in marks {
+        // Under the custom layout, the worker id held under the other namespace was free.
+        let servers = if *namespace == later { 1 } else { 2 };
+        let mut taken = Vec::new();
+        for i in 0..servers {
+            let server = claim(namespace, &format!("old-{i}"), 2);
+            let lease = old.acquire(&server).await.unwrap();
+            taken.push((server, lease));
+        }
+        assert!(taken.iter().any(|(_, lease)| lease.worker == free));
+        for (server, lease) in &taken {
+            old.release(server, lease, left).await.unwrap();
+        }
+    }
+    // The largest id either layout issued up to its mark.
+    let issued = [(&later_layout, mark), (&earlier_layout, mark - 3)]
+        .map(|(layout, mark)| layout.ids_at(mark).unwrap().1.as_u64());
+    let issued = issued[0].max(issued[1]);
+
+    // The new release's server, with a registry client of its own.
+    let registry = registry_from_url(url).unwrap();
+    let settings = LeaseSettings {
+        ttl: TTL,
+        renew_every: Duration::from_millis(500),
+        safety_margin: Duration::from_millis(300),
+    };
+    let new = claim(&format!("fleet.{ns}"), "new", 2).with_layout(&Layout::TWITTER);
+    let behind = SystemClock::new().with_offset_ms(-3_000);
+    let keeper = Keeper::start(Arc::clone(&registry), new, settings, Arc::new(behind));
+    let held = held(&keeper).await;
+    assert_eq!(
+        held.lease.worker, free,
+        "worker {} is held under {later}",
+        held_old.worker
+    );
+    let state = tempfile::tempdir().unwrap();
+    let leased = leased_generator(registry, &held, state.path(), behind);
+    let mut status = keeper.status();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let first = loop {
+        leased.follow(&mut status);
+        if leased.generator.clock_lag_ms() == 0 {
+            match tokio::task::block_in_place(|| leased.generator.next_id()) {
+                Ok(id) => break id.as_u64(),
+                Err(err) => assert!(
+                    Instant::now() < deadline,
+                    "no id from the new server: {err}"
+                ),
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the new server's clock never passed the mark"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(
+        first > issued,
+        "the new server issued {first}, at or below {issued} issued by the earlier release (lease {:?})",
+        held.lease
+    );
+    keeper.release(behind.now_ms()).await.unwrap();
+    live_process
+        .release(&live, &held_old, now_ms())
+        .await
+        .unwrap();
+}
+
 /// An instance gets its old worker id back when it is free (sticky by identity), and
 /// renewals never lower the mark.
 pub async fn same_identity_gets_its_worker_back(registry: Arc<dyn Registry>, ns: &str) {
@@ -668,6 +763,13 @@ macro_rules! suite {
         async fn conformance_an_upgrade_inherits_old_marks_and_respects_old_holders() {
             let (_server, url) = $setup;
             conformance::an_upgrade_inherits_old_marks_and_respects_old_holders(&url, "upgrade")
+                .await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn conformance_an_upgrade_starts_after_ids_of_a_layout_at_another_epoch() {
+            let (_server, url) = $setup;
+            conformance::an_upgrade_starts_after_ids_of_a_layout_at_another_epoch(&url, "epochs")
                 .await;
         }
     };

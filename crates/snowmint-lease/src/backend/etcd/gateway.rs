@@ -277,6 +277,44 @@ impl EtcdRegistry {
         }
     }
 
+    /// The namespaces of earlier releases, each found with one read of a single key name:
+    /// the first key at or after a name's `/snowmint/{name}-`, then the first past the
+    /// namespace found there, until none is left below `/snowmint/{name}.`. Keys are read
+    /// neither with their values nor in pages, so a namespace costs one request whatever
+    /// it holds.
+    pub(super) async fn earlier_namespaces(&self) -> Result<Vec<String>, LeaseError> {
+        let mut found = Vec::new();
+        let names = snowmint::Layout::PRESETS.map(|p| p.name());
+        for name in names.into_iter().chain(["custom"]) {
+            let end = format!("/snowmint/{name}.");
+            let mut from = format!("/snowmint/{name}-");
+            loop {
+                let body = json!({
+                    "key": BASE64.encode(&from),
+                    "range_end": BASE64.encode(&end),
+                    "limit": "1",
+                    "keys_only": true,
+                });
+                let range: Range = self.call("/v3/kv/range", &body).await?;
+                let Some(kv) = range.kvs.first() else { break };
+                let key = String::from_utf8_lossy(&kv.key);
+                match key
+                    .strip_prefix("/snowmint/")
+                    .and_then(|rest| rest.split_once('/'))
+                {
+                    Some((namespace, _)) => {
+                        // '0' follows '/': the first key past every one of this namespace.
+                        from = format!("/snowmint/{namespace}0");
+                        found.push(namespace.to_string());
+                    }
+                    // No namespace of ours: the next key.
+                    None => from = format!("{key}\0"),
+                }
+            }
+        }
+        Ok(found)
+    }
+
     /// Lists worker (and mark) keys from `from`, in key order.
     pub(super) async fn page(&self, keys: &Keys, from: &[u8]) -> Result<Range, LeaseError> {
         self.call("/v3/kv/range", &list(keys, from)).await

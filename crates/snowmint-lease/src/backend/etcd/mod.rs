@@ -13,7 +13,8 @@
 //! `{namespace}` is the fleet's (`fleet.default`). Earlier releases used the layout's name
 //! and epoch (`twitter-1288834974657`): the take txn also requires the worker key to be
 //! absent in each of the claim's [`legacy`](Claim::legacy) namespaces, and reads their marks
-//! to start after the largest.
+//! to start after the largest. Those of a layout that differs slightly are found once per
+//! process, by reading one key name per namespace below `/snowmint/{preset or custom}-`.
 //!
 //! A worker is held while its key exists; etcd deletes it when the lease expires, so a
 //! killed holder frees its worker one TTL after its last keep-alive, never before.
@@ -102,6 +103,8 @@ pub struct EtcdRegistry {
     auth: Option<Auth>,
     /// The URL as it may be shown: no password.
     shown: String,
+    /// The namespaces of earlier releases, listed once.
+    found: crate::legacy::Found,
 }
 
 impl std::fmt::Debug for EtcdRegistry {
@@ -155,6 +158,7 @@ impl EtcdRegistry {
         }
         let http = http.build().map_err(|e| invalid(e.to_string()))?;
         Ok(EtcdRegistry {
+            found: crate::legacy::Found::default(),
             shown: target.shown(),
             endpoints: Endpoints::new(target.endpoints),
             http,
@@ -246,6 +250,10 @@ impl EtcdRegistry {
                 workers: 0,
             });
         }
+        let claim = &self
+            .found
+            .widen(claim, || self.earlier_namespaces())
+            .await?;
         let keys = Keys::new(claim);
         self.check_layout(claim, &keys).await?;
         let reach = self.fleet_reach(claim, &keys).await?;
@@ -254,7 +262,11 @@ impl EtcdRegistry {
         let taken = match self.take_free(claim, &keys, lease).await {
             // Asked after taking: a restart in between only moves the start later.
             Ok(taken) => self.started_ms().await.map(|since| Lease {
-                high_water_ms: claim.start_after(taken.high_water_ms, since, taken.worker),
+                high_water_ms: claim.start_after(
+                    crate::legacy::after_leads(claim, taken.high_water_ms),
+                    since,
+                    taken.worker,
+                ),
                 ..taken
             }),
             Err(err) => Err(err),

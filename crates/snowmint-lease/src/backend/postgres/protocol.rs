@@ -103,6 +103,12 @@ pub(super) const LEFT: &str = "SELECT max(high_water), count(high_water),
     FROM snowmint_workers
     WHERE namespace = ANY($1::text[]) AND datacenter = $2 AND worker = $3";
 
+/// The namespaces that may be an earlier release's: `<name>-...` for each name given
+/// (`twitter-%`, `custom-%`), on the first column of the primary key. Parameters: the
+/// patterns.
+pub(super) const EARLIER: &str = "SELECT DISTINCT namespace FROM snowmint_workers
+    WHERE namespace LIKE ANY($1::text[])";
+
 /// Since when the server vouches for its rows (ms since the Unix epoch, its clock),
 /// recorded in the row of worker -1 of datacenter -1 in namespace `snowmint.incarnation`
 /// (`identity`: the server's start time and timeline; `high_water`: that instant). A
@@ -317,12 +323,27 @@ impl PostgresRegistry {
             datacenter: claim.datacenter,
             worker,
             high_water_ms: claim.start_after(
-                high_water_ms,
+                crate::legacy::after_leads(claim, high_water_ms),
                 u64::try_from(since).unwrap_or(0),
                 worker,
             ),
             token: 0,
         })
+    }
+
+    /// The namespaces of earlier releases in the table ([`EARLIER`]).
+    pub(super) async fn earlier_namespaces(&self, s: &Session) -> Result<Vec<String>, LeaseError> {
+        let names = snowmint::Layout::PRESETS.map(|p| p.name());
+        let patterns: Vec<String> = names
+            .into_iter()
+            .chain(["custom"])
+            .map(|name| format!("{name}-%"))
+            .collect();
+        let rows = s.client.query(EARLIER, &[&patterns]).await;
+        rows.map_err(|err| self.failed(err))?
+            .iter()
+            .map(|row| row.try_get(0).map_err(|err| self.failed(err)))
+            .collect()
     }
 
     pub(super) async fn renew_on(

@@ -63,9 +63,12 @@ const MAX_WORKERS: u64 = 1 << 53;
 /// `NS` is the fleet's namespace (`fleet.default`). Earlier releases used the layout's
 /// name and epoch (`twitter-1288834974657`) instead: an acquisition passes over a worker
 /// whose `wW` key is held under one of the claim's [`legacy`](Claim::legacy) namespaces,
-/// and starts after the largest of the marks left in their `hwm` hashes.
+/// and starts after the largest of the marks left in their `hwm` hashes. Those of a layout
+/// that differs slightly are found with a `SCAN` (once per process, a thousand keys a
+/// step), which the user needs the right to run (`+scan`).
 pub struct RedisRegistry {
     primary: Primary,
+    found: crate::legacy::Found,
 }
 
 impl RedisRegistry {
@@ -102,6 +105,7 @@ impl RedisRegistry {
     pub fn from_url(url: &str) -> Result<RedisRegistry, LeaseError> {
         Ok(RedisRegistry {
             primary: Primary::new(url::parse(url)?),
+            found: crate::legacy::Found::default(),
         })
     }
 }
@@ -117,6 +121,48 @@ impl fmt::Debug for RedisRegistry {
 /// The hash that records since when the server vouches for its records: one field, the
 /// server's incarnation (run id and replication id), whose value is that instant.
 const INCARNATION: &str = "snowmint:incarnation";
+
+/// The keys looked at by one step of the listing of earlier releases' namespaces.
+const LIST_STEP: u32 = 1_000;
+
+impl RedisRegistry {
+    /// The namespaces with a `sticky` hash, which every acquisition writes: those of
+    /// fleets and of earlier releases. A SCAN with a pattern, a bounded step at a time, so
+    /// a big keyspace costs round trips, never a server held busy (`KEYS` would).
+    async fn namespaces(&self) -> Result<Vec<String>, LeaseError> {
+        let mut found = Vec::new();
+        let mut cursor = "0".to_string();
+        loop {
+            let args = [
+                cursor,
+                "snowmint:*:dc*:sticky".to_string(),
+                LIST_STEP.to_string(),
+            ];
+            let ((next, keys), _) = self
+                .primary
+                .run::<(String, Vec<String>)>(&SCRIPTS[3], &[], &args, false)
+                .await?;
+            if next == "-" {
+                let why = keys.concat();
+                let (shown, user) = (&self.primary.shown, self.primary.user());
+                return Err(LeaseError::unavailable(
+                    "redis",
+                    format!(
+                        "{shown}: user {user} lacks the rights: it may not run SCAN, which lists the namespaces of earlier releases (give it +scan): {why}"
+                    ),
+                ));
+            }
+            found.extend(keys.iter().filter_map(|key| {
+                let (namespace, _) = key.strip_prefix("snowmint:")?.rsplit_once(":dc")?;
+                Some(namespace.to_string())
+            }));
+            if next == "0" {
+                return Ok(found);
+            }
+            cursor = next;
+        }
+    }
+}
 
 /// `snowmint:NS:dcD:`, the prefix of every key of a datacenter.
 fn prefix(namespace: &str, datacenter: u64) -> String {
@@ -156,6 +202,7 @@ impl Registry for RedisRegistry {
                 claim.workers
             )));
         }
+        let claim = &self.found.widen(claim, || self.namespaces()).await?;
         let p = prefix(&claim.namespace, claim.datacenter);
         let mut keys = ["hwm", "sticky", "expiry", "cursor"]
             .map(|k| format!("{p}{k}"))
@@ -233,10 +280,11 @@ impl Registry for RedisRegistry {
         Ok(Lease {
             datacenter: claim.datacenter,
             worker,
-            high_water_ms: claim
-                .clone()
-                .reaching(reach)
-                .start_after(high_water_ms, since, worker),
+            high_water_ms: claim.clone().reaching(reach).start_after(
+                crate::legacy::after_leads(claim, high_water_ms),
+                since,
+                worker,
+            ),
             token: 0,
         })
     }

@@ -123,6 +123,11 @@ impl Primary {
         }
     }
 
+    /// The user the registry authenticates as (`default` when the URL names none).
+    pub(super) fn user(&self) -> &str {
+        &self.user
+    }
+
     /// Unavailable because of `err`, met at `at` (the URL, or the primary the sentinels
     /// named): in plain words when the server refused us (TLS, credentials, rights), one
     /// line that names the check; else the client library's error as the cause.

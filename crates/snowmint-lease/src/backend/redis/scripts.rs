@@ -143,5 +143,15 @@ return 1
 ";
 
 /// The scripts, sent by hash (and loaded when the server lacks them): acquire, renew, release.
-pub(super) static SCRIPTS: LazyLock<[Script; 3]> =
-    LazyLock::new(|| [ACQUIRE, RENEW, RELEASE].map(Script::new));
+const LIST: &str = r"
+-- ARGV: a SCAN cursor, a key pattern, how many keys to look at. Returns {next cursor, the
+-- keys that match}: one bounded step of a listing, so that no call holds the server long;
+-- {'-', why} when the user may not run SCAN (a script's own error would not say which
+-- command was refused).
+local step = redis.pcall('SCAN', ARGV[1], 'MATCH', ARGV[2], 'COUNT', ARGV[3])
+if step.err then return {'-', {step.err}} end
+return step
+";
+
+pub(super) static SCRIPTS: LazyLock<[Script; 4]> =
+    LazyLock::new(|| [ACQUIRE, RENEW, RELEASE, LIST].map(Script::new));

@@ -96,6 +96,8 @@ pub struct ZooKeeperRegistry {
     /// The client library's TLS options, for `zookeepers://`.
     tls: Option<zk::TlsOptions>,
     sessions: Sessions,
+    /// The namespaces of earlier releases, listed once.
+    found: crate::legacy::Found,
 }
 
 impl ZooKeeperRegistry {
@@ -146,6 +148,7 @@ impl ZooKeeperRegistry {
             acl,
             tls,
             sessions: Sessions::default(),
+            found: crate::legacy::Found::default(),
         })
     }
 

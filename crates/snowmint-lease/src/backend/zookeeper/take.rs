@@ -33,6 +33,10 @@ impl ZooKeeperRegistry {
         // A session of its own: if anything below fails, dropping it closes it, and the
         // ensemble deletes whatever it took, even by a `multi` whose answer was lost.
         let client = self.connect(claim.ttl).await?;
+        let claim = &self
+            .found
+            .widen(claim, || self.earlier_namespaces(&client))
+            .await?;
         let since = self.vouched_since(&client).await?;
         // The reach counts the TTL asked for; a longer timeout granted reaches further.
         let granted = client.session_timeout();
@@ -44,12 +48,23 @@ impl ZooKeeperRegistry {
         let reach = self.fleet_reach(&client, claim).await?;
         Ok(Lease {
             high_water_ms: claim.clone().reaching(reach).start_after(
-                lease.high_water_ms,
+                crate::legacy::after_leads(claim, lease.high_water_ms),
                 since,
                 lease.worker,
             ),
             ..lease
         })
+    }
+
+    /// The namespaces below the root, those of earlier releases among them: one listing
+    /// of the root's children. None before the first acquisition made the root.
+    async fn earlier_namespaces(&self, client: &zk::Client) -> Result<Vec<String>, LeaseError> {
+        let root = &self.target.root;
+        match client.list_children(root).await {
+            Ok(children) => Ok(children),
+            Err(zk::Error::NoNode) => Ok(Vec::new()),
+            Err(err) => Err(self.failed(&format!("cannot list {root}"), err)),
+        }
     }
 
     /// The largest reach of the fleet's servers, raised to the claim's.
