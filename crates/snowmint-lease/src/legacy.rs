@@ -90,12 +90,23 @@ pub fn lead_ms(layout: &Layout, namespace: &str) -> u64 {
     })
 }
 
+/// The longest [lead](lead_ms) a lease waits out: as long as the longest reservation a
+/// restart waits out (`--reserve-ahead-ms` is at most 60 s). An upgrade that moved the
+/// epoch by a few ms costs that wait once; an epoch further back names another layout,
+/// whose ids this one would meet only after a wait of days or years, so the lease is
+/// refused with the namespace named rather than left waiting.
+pub const MAX_LEAD_MS: u64 = 60_000;
+
 /// `claim` reading every namespace in `found` that may overlap its layout, beside its own
 /// [`legacy`](Claim::legacy) ones; `claim` itself when it inherits from no layout.
-#[must_use]
-pub(crate) fn widened(claim: &Claim, found: &[String]) -> Claim {
+///
+/// # Errors
+///
+/// [`LeaseError::Invalid`] naming a namespace whose epoch is more than [`MAX_LEAD_MS`]
+/// before the claim's layout's.
+pub(crate) fn widened(claim: &Claim, found: &[String]) -> Result<Claim, LeaseError> {
     let Some(layout) = &claim.legacy_layout else {
-        return claim.clone();
+        return Ok(claim.clone());
     };
     let mut claim = claim.clone();
     for namespace in found {
@@ -103,10 +114,16 @@ pub(crate) fn widened(claim: &Claim, found: &[String]) -> Claim {
             && *namespace != claim.namespace
             && !claim.legacy.contains(namespace)
         {
+            let lead = lead_ms(layout, namespace);
+            if lead > MAX_LEAD_MS {
+                return Err(LeaseError::Invalid(format!(
+                    "the registry holds {namespace}, records of an earlier release whose epoch is {lead} ms before this layout's: its ids may be the ones this layout issues up to {lead} ms from now, longer than the {MAX_LEAD_MS} ms a lease waits out; if no server of it runs and its ids cannot meet this fleet's, delete its records with the fleet stopped"
+                )));
+            }
             claim.legacy.push(namespace.clone());
         }
     }
-    claim
+    Ok(claim)
 }
 
 /// The mark a lease of `claim` (as [widened](widened)) starts after, for the `mark` its
@@ -172,7 +189,7 @@ impl Found {
                 Ok::<_, LeaseError>(found)
             })
             .await?;
-        Ok(widened(claim, found))
+        widened(claim, found)
     }
 }
 
@@ -260,9 +277,9 @@ mod tests {
         ]
         .map(String::from);
         let plain = Claim::new("fleet.default", 0, 32, "web-7", Duration::from_secs(10));
-        assert_eq!(widened(&plain, &found), plain, "inherits nothing");
+        assert_eq!(widened(&plain, &found).unwrap(), plain, "inherits nothing");
         assert_eq!(after_leads(&plain, Some(100)), Some(100));
-        let claim = widened(&plain.with_layout(&Layout::TWITTER), &found);
+        let claim = widened(&plain.clone().with_layout(&Layout::TWITTER), &found).unwrap();
         assert_eq!(
             claim.legacy,
             [
@@ -274,6 +291,15 @@ mod tests {
         );
         assert_eq!(after_leads(&claim, Some(100)), Some(107));
         assert_eq!(after_leads(&claim, None), None);
+
+        // A lead of 60 s is waited out; one of 60,001 ms is refused, naming the namespace.
+        let far = ["custom-1", "custom-0"].map(String::from);
+        let moved = plain.with_layout(&Layout::TWITTER.with_epoch_ms(60_001).unwrap());
+        assert_eq!(widened(&moved, &far[..1]).unwrap().legacy.len(), 3);
+        assert_eq!(
+            widened(&moved, &far).unwrap_err().to_string(),
+            "the registry holds custom-0, records of an earlier release whose epoch is 60001 ms before this layout's: its ids may be the ones this layout issues up to 60001 ms from now, longer than the 60000 ms a lease waits out; if no server of it runs and its ids cannot meet this fleet's, delete its records with the fleet stopped"
+        );
     }
 
     #[test]

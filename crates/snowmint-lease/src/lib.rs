@@ -56,7 +56,7 @@ pub use fleet::{Fleet, legacy_namespaces};
 pub use identity::{IdentitySource, primary_ip};
 pub use keeper::{Held, Keeper, LeaseCounters, LeaseSettings, LeaseStatus};
 pub use leased::LeasedStore;
-pub use legacy::{lead_ms, may_overlap};
+pub use legacy::{MAX_LEAD_MS, lead_ms, may_overlap};
 pub use registry::{Claim, Lease, LeaseError, Registry};
 pub use secured::{
     MAX_FILE_BYTES, PARAMETERS as SECURED_PARAMETERS, Secured, TlsFiles, User, certificates,

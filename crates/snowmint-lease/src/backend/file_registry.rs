@@ -171,7 +171,7 @@ impl Registry for FileRegistry {
         let claim = &crate::legacy::widened(
             claim,
             &crate::legacy::in_dir(&self.dir).map_err(unavailable)?,
-        );
+        )?;
         // A free worker whose mark this claim's clock cannot follow is passed over; if no
         // other is free, that refusal, naming both clocks, is the answer.
         let mut other_clock = None;
