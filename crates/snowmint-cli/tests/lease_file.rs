@@ -72,7 +72,37 @@ fn a_newcomer_after_a_restore_starts_above_a_holder_that_reserves_further() {
         holder_flags: &["--reserve-ahead-ms", "5000"],
         newcomer_clock: None,
         back_up_while_it_issues: true,
+        ..fleet::Restore::default()
     });
+}
+
+/// The attack that found a directory swapped in whole taken for an old one: the backup
+/// is staged as a copy of the directory while the holder issues, 2.5 s before the restore
+/// renames the registry away and the staged copy over its path. The copy's lock files keep
+/// the change times of the staging, so only the directory's own record tells a newcomer
+/// that it vouches for nothing before the swap; the holder stops at its fence.
+#[test]
+fn a_newcomer_after_a_directory_swapped_in_whole_starts_above_the_holder() {
+    let dir = tempfile::tempdir().unwrap();
+    let (registry, staged) = (dir.path().join("registry"), dir.path().join("staged"));
+    let url = format!("file:{}", registry.display());
+    let mut blockers_again = None;
+    fleet::a_restore_while_these_issue(
+        &url,
+        fence_ms(),
+        &fleet::Restore {
+            back_up_while_it_issues: true,
+            // Past the reach (1 s and the margin): the staged files' change times are old.
+            restored_after: std::time::Duration::from_millis(2_500),
+            ..fleet::Restore::default()
+        },
+        &mut || copy_files(&registry, &staged),
+        &mut || {
+            std::fs::rename(&registry, dir.path().join("old")).unwrap();
+            std::fs::rename(&staged, &registry).unwrap();
+            blockers_again = Some(fleet::Blockers::hold_all_but_one(&url));
+        },
+    );
 }
 
 /// The reproduction of a holder paused (SIGSTOP) while its directory is restored from a

@@ -89,7 +89,7 @@ fn a_newcomer_behind_after_a_restore_starts_above_a_holder_running_ahead() {
     let how = fleet::Restore {
         holder_flags: &["--rollback", "logical", "--overflow-lead-ms", "500"],
         newcomer_clock: Some("-2s"),
-        back_up_while_it_issues: false,
+        ..fleet::Restore::default()
     };
     fleet::a_restore_while_these_issue(
         &url,

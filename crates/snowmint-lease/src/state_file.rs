@@ -615,7 +615,7 @@ impl Store for FileStore {
     }
 }
 
-mod disk;
+pub(crate) mod disk;
 mod left;
 #[cfg(test)]
 mod tests;

@@ -394,6 +394,9 @@ pub struct Restore<'a> {
     pub newcomer_clock: Option<&'a str>,
     /// Whether the backup is taken once the holder issues, rather than before it started.
     pub back_up_while_it_issues: bool,
+    /// How long the holder goes on issuing between that backup and the restore: longer
+    /// than its reach, a backup staged that long before is no fresh file.
+    pub restored_after: Duration,
 }
 
 /// [`a_restore_while_a_holder_issues`], with the holder's flags and the newcomer's clock
@@ -421,7 +424,11 @@ pub fn a_restore_while_these_issue(
     }
     if how.back_up_while_it_issues {
         back_up();
+        let backed_up = Instant::now();
         issued.extend(pull(&holder, 10_000).expect("the holder issues"));
+        while backed_up.elapsed() < how.restored_after {
+            issued.extend(pull(&holder, 10_000).expect("the holder issues"));
+        }
     }
 
     let restored_ms = now_ms();

@@ -172,6 +172,9 @@ impl Registry for FileRegistry {
             claim,
             &crate::legacy::in_dir(&self.dir).map_err(unavailable)?,
         )?;
+        // A directory swapped in whole keeps the change times of its staging: it vouches
+        // for its files only since it was first seen here.
+        let placed = super::file_directory::in_place_since(&self.dir).map_err(unavailable)?;
         // A free worker whose mark this claim's clock cannot follow is passed over; if no
         // other is free, that refusal, naming both clocks, is the answer.
         let mut other_clock = None;
@@ -201,11 +204,13 @@ impl Registry for FileRegistry {
             // one was put in place, and issued nothing past that and its reach. A restore
             // in place shows in the lock file's change time too (it is truncated or
             // replaced), or, when a tool skipped the empty lock file, in a mark file whose
-            // change time is far past its modification time.
+            // change time is far past its modification time. A directory swapped in whole
+            // shows in neither, but in its own record (`placed`).
             let since = store
                 .lock_changed_ms()
                 .and_then(|lock| Ok(lock.max(store.mark_restored_ms()?.unwrap_or(0))))
-                .map_err(unavailable)?;
+                .map_err(unavailable)?
+                .max(placed);
             self.held()
                 .insert((claim.datacenter, worker), Arc::new(store));
             return Ok(Lease {

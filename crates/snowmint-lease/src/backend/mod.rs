@@ -1,6 +1,7 @@
 //! The registries, and the `--lease` URL that picks one.
 
 mod etcd;
+mod file_directory;
 mod file_registry;
 mod fixed;
 mod postgres;

@@ -66,7 +66,7 @@ pub(super) fn read_mark(path: &Path) -> Result<Option<(u64, ClockMode)>, StateEr
 /// Replaces `path` with `content` atomically and durably: write `tmp`, fsync it, rename it
 /// over `path`, fsync the directory (without which the rename itself may not survive a
 /// crash). Callers hold the lock, so one fixed `tmp` name is enough.
-pub(super) fn replace(path: &Path, tmp: &Path, content: &[u8]) -> Result<(), StateError> {
+pub(crate) fn replace(path: &Path, tmp: &Path, content: &[u8]) -> Result<(), StateError> {
     let failed = |path: &Path| {
         let path = path.to_path_buf();
         move |source| StateError::Write { path, source }
