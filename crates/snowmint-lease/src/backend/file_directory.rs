@@ -87,7 +87,11 @@ mod tests {
         let registry = root.path().join("registry");
         std::fs::create_dir(&registry).unwrap();
         let first = in_place_since(&registry).unwrap();
-        assert_eq!(in_place_since(&registry).unwrap(), first, "the same directory");
+        assert_eq!(
+            in_place_since(&registry).unwrap(),
+            first,
+            "the same directory"
+        );
 
         // A copy staged now, swapped in later: the copy of the record names the old one.
         let staged = root.path().join("staged");
@@ -114,7 +118,10 @@ mod tests {
 
     #[test]
     fn only_a_whole_record_is_read() {
-        assert_eq!(parse("64769 1234 1700000000000\n"), Some(((64769, 1234), 1_700_000_000_000)));
+        assert_eq!(
+            parse("64769 1234 1700000000000\n"),
+            Some(((64769, 1234), 1_700_000_000_000))
+        );
         for bad in ["", "1 2", "1 2 3 4", "a 2 3", "1 -2 3"] {
             assert_eq!(parse(bad), None, "{bad:?}");
         }
