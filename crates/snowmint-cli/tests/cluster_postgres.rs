@@ -8,8 +8,7 @@ mod fleet;
 mod support;
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::{self, JoinHandle};
@@ -28,6 +27,8 @@ const TTL_MS: u64 = TIMES.ttl_ms;
 const MARGIN_MS: u64 = TIMES.margin_ms;
 /// How long the cut-off primary goes on acknowledging writes before it dies.
 const LAG: Duration = Duration::from_millis(2_500);
+/// How long a client waits for an answer before it counts the server as gone.
+const WAIT: Duration = Duration::from_secs(10);
 
 fn serve_long(state: &std::path::Path, url: &str, identity: &str) -> Serve {
     serve_leased(state, url, identity, TIMES, &[])
@@ -110,10 +111,10 @@ impl Puller {
                 refusals: Vec::new(),
             };
             while !stopping.load(Ordering::Relaxed) {
-                if let Some((200, body)) = try_get(address, "/v1/ids?count=1000") {
+                if let Some((200, body)) = support::try_get(address, "/v1/ids?count=1000", WAIT) {
                     pulled.ids.extend(ids(&body));
                 }
-                match try_get(address, "/readyz") {
+                match support::try_get(address, "/readyz", WAIT) {
                     Some((200, _)) | None => {}
                     Some((_, body)) => pulled.refusals.push((Instant::now(), body)),
                 }
@@ -128,24 +129,6 @@ impl Puller {
         self.stop.store(true, Ordering::Relaxed);
         self.thread.join().expect("the puller does not panic")
     }
-}
-
-/// `GET path`, or `None` when the server cannot be reached (a failed test has killed it).
-fn try_get(address: SocketAddr, path: &str) -> Option<(u16, String)> {
-    let mut stream = TcpStream::connect(address).ok()?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .ok()?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    let status = response.get(9..12)?.parse().ok()?;
-    let (_, body) = response.split_once("\r\n\r\n")?;
-    Some((status, body.to_string()))
 }
 
 /// Polls `/readyz` until it answers 200, for at most `limit`; answers whether it ever

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::{Blockers, assert_unique_and_increasing, serve_leased};
-use crate::support::{Serve, ids, now_ms, spawn_logged, twitter_ms};
+use crate::support::{Serve, ids, now_ms, spawn_logged, try_get, twitter_ms};
 
 /// The longest reservation a server may make (`--reserve-ahead-ms`'s bound): the most a
 /// paused holder could believe it still holds.
@@ -118,7 +118,11 @@ impl Draws {
     fn draw(&self, addr: SocketAddr, stop: &AtomicBool) -> Vec<u64> {
         let mut got = Vec::new();
         while !stop.load(Ordering::SeqCst) {
-            match try_get(addr, &format!("/v1/ids?count={BATCH}")) {
+            match try_get(
+                addr,
+                &format!("/v1/ids?count={BATCH}"),
+                Duration::from_secs(30),
+            ) {
                 Some((200, body)) => {
                     got.extend(ids(&body));
                     *self.answered.lock().unwrap().entry(addr).or_default() += 1;
@@ -148,26 +152,6 @@ impl Draws {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-}
-
-/// `GET path` on a new connection: the status and body, or `None` if the connection
-/// failed or broke.
-fn try_get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(addr).ok()?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .ok()?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    let status = response.get(9..12)?.parse().ok()?;
-    let body = response.split_once("\r\n\r\n")?.1.to_string();
-    Some((status, body))
 }
 
 fn join(clients: Vec<std::thread::ScopedJoinHandle<'_, Vec<u64>>>) -> Vec<Vec<u64>> {

@@ -287,6 +287,24 @@ pub fn send_get(addr: SocketAddr, path: &str) -> TcpStream {
     stream
 }
 
+/// `GET path` on a new connection, waiting at most `wait` for the answer: its status and
+/// body, or `None` when the server cannot be reached or the answer broke off (a server a
+/// test stopped, paused or killed).
+pub fn try_get(addr: SocketAddr, path: &str, wait: Duration) -> Option<(u16, String)> {
+    let mut stream = TcpStream::connect(addr).ok()?;
+    stream.set_read_timeout(Some(wait)).ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let status = response.get(9..12)?.parse().ok()?;
+    let (_, body) = response.split_once("\r\n\r\n")?;
+    Some((status, body.to_string()))
+}
+
 /// Reads the whole response on `stream`: its status and its body.
 pub fn read_response(mut stream: TcpStream) -> (u16, String) {
     let mut response = String::new();
