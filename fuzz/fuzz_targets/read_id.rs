@@ -1,31 +1,6 @@
-//! Reading id text with a layout and an optional encoding, as `snowmint parse` and
-//! `/v1/decode` do, never panics; what it reads is read again from the text the encoding
-//! writes, and a negative decimal only for a layout of 64 bits.
+//! libFuzzer's entry to `snowmint_fuzzing::read_id`, whose documentation says what it asserts;
+//! `cargo test` replays the committed inputs through the same function.
 #![no_main]
 #![forbid(unsafe_code)]
 
-use arbitrary::Arbitrary;
-use libfuzzer_sys::fuzz_target;
-use snowmint::{Encoding, Layout};
-
-#[derive(Debug, Arbitrary)]
-struct Input<'a> {
-    preset: u8,
-    encoding: Option<u8>,
-    text: &'a str,
-}
-
-fuzz_target!(|input: Input| {
-    let layout = Layout::PRESETS[usize::from(input.preset) % Layout::PRESETS.len()];
-    let encoding = input
-        .encoding
-        .map(|e| Encoding::ALL[usize::from(e) % Encoding::ALL.len()]);
-    let Ok(read) = layout.read_id(input.text, encoding) else {
-        return;
-    };
-    assert!(!read.signed || layout.uses_bit_63());
-    let mut buf = [0; Encoding::BUF_LEN];
-    let written = read.encoding.encode(read.id.as_u64(), &mut buf);
-    let again = layout.read_id(written, Some(read.encoding)).unwrap();
-    assert_eq!(again.id, read.id);
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| snowmint_fuzzing::read_id::check(data));

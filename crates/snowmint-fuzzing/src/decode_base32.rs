@@ -1,0 +1,8 @@
+//! Base32 parsing never panics, and what it accepts re-encodes to the same value.
+
+use snowmint::Encoding;
+
+/// Feeds the bytes, as text, to `Encoding::Base32.decode`.
+pub fn check(data: &[u8]) {
+    crate::decode_round_trip(Encoding::Base32, data);
+}

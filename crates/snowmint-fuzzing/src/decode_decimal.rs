@@ -1,0 +1,8 @@
+//! Decimal parsing never panics, and what it accepts re-encodes to the same value.
+
+use snowmint::Encoding;
+
+/// Feeds the bytes, as text, to `Encoding::Decimal.decode`.
+pub fn check(data: &[u8]) {
+    crate::decode_round_trip(Encoding::Decimal, data);
+}
