@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use snowmint_server::ADMIN_MAX_CONNECTIONS;
-use support::{Serve, serve_command, spawn_logged};
+use support::{Serve, error_of, read_kept, serve_command, spawn_logged};
 
 /// The numbers: four places, a 3 s idle timeout, and holders that ask every 2.5 s,
 /// so that each answer comes before the idle timeout could close their connection.
@@ -56,31 +56,7 @@ fn probe(addr: SocketAddr, path: &str) -> Result<(u16, String), String> {
 /// Asks `GET /healthz` on a kept-alive connection and reads the answer: the status.
 fn keep_asking(stream: &mut TcpStream) -> std::io::Result<u16> {
     write!(stream, "GET /healthz HTTP/1.1\r\nHost: holder\r\n\r\n")?;
-    let mut head = Vec::new();
-    let mut byte = [0u8];
-    while !head.ends_with(b"\r\n\r\n") {
-        stream.read_exact(&mut byte)?;
-        head.push(byte[0]);
-    }
-    let head = String::from_utf8_lossy(&head).into_owned();
-    let length: usize = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("content-length: ")?
-                .parse()
-                .ok()
-        })
-        .unwrap_or(0);
-    stream.read_exact(&mut vec![0u8; length])?;
-    Ok(head[9..12].parse().unwrap())
-}
-
-/// The error of a JSON error body.
-fn error_of(body: &str) -> String {
-    let v: serde_json::Value =
-        serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body:?}"));
-    v["error"].as_str().expect("an error message").to_string()
+    read_kept(stream).map(|(status, _)| status)
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use prost::Message;
 use snowmint_proto::v1::StreamRequest;
-use support::{Serve, http_get, ids, serve_command, spawn_logged};
+use support::{Serve, error_of, http_get, ids, read_kept, serve_command, spawn_logged};
 
 fn start(extra: &[&str]) -> (tempfile::TempDir, Serve) {
     let state = tempfile::tempdir().unwrap();
@@ -40,39 +40,6 @@ fn closed(stream: &mut TcpStream) -> bool {
     closed
 }
 
-/// Reads one HTTP/1.1 response with a `content-length` body: (status, body).
-fn read_response(stream: &mut TcpStream) -> (u16, String) {
-    let mut head = Vec::new();
-    let mut byte = [0u8];
-    while !head.ends_with(b"\r\n\r\n") {
-        stream.read_exact(&mut byte).expect("a response head");
-        head.push(byte[0]);
-    }
-    let head = String::from_utf8(head).unwrap();
-    let length: usize = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("content-length: ")?
-                .parse()
-                .ok()
-        })
-        .expect("content-length");
-    let mut body = vec![0u8; length];
-    stream.read_exact(&mut body).unwrap();
-    (
-        head[9..12].parse().unwrap(),
-        String::from_utf8(body).unwrap(),
-    )
-}
-
-/// The `error` of a JSON error body.
-fn error_of(body: &str) -> String {
-    let v: serde_json::Value =
-        serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body:?}"));
-    v["error"].as_str().expect("an error message").to_string()
-}
-
 #[test]
 fn slow_and_idle_connections_are_closed_within_their_timeouts() {
     let (_state, serve) = start(&[
@@ -93,7 +60,7 @@ fn slow_and_idle_connections_are_closed_within_their_timeouts() {
     // One request, then an idle keep-alive connection.
     let mut kept = TcpStream::connect(serve.http).unwrap();
     write!(kept, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
-    assert_eq!(read_response(&mut kept).0, 200);
+    assert_eq!(read_kept(&mut kept).expect("a response").0, 200);
     let answered = Instant::now();
     let head = b"GET /v1/id HTTP/1.1\r\nHost: t\r\nX-Slow: "
         .iter()
@@ -155,7 +122,7 @@ fn connections_beyond_the_cap_are_refused_and_counted() {
     extra
         .set_read_timeout(Some(Duration::from_secs(5)))
         .unwrap();
-    let (status, body) = read_response(&mut extra);
+    let (status, body) = read_kept(&mut extra).expect("a response");
     assert_eq!(status, 503);
     assert_eq!(
         error_of(&body),
@@ -171,7 +138,7 @@ fn connections_beyond_the_cap_are_refused_and_counted() {
     let metrics = eventually(Duration::from_secs(5), "a new connection served", || {
         let mut s = TcpStream::connect(serve.http).unwrap();
         write!(s, "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
-        let (status, body) = read_response(&mut s);
+        let (status, body) = read_kept(&mut s).expect("a response");
         if status == 200 {
             return Ok(body);
         }
@@ -202,7 +169,7 @@ fn malformed_and_oversized_heads_get_json_errors() {
         let mut s = TcpStream::connect(serve.http).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         s.write_all(request).unwrap();
-        let (status, body) = read_response(&mut s);
+        let (status, body) = read_kept(&mut s).expect("a response");
         (status, error_of(&body))
     };
     let big = format!(
@@ -688,7 +655,7 @@ fn idle_connections_do_not_hold_up_a_graceful_stop() {
     // goodbye's ping, and a connection that never said anything.
     let mut kept = TcpStream::connect(serve.http).unwrap();
     write!(kept, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
-    assert_eq!(read_response(&mut kept).0, 200);
+    assert_eq!(read_kept(&mut kept).expect("a response").0, 200);
     let mut h2 = TcpStream::connect(grpc).unwrap();
     h2.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
         .unwrap();
@@ -731,7 +698,7 @@ fn pipelined_requests_are_answered_in_order() {
     s.write_all(batch.as_bytes()).unwrap();
     let mut last = 0u64;
     for (target, accept, status) in expected {
-        let (got, body) = read_response(&mut s);
+        let (got, body) = read_kept(&mut s).expect("a response");
         assert_eq!(got, status, "{target}: {body}");
         if status != 200 || target == "/healthz" {
             continue;
@@ -763,10 +730,10 @@ fn a_malformed_request_in_a_pipelined_batch_is_answered_after_those_before_it() 
     let bad = "GET /v1/id HTTP/1.1\r\nHost: t\r\nNo colon here\r\n\r\n";
     write!(s, "{good}{good}{good}{bad}{good}").unwrap();
     for _ in 0..3 {
-        let (status, body) = read_response(&mut s);
+        let (status, body) = read_kept(&mut s).expect("a response");
         assert_eq!(status, 200, "{body}");
     }
-    let (status, body) = read_response(&mut s);
+    let (status, body) = read_kept(&mut s).expect("a response");
     assert_eq!(
         (status, error_of(&body)),
         (
@@ -804,7 +771,7 @@ fn pipelined_answers_to_one_write_go_out_together() {
     for _ in 0..batches {
         s.write_all(batch.as_bytes()).unwrap();
         for _ in 0..16 {
-            assert_eq!(read_response(&mut s).0, 200);
+            assert_eq!(read_kept(&mut s).expect("a response").0, 200);
         }
     }
     let segments = data_segments_sent(serve.http, s.local_addr().unwrap());

@@ -305,6 +305,42 @@ pub fn try_get(addr: SocketAddr, path: &str, wait: Duration) -> Option<(u16, Str
     Some((status, body.to_string()))
 }
 
+/// Reads one HTTP/1.1 response with a `content-length` body from a connection kept alive:
+/// its status and body.
+///
+/// # Errors
+///
+/// The connection broke, or the head names no length.
+pub fn read_kept(stream: &mut TcpStream) -> std::io::Result<(u16, String)> {
+    let mut head = Vec::new();
+    let mut byte = [0u8];
+    while !head.ends_with(b"\r\n\r\n") {
+        stream.read_exact(&mut byte)?;
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    let length: usize = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length: ")?
+                .parse()
+                .ok()
+        })
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "no content-length"))?;
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body)?;
+    let status = head[9..12].parse().expect("a status");
+    Ok((status, String::from_utf8_lossy(&body).into_owned()))
+}
+
+/// The `error` of a JSON error body.
+pub fn error_of(body: &str) -> String {
+    let v: serde_json::Value =
+        serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body:?}"));
+    v["error"].as_str().expect("an error message").to_string()
+}
+
 /// Reads the whole response on `stream`: its status and its body.
 pub fn read_response(mut stream: TcpStream) -> (u16, String) {
     let mut response = String::new();

@@ -350,25 +350,9 @@ pub async fn an_upgrade_starts_after_ids_of_a_layout_at_another_epoch(url: &str,
     );
     let state = tempfile::tempdir().unwrap();
     let leased = leased_generator(registry, &held, state.path(), behind);
-    let mut status = keeper.status();
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let first = loop {
-        leased.follow(&mut status);
-        if leased.generator.clock_lag_ms() == 0 {
-            match tokio::task::block_in_place(|| leased.generator.next_id()) {
-                Ok(id) => break id.as_u64(),
-                Err(err) => assert!(
-                    Instant::now() < deadline,
-                    "no id from the new server: {err}"
-                ),
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the new server's clock never passed the mark"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let first = leased
+        .first_id(&mut keeper.status(), "the new server")
+        .await;
     assert!(
         first > issued,
         "the new server issued {first}, at or below {issued} issued by the earlier release (lease {:?})",
@@ -463,22 +447,7 @@ pub async fn successor_on_a_new_machine_starts_after_the_dead(url: &str, ns: &st
     let fresh = tempfile::tempdir().unwrap();
     let leased = leased_generator(registry, &held, fresh.path(), behind);
     // Its clock is behind the mark it took over: no id until it has passed.
-    let mut status = keeper.status();
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let first = loop {
-        leased.follow(&mut status);
-        if leased.generator.clock_lag_ms() == 0 {
-            match tokio::task::block_in_place(|| leased.generator.next_id()) {
-                Ok(id) => break id.as_u64(),
-                Err(err) => assert!(Instant::now() < deadline, "no id from the successor: {err}"),
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the successor's clock never passed the mark"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let first = leased.first_id(&mut keeper.status(), "the successor").await;
     assert!(
         first > dead_max,
         "the successor issued {first}, at or below {dead_max} issued by the dead holder"
@@ -497,6 +466,31 @@ struct Leased {
 }
 
 impl Leased {
+    /// The first id issued once the clock has passed the mark the lease came with,
+    /// following the keeper's `status` meanwhile, within 15 s; `who` names the issuer in a
+    /// failure.
+    async fn first_id(
+        &self,
+        status: &mut tokio::sync::watch::Receiver<LeaseStatus>,
+        who: &str,
+    ) -> u64 {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            self.follow(status);
+            if self.generator.clock_lag_ms() == 0 {
+                match tokio::task::block_in_place(|| self.generator.next_id()) {
+                    Ok(id) => return id.as_u64(),
+                    Err(err) => assert!(Instant::now() < deadline, "no id from {who}: {err}"),
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{who}'s clock never passed the mark"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Moves the fence and the confirmed mark to the latest renewal, as the server does.
     fn follow(&self, status: &mut tokio::sync::watch::Receiver<LeaseStatus>) {
         if let LeaseStatus::Held(held) = &*status.borrow_and_update() {
