@@ -3,7 +3,7 @@
 //! the HTTP port's probes are refused and the admin port's are answered; the admin port
 //! serves the probes and the metrics and nothing else, within a cap of its own.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -1,7 +1,7 @@
 //! Bad input: one line on stderr naming the problem, exit status 2, nothing on stdout, and
 //! nothing written to the state directory.
 
-mod support;
+use crate::support;
 
 use support::Snowmint;
 

@@ -2,7 +2,7 @@
 //! server SIGKILLed while the client draws, every endpoint down, ids growing stale, a
 //! server not ready, and the order across a failover.
 
-mod support;
+use crate::support;
 
 use std::net::TcpListener;
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! not hold, refused in words; with `--tls-client-ca`, a client without its certificate
 //! refused.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::time::Duration;

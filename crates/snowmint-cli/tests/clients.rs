@@ -5,7 +5,7 @@
 //!
 //! A toolchain that is missing fails its test here: `scripts/setup` installs them all.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

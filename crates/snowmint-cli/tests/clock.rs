@@ -1,7 +1,7 @@
 //! `--clock`, `--rollback`, `--rollback-wait-ms` and `--sequence-start` on the commands that
 //! issue ids, run as real processes against a state directory of their own.
 
-mod support;
+use crate::support;
 
 use snowmint::Layout;
 use snowmint_lease::FileStore;

@@ -4,7 +4,7 @@
 //! smaller than an id already answered. libfaketime moves the server's wall clock
 //! ([`SteppedClock`]); stepping forward again ends a long step without waiting it out.
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::io::{self, BufRead, BufReader, Read, Write};

@@ -5,8 +5,7 @@
 //! answers, before, during and after each fault, is checked: none twice, each server's
 //! increasing.
 
-mod fleet;
-mod support;
+use crate::fleet;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

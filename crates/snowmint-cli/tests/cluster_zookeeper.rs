@@ -4,8 +4,7 @@
 //! Clients pull ids from every server before, during and after each fault, and no id is
 //! issued twice.
 
-mod fleet;
-mod support;
+use crate::fleet;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -1,6 +1,6 @@
 //! `snowmint compose` and `snowmint at`, run as real processes.
 
-mod support;
+use crate::support;
 
 use support::Snowmint;
 

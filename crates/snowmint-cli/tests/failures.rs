@@ -1,7 +1,7 @@
 //! Failures while doing the work (the state directory, the mark file, a port): exit status
 //! 1 and a last line on stderr that says what failed and why, each cause once.
 
-mod support;
+use crate::support;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! through it; the other end stays down-stream in this namespace with no address. Redis and
 //! the servers run inside the namespace, on its own loopback: no packet leaves it.
 
-mod support;
+use crate::support;
 
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -6,12 +6,12 @@
 //! Kubernetes StatefulSet's pods, run as its manifest says, are worker ids 0 and 1.
 //!
 //! Ignored by a plain `cargo test`: building the image takes minutes.
-//! `cargo test -p snowmint-cli --test image -- --ignored` runs them; without a Docker engine
+//! `cargo test -p snowmint-cli --test cli image:: -- --ignored` runs them; without a Docker engine
 //! they skip, but fail when CI=true. With IMAGE_TEST_REUSE set, an image snowmint:VERSION
 //! already there is tested as it is, not built again. Containers, volumes, networks and images they make
 //! are named `snowmint-test-<pid>-...` and removed at the end of each test.
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
@@ -368,7 +368,7 @@ fn image_runs_as_any_user_on_a_fresh_volume() {
         );
         one_id(ready(&c));
         assert_eq!(stop(&c), 0, "{user}: {}", logs(&c));
-        let after = crate::marks(&volume);
+        let after = self::marks(&volume);
         assert_eq!(
             after[0].2, 12345,
             "the mark's owner after {user}: {after:?}"

@@ -1,7 +1,7 @@
 //! `deploy/kubernetes/`: every manifest is valid against the Kubernetes API's own schemas
 //! (kubernetes-validate, strict: an unknown field fails too), and says what the docs say.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

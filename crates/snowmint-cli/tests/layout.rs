@@ -1,6 +1,6 @@
 //! `snowmint layout`, run as a real process.
 
-mod support;
+use crate::support;
 
 use support::Snowmint;
 

@@ -1,7 +1,7 @@
 //! A fleet on one host sharing worker ids through `--lease file:DIR`.
 
-mod fleet;
-mod support;
+use crate::fleet;
+use crate::support;
 
 /// A directory of lock files has no server to stop: the fleet test's registry restart is a
 /// no-op here, and its crash and restart of a member is the part that matters.

@@ -5,8 +5,8 @@
 //! restart. The same tests run against each. The `file` registry takes the
 //! take-over test in `lease_file.rs`.
 
-mod fleet;
-mod support;
+use crate::fleet;
+use crate::support;
 
 use snowmint_testkit::{Etcd, Postgres, Redis, ZooKeeper};
 

@@ -4,7 +4,7 @@
 //! stream limit on both ports, and readers that never read hold neither threads nor the
 //! ids that other clients need.
 
-mod support;
+use crate::support;
 
 use snowmint_testkit::{eventually, eventually_async};
 use std::io::{ErrorKind, Read, Write};

@@ -2,7 +2,7 @@
 //! rules and runs their tests, and every metric they name is served by a live
 //! `snowmint serve`, so that renaming a metric fails here rather than silence an alert.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! `snowmint parse`, run as a real process.
 
-mod support;
+use crate::support;
 
 use support::Snowmint;
 

@@ -2,7 +2,7 @@
 //! and man pages, each made from the same declarations as `--help`; and the crates, which
 //! `cargo package` packs with their metadata and licenses and without the tests.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

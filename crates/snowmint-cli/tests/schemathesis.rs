@@ -9,7 +9,7 @@
 //! schemathesis runs from the virtual environment `scripts/setup` makes under the target
 //! directory, pinned there. The examples are bounded so the run takes well under a minute.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! is made to log, refuse, fail and answer everything it can, and none of what it printed
 //! or served holds a secret. And a file of tokens rotates without a restart.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -4,8 +4,6 @@
 //! a worker id and issues; a wrong setup leaves the server not ready, saying in one line
 //! which registry, where and which check, and never the password.
 
-mod support;
-
 use std::time::Duration;
 
 use snowmint_testkit::{Pki, Postgres, Redis};

@@ -4,7 +4,7 @@
 //! ready, saying in one line which registry, which host and which check failed, without
 //! the password.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

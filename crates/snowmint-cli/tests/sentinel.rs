@@ -3,8 +3,7 @@
 //! server follows them without losing its worker id; a newcomer after the failover starts
 //! past everything a holder the promoted replica may have missed could have issued.
 
-mod fleet;
-mod support;
+use crate::fleet;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};

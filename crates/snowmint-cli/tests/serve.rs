@@ -1,7 +1,7 @@
 //! `snowmint serve` as a real process: start, serve, stop on SIGTERM with requests in
 //! flight, and restart with the clock set back without repeating an id.
 
-mod support;
+use crate::support;
 
 use snowmint_testkit::eventually;
 use std::process::Command;

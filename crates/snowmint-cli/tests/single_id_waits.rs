@@ -4,7 +4,7 @@
 //! answered within the rollback bound plus a second. libfaketime moves the server's wall
 //! clock ([`SteppedClock`]); the threads are counted from the process's /proc status.
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::net::SocketAddr;

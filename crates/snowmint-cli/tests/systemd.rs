@@ -1,7 +1,7 @@
 //! `deploy/systemd/snowmint.service`: systemd accepts it, it is hardened, and the server
 //! speaks the `Type=notify` protocol it declares.
 
-mod support;
+use crate::support;
 
 use std::os::unix::net::UnixDatagram;
 use std::path::Path;

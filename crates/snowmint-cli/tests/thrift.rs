@@ -3,7 +3,7 @@
 //! method; and the framed transport is attacked with raw bytes (frames over the cap,
 //! garbage, half a frame, a thousand silent connections) while the server keeps serving.
 
-mod support;
+use crate::support;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -1,7 +1,7 @@
 //! `snowmint serve --tls-cert --tls-key` as a real process: HTTP/1.1, HTTP/2 and gRPC over
 //! TLS on the ports that speak them in plain text, and `curl --cacert` as a user would.
 
-mod support;
+use crate::support;
 
 use std::net::SocketAddr;
 use std::path::Path;

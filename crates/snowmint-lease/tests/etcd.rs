@@ -1,7 +1,7 @@
 //! The etcd registry against a real etcd: the conformance suite, then what only a real
 //! server can show: it going away and coming back, a holder dying, and the keeper's fence.
 
-mod conformance;
+use crate::conformance;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! locked files. It takes the conformance test that every shared registry must pass: a
 //! successor on another state directory, with its clock behind, starts after the dead.
 
-mod conformance;
+use crate::conformance;
 
 /// A registry directory that lives as long as the guard.
 fn directory() -> (tempfile::TempDir, String) {

@@ -5,7 +5,7 @@
 //! seconds (the conformance TTL, 2 s) instead of driving a fake clock. Tests that never
 //! stop the server share one (see [`shared`]); the others start their own.
 
-mod conformance;
+use crate::conformance;
 
 use std::collections::HashSet;
 use std::fmt::Debug;

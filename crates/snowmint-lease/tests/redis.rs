@@ -5,7 +5,7 @@
 //! Leases here are real: their TTLs run on the server's clock, so these tests wait real
 //! seconds (the conformance TTL, 2 s) instead of driving a fake clock.
 
-mod conformance;
+use crate::conformance;
 
 use std::future::Future;
 use std::sync::Arc;

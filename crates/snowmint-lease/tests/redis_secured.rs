@@ -4,7 +4,7 @@
 //! setup is refused in one line that names the registry, where it is and which check
 //! failed, and a certificate that expires while a lease is held stops renewals.
 
-mod conformance;
+use crate::conformance;
 
 use std::sync::Arc;
 

@@ -5,7 +5,7 @@
 //! Leases here are sessions: they expire on the server's clock, so these tests wait real
 //! seconds (the conformance TTL, 2 s, which the test server grants as asked).
 
-mod conformance;
+use crate::conformance;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

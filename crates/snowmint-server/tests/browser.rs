@@ -1,7 +1,7 @@
 //! The web page at `/`, driven in Debian's headless Chromium against the real server on a
 //! loopback port: what a person sees and does, and that the page decodes as the server does.
 
-mod webdriver;
+use crate::webdriver;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

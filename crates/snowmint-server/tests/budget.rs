@@ -8,10 +8,8 @@
 //! such streams hold the whole budget if nothing stops them, as sixteen of four 65,536-id
 //! streams hold the default one. Bounds are generous: a loaded two-core machine runs them.
 
-#[path = "support/attack.rs"]
-mod attacker;
-#[path = "support/grpc.rs"]
-mod running;
+use crate::attacker;
+use crate::running;
 
 use std::net::IpAddr;
 use std::sync::atomic::Ordering;

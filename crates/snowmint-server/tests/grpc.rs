@@ -1,7 +1,6 @@
 //! The gRPC service over a real loopback socket, from a real tonic client.
 
-#[path = "support/grpc.rs"]
-mod running;
+use crate::running;
 
 use snowmint::{Id, Layout};
 use snowmint_proto::v1::{

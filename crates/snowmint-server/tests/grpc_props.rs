@@ -4,8 +4,7 @@
 //! call may end in `INTERNAL` or `UNKNOWN`: every refusal is the client's to fix or a limit,
 //! with a lowercase message that names the problem, and the server goes on serving.
 
-#[path = "support/grpc.rs"]
-mod running;
+use crate::running;
 
 use std::time::Duration;
 

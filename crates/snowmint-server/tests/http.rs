@@ -2,7 +2,7 @@
 //! `GET /v1/id` in front) without a socket: every endpoint, and bad input
 //! for each.
 
-mod support;
+use crate::support;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};

@@ -2,7 +2,7 @@
 //! written and replies read with the `thrift` crate's binary protocol, as a client built
 //! from the IDL would. The framed transport over a socket is tried in the CLI's tests.
 
-mod support;
+use crate::support;
 
 use snowmint::{Id, Layout};
 use snowmint_server::thrift::{self as snowflake, Reply};

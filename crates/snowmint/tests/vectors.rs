@@ -16,7 +16,7 @@
 //! This test fails when the file is stale; to write it afresh:
 //!
 //! ```text
-//! SNOWMINT_WRITE_VECTORS=1 cargo test -p snowmint --test vectors
+//! SNOWMINT_WRITE_VECTORS=1 cargo test -p snowmint --test api vectors::
 //! ```
 //!
 //! Every integer is a decimal string, so no language reads one through a float.
@@ -545,7 +545,7 @@ fn the_vectors_file_is_what_the_core_writes() {
     assert!(
         on_disk == text,
         "testdata/vectors.json is stale or missing: write it with \
-         SNOWMINT_WRITE_VECTORS=1 cargo test -p snowmint --test vectors"
+         SNOWMINT_WRITE_VECTORS=1 cargo test -p snowmint --test api vectors::"
     );
 }
 

@@ -9,8 +9,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{Blockers, assert_unique_and_increasing, serve_leased};
-use crate::support::{Serve, ids, now_ms, spawn_logged, try_get, twitter_ms};
+use super::{Blockers, assert_unique_and_increasing, serve_leased, signal};
+use crate::support::{ids, now_ms, spawn_logged, try_get, twitter_ms};
 
 /// The longest reservation a server may make (`--reserve-ahead-ms`'s bound): the most a
 /// paused holder could believe it still holds.
@@ -159,10 +159,4 @@ fn join(clients: Vec<std::thread::ScopedJoinHandle<'_, Vec<u64>>>) -> Vec<Vec<u6
         .into_iter()
         .map(|client| client.join().expect("a client thread"))
         .collect()
-}
-
-fn signal(server: &Serve, signal: libc::c_int) {
-    let pid = i32::try_from(server.pid()).unwrap();
-    // SAFETY: signals the child this test started and still owns.
-    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
 }

@@ -379,6 +379,14 @@ pub fn twitter_ms(id: u64) -> u64 {
         .unix_ms
 }
 
+/// The datacenter and worker id of a Twitter-layout id.
+pub fn twitter_worker(id: u64) -> (u64, u64) {
+    let decoded = Layout::TWITTER
+        .decode(Id::from_u64(id))
+        .expect("a twitter id");
+    (decoded.datacenter, decoded.worker)
+}
+
 /// Lines of decimal ids, as `snowmint gen` prints them.
 pub fn id_lines(stdout: &str) -> Vec<u64> {
     stdout

@@ -66,6 +66,9 @@ impl Browser {
             "goog:chromeOptions": { "binary": CHROMIUM, "args": args },
             // Every console message, kept by the driver for `console_errors`.
             "goog:loggingPrefs": { "browser": "ALL" },
+            // A bound on a script, not a measure: one decodes hundreds of ids through the
+            // page's form, which on a loaded machine takes longer than the default 30 s.
+            "timeouts": { "script": 180_000 },
         });
         let Value::Object(capabilities) = capabilities else {
             unreachable!()

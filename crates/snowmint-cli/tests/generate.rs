@@ -1,7 +1,7 @@
 //! `snowmint gen`, run as real processes: uniqueness across runs, across processes started
 //! at the same moment, and across a crash.
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
