@@ -31,7 +31,7 @@ const ELECTION_TIMEOUT_MS: u32 = 100;
 /// drop. etcd syncs its write-ahead log before acknowledging a write, so a restart, even
 /// after SIGKILL, keeps every key a test saw written.
 ///
-/// ```
+/// ```no_run
 /// use std::io::{Read, Write};
 /// use std::net::TcpStream;
 /// use snowmint_testkit::{Etcd, Server};
@@ -63,7 +63,7 @@ impl Etcd {
     /// If `etcd` (Debian's `etcd-server` package) is not on `PATH`, or it is not healthy
     /// within 30 seconds; the message quotes the end of its log.
     ///
-    /// ```
+    /// ```no_run
     /// use std::net::TcpStream;
     ///
     /// let etcd = snowmint_testkit::Etcd::start();
@@ -86,7 +86,7 @@ impl Etcd {
 
     /// The client port on 127.0.0.1; the same across restarts.
     ///
-    /// ```
+    /// ```no_run
     /// let etcd = snowmint_testkit::Etcd::start();
     /// assert_eq!(etcd.endpoint(), format!("http://127.0.0.1:{}", etcd.port()));
     /// ```
@@ -97,7 +97,7 @@ impl Etcd {
 
     /// The client endpoint as an `http://` URL, the form etcd's own clients take.
     ///
-    /// ```
+    /// ```no_run
     /// let etcd = snowmint_testkit::Etcd::start();
     /// assert!(etcd.endpoint().starts_with("http://127.0.0.1:"));
     /// ```
@@ -113,7 +113,7 @@ impl Etcd {
 
     /// The client endpoint as an `etcd://` URL, the form `snowmint serve --lease` takes.
     ///
-    /// ```
+    /// ```no_run
     /// let etcd = snowmint_testkit::Etcd::start();
     /// assert_eq!(etcd.url(), format!("etcd://127.0.0.1:{}", etcd.port()));
     /// ```

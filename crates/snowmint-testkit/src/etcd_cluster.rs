@@ -49,7 +49,7 @@ const POLL: Duration = Duration::from_millis(20);
 ///
 /// Needs root (namespaces and links), as CI has.
 ///
-/// ```
+/// ```no_run
 /// use std::time::Duration;
 /// use snowmint_testkit::{Cluster, EtcdCluster};
 ///

@@ -120,7 +120,7 @@ impl Etcd {
     /// As [`Etcd::start`]; also if `etcdctl` (Debian's `etcd-client` package) is missing
     /// or the users cannot be set up.
     ///
-    /// ```
+    /// ```no_run
     /// let pki = snowmint_testkit::Pki::new();
     /// let etcd = snowmint_testkit::Etcd::start_secured(&pki);
     /// assert!(etcd.url().starts_with(&format!("etcds://snowmint@127.0.0.1:{}?tls_ca=", etcd.port())));

@@ -26,7 +26,7 @@
 //! etcd, 0.4 s for ZooKeeper (the JVM starting) and 1.5 s for PostgreSQL (`initdb` makes a
 //! cluster); a restart, 0.1 to 0.2 s, or ZooKeeper's 0.4 s again.
 //!
-//! ```
+//! ```no_run
 //! use std::io::{BufRead, BufReader, Write};
 //! use std::net::TcpStream;
 //! use snowmint_testkit::{Redis, Server};
@@ -92,7 +92,7 @@ pub use zookeeper_secured::ZOOKEEPER_USER;
 /// What every server guard does, whichever server it runs: for tests written once and
 /// run against each registry.
 ///
-/// ```
+/// ```no_run
 /// use snowmint_testkit::{Redis, Server};
 ///
 /// fn bounce(server: &mut dyn Server) {

@@ -51,7 +51,7 @@ const KIND: Kind = Kind {
 /// but not run; this one and [`start`](Self::start)'s run, and `tests/services.rs` runs
 /// every method.
 ///
-/// ```
+/// ```no_run
 /// use std::net::TcpStream;
 /// use snowmint_testkit::{Postgres, Server};
 ///
@@ -89,7 +89,7 @@ impl Postgres {
     /// root and there is no `postgres` user, if `initdb` fails, or if the server does not
     /// accept a session within 30 seconds; the message quotes the end of its log.
     ///
-    /// ```
+    /// ```no_run
     /// use std::net::TcpStream;
     ///
     /// let postgres = snowmint_testkit::Postgres::start();

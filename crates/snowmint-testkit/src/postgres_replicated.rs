@@ -83,7 +83,7 @@ const ROLE: &str = "SELECT pg_is_in_recovery(), CASE WHEN pg_is_in_recovery() TH
 /// user when the tests run as root, as [`Postgres`](crate::Postgres) does; cuts need root
 /// (iptables).
 ///
-/// ```
+/// ```no_run
 /// use std::time::Duration;
 /// use snowmint_testkit::{Cluster, PostgresReplicated};
 ///

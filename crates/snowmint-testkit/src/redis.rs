@@ -81,7 +81,7 @@ impl Redis {
     /// If `redis-server` (Debian's `redis-server` package) is not on `PATH`, or the server
     /// does not answer within 30 seconds; the message quotes the end of its log.
     ///
-    /// ```
+    /// ```no_run
     /// use std::net::TcpStream;
     ///
     /// let redis = snowmint_testkit::Redis::start();
@@ -118,7 +118,7 @@ impl Redis {
     ///
     /// As [`Redis::start`].
     ///
-    /// ```
+    /// ```no_run
     /// use snowmint_testkit::{Pki, Redis};
     ///
     /// let pki = Pki::new();
@@ -233,7 +233,7 @@ impl Redis {
     ///
     /// What the server answers, or a connection that fails.
     ///
-    /// ```
+    /// ```no_run
     /// let pki = snowmint_testkit::Pki::new();
     /// let redis = snowmint_testkit::Redis::start_secured(&pki);
     /// let ok: String = redis.command(redis::cmd("SET").arg("k").arg("v"))?;
@@ -262,7 +262,7 @@ impl Redis {
     ///
     /// As [`Redis::start`], or if it has not synchronised within 30 seconds.
     ///
-    /// ```
+    /// ```no_run
     /// use snowmint_testkit::Redis;
     ///
     /// let primary = Redis::start();
@@ -324,7 +324,7 @@ impl Redis {
     ///
     /// If it has not within 30 seconds.
     ///
-    /// ```
+    /// ```no_run
     /// use snowmint_testkit::Redis;
     ///
     /// let primary = Redis::start();
@@ -363,7 +363,7 @@ impl Redis {
     ///
     /// If the server does not answer within two seconds.
     ///
-    /// ```
+    /// ```no_run
     /// let redis = snowmint_testkit::Redis::start();
     /// assert!(redis.info("replication").contains("role:master"));
     /// ```
@@ -376,7 +376,7 @@ impl Redis {
 
     /// The port the server listens on, on 127.0.0.1; the same across restarts.
     ///
-    /// ```
+    /// ```no_run
     /// let redis = snowmint_testkit::Redis::start();
     /// assert_eq!(redis.url(), format!("redis://127.0.0.1:{}", redis.port()));
     /// ```
@@ -389,7 +389,7 @@ impl Redis {
     /// for a secured server, `rediss://` with the lease user, its password and the CA
     /// (`?tls_ca=`).
     ///
-    /// ```
+    /// ```no_run
     /// let redis = snowmint_testkit::Redis::start();
     /// assert_eq!(redis.url(), format!("redis://127.0.0.1:{}", redis.port()));
     /// ```

@@ -39,7 +39,7 @@ const POLL: Duration = Duration::from_millis(50);
 /// Three sentinels on free loopback ports watching a primary under [`PRIMARY_NAME`],
 /// quorum two, a server down after 500 ms of silence; stopped when dropped.
 ///
-/// ```
+/// ```no_run
 /// use snowmint_testkit::{Redis, Sentinels, Server};
 ///
 /// let mut primary = Redis::start();

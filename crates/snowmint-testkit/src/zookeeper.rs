@@ -58,7 +58,7 @@ pub(crate) const ROOT: &str = "/snowmint";
 /// every session: a session outlives a restart as long as its client comes back within
 /// its timeout.
 ///
-/// ```
+/// ```no_run
 /// use std::io::{Read, Write};
 /// use std::net::TcpStream;
 /// use snowmint_testkit::{Server, ZooKeeper};
@@ -90,7 +90,7 @@ impl ZooKeeper {
     /// If `java` or Debian's `zookeeper` package is missing, or the server does not serve
     /// within 30 seconds; the message quotes the end of its log.
     ///
-    /// ```
+    /// ```no_run
     /// use std::net::TcpStream;
     ///
     /// let zookeeper = snowmint_testkit::ZooKeeper::start();
@@ -117,7 +117,7 @@ impl ZooKeeper {
 
     /// The client port on 127.0.0.1; the same across restarts.
     ///
-    /// ```
+    /// ```no_run
     /// let zookeeper = snowmint_testkit::ZooKeeper::start();
     /// assert!(zookeeper.url().contains(&format!(":{}/", zookeeper.port())));
     /// ```
@@ -128,7 +128,7 @@ impl ZooKeeper {
 
     /// The server's `tickTime`: it grants session timeouts from 2 to 20 of them.
     ///
-    /// ```
+    /// ```no_run
     /// let zookeeper = snowmint_testkit::ZooKeeper::start();
     /// assert_eq!(zookeeper.tick() * 20, std::time::Duration::from_secs(4));
     /// ```
@@ -142,7 +142,7 @@ impl ZooKeeper {
     /// secure port, with the CA, a client certificate and the digest user `snowmint`
     /// ([`ZooKeeper::start_secured`]).
     ///
-    /// ```
+    /// ```no_run
     /// let zookeeper = snowmint_testkit::ZooKeeper::start();
     /// assert_eq!(
     ///     zookeeper.url(),

@@ -66,7 +66,7 @@ const LOG_TAIL_LINES: usize = 15;
 /// The namespaces need root, as the campaign and CI have; a test that cannot make them
 /// fails, naming the command that failed.
 ///
-/// ```
+/// ```no_run
 /// use snowmint_testkit::{Cluster, ZooKeeperEnsemble};
 ///
 /// let mut ensemble = ZooKeeperEnsemble::start();

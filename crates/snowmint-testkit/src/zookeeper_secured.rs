@@ -87,7 +87,7 @@ impl ZooKeeper {
     ///
     /// As [`ZooKeeper::start`].
     ///
-    /// ```
+    /// ```no_run
     /// let pki = snowmint_testkit::Pki::new();
     /// let zookeeper = snowmint_testkit::ZooKeeper::start_secured(&pki);
     /// assert!(zookeeper.url().starts_with(&format!(
