@@ -441,12 +441,17 @@ pub fn a_restore_while_these_issue(
 
     let restored_ms = now_ms();
     restore();
-    // The worker id the restore freed is the newcomer's to take. The old holder acquires
-    // again once a renewal finds its lease gone, which on a loaded machine can come before
-    // the newcomer's process has started; so it is paused (SIGSTOP, as a VM pause would)
-    // until the newcomer holds a worker id, and resumed then, inside its fence if the
-    // newcomer was quick.
-    signal(&holder, libc::SIGSTOP);
+    // The worker id the restore freed is the newcomer's to take. The old holder of a
+    // registry acquires again once a renewal finds its lease gone, which on a loaded
+    // machine can come before the newcomer's process has started; so it is paused
+    // (SIGSTOP, as a VM pause would) until the newcomer holds a worker id, and resumed
+    // then, inside its fence if the newcomer was quick. Not a `file:` holder: its lock
+    // on a lock file restored in place is what it drops once its check sees the restore,
+    // and paused, it would keep the newcomer waiting on that lock.
+    let pause = !url.starts_with("file:");
+    if pause {
+        signal(&holder, libc::SIGSTOP);
+    }
     let mut newcomer = serve_leased(&state.path().join("newcomer"), url, "newcomer");
     if let Some(offset) = how.newcomer_clock {
         wall_clock_offset(&mut newcomer, offset);
@@ -459,7 +464,9 @@ pub fn a_restore_while_these_issue(
             .then_some(())
             .ok_or(logged)
     });
-    signal(&holder, libc::SIGCONT);
+    if pause {
+        signal(&holder, libc::SIGCONT);
+    }
     // The old holder issues on until its next renewal finds the lease gone.
     let mut after = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -568,35 +568,45 @@ pub async fn keeper_fence_freezes_while_the_registry_is_down(
     let stopped_at = clock.now_ms();
     tokio::task::block_in_place(|| server.stop());
     // The fence freezes at the first failure, whatever it says: while the registry goes
-    // away, a restart in between refuses connections.
-    let frozen = held_when(&mut status, "a failing renewal", |h| h.last_error.is_some()).await;
-    assert!(frozen.valid_until_ms >= renewed.valid_until_ms);
-    let limit = SETTINGS.ttl - SETTINGS.safety_margin;
-    assert!(
-        frozen.valid_until_ms <= stopped_at + limit.as_millis() as u64,
-        "the fence is from a renewal before the stop"
-    );
-    // Retries keep failing, and the fence stays put until the clock has passed it: a
-    // generator fenced by it has stopped issuing. A keeper told that its lease is gone
-    // (a session the registry's client gave up on) looks for another before that, which
-    // stops issuing as well.
-    let mut said = says(&status.borrow(), prefix);
-    while clock.now_ms() <= frozen.valid_until_ms {
-        status.changed().await.expect("the keeper runs");
-        let now = status.borrow_and_update().clone();
-        said |= says(&now, prefix);
-        match now {
-            LeaseStatus::Held(held) => {
-                assert_eq!(
-                    (held.valid_until_ms, held.acquisition),
-                    (frozen.valid_until_ms, frozen.acquisition)
-                );
-                assert!(held.last_error.is_some());
+    // away, a restart in between refuses connections. A keeper told that its lease is
+    // gone (a session the registry's client gave up on, on a loaded machine) looks for
+    // another at once instead, which stops issuing as well.
+    let failed = failure(&mut status).await;
+    let mut said = says(&failed, prefix);
+    let fence = if let LeaseStatus::Held(frozen) = failed {
+        assert!(frozen.valid_until_ms >= renewed.valid_until_ms);
+        let limit = SETTINGS.ttl - SETTINGS.safety_margin;
+        assert!(
+            frozen.valid_until_ms <= stopped_at + limit.as_millis() as u64,
+            "the fence is from a renewal before the stop"
+        );
+        // Retries keep failing, and the fence stays put until the clock has passed it: a
+        // generator fenced by it has stopped issuing.
+        while clock.now_ms() <= frozen.valid_until_ms {
+            status.changed().await.expect("the keeper runs");
+            let now = status.borrow_and_update().clone();
+            said |= says(&now, prefix);
+            match now {
+                LeaseStatus::Held(held) => {
+                    assert_eq!(
+                        (held.valid_until_ms, held.acquisition),
+                        (frozen.valid_until_ms, frozen.acquisition)
+                    );
+                    assert!(held.last_error.is_some());
+                }
+                LeaseStatus::Acquiring { .. } => break,
+                LeaseStatus::Released => panic!("released while renewals fail"),
             }
-            LeaseStatus::Acquiring { .. } => break,
-            LeaseStatus::Released => panic!("released while renewals fail"),
         }
-    }
+        let failures = keeper
+            .counters()
+            .renew_failures
+            .load(std::sync::atomic::Ordering::Relaxed);
+        assert!(failures >= 2, "{failures} failed renewals");
+        frozen.valid_until_ms
+    } else {
+        renewed.valid_until_ms
+    };
     // The failure the test is about, in the status, held or looking for a lease again: on
     // a loaded machine a registry that restarts (with an expired certificate, say) may
     // answer only after the lease ended.
@@ -616,16 +626,11 @@ pub async fn keeper_fence_freezes_while_the_registry_is_down(
             );
         }
     }
-    let failures = keeper
-        .counters()
-        .renew_failures
-        .load(std::sync::atomic::Ordering::Relaxed);
-    assert!(failures >= 2, "{failures} failed renewals");
 
     // Back (perhaps after the lease ended, and then the keeper acquires anew): it renews.
     tokio::task::block_in_place(|| server.restart());
     let back = held_when(&mut status, "a renewal after the restart", |h| {
-        h.last_error.is_none() && h.valid_until_ms > frozen.valid_until_ms
+        h.last_error.is_none() && h.valid_until_ms > fence
     })
     .await;
     if back.acquisition == first.acquisition {
@@ -702,6 +707,24 @@ pub async fn keeper_fence_freezes_while_the_certificate_has_expired<S>(
     })
     .await;
     keeper.release(clock.now_ms()).await.unwrap();
+}
+
+/// The first status after a renewal failed: held with its error, or acquiring again.
+async fn failure(status: &mut tokio::sync::watch::Receiver<LeaseStatus>) -> LeaseStatus {
+    let wait = async {
+        loop {
+            let now = status.borrow_and_update().clone();
+            match &now {
+                LeaseStatus::Held(held) if held.last_error.is_none() => {}
+                _ => return now,
+            }
+            status.changed().await.expect("the keeper runs");
+        }
+    };
+    match tokio::time::timeout(Duration::from_secs(10), wait).await {
+        Ok(failed) => failed,
+        Err(_) => panic!("no failing renewal within 10 s: {:?}", *status.borrow()),
+    }
 }
 
 /// Whether `status` names a last error that says `prefix`, held or acquiring.
