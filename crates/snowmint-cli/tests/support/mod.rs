@@ -301,7 +301,19 @@ pub fn try_get(addr: SocketAddr, path: &str, wait: Duration) -> Option<(u16, Str
     let mut response = String::new();
     stream.read_to_string(&mut response).ok()?;
     let status = response.get(9..12)?.parse().ok()?;
-    let (_, body) = response.split_once("\r\n\r\n")?;
+    let (head, body) = response.split_once("\r\n\r\n")?;
+    // A server cut off mid-answer (stopped, killed, or a slow reader's answer dropped by
+    // its watchdog) closes the connection early: the body falls short of its length.
+    let length = head.lines().find_map(|line| {
+        line.to_ascii_lowercase()
+            .strip_prefix("content-length: ")?
+            .trim()
+            .parse::<usize>()
+            .ok()
+    });
+    if length.is_some_and(|length| body.len() < length) {
+        return None;
+    }
     Some((status, body.to_string()))
 }
 
