@@ -203,8 +203,17 @@ fn two_servers_ride_out_a_failover_and_member_restarts_and_a_newcomer_starts_pas
             server.wait_ready(Duration::from_secs(20));
         }
     });
-    for _ in 0..3 {
-        assert_eq!(issued.round(&all), 0, "ids after the restarts");
+    // Three rounds in a row served by all: a renewal that a loaded machine delayed past
+    // its fence refuses for a moment, as it must, and the next one serves again.
+    let mut served = 0;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while served < 3 {
+        assert!(Instant::now() < deadline, "ids after the restarts");
+        served = if issued.round(&all) == 0 {
+            served + 1
+        } else {
+            0
+        };
     }
     let total = issued.check();
     eprintln!("{total} ids, each issued once");
