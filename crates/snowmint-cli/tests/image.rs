@@ -928,7 +928,12 @@ fn the_compose_fleet_keeps_ids_unique_through_restarts_kills_and_a_cut() {
         readyz_becomes(*addr, 200, READY);
     }
     let again: Vec<u64> = servers.iter().map(|a| worker_of(*a)).collect();
-    assert_eq!(again, workers, "worker ids after docker-compose restart");
+    assert_eq!(
+        again,
+        workers,
+        "worker ids after docker-compose restart; the fleet's logs:\n{}",
+        fleet.run(&["logs", "--no-color", "--timestamps"])
+    );
     draw(&servers, &mut seen, 20_000);
 
     // A kill (no drain, no release), then a start.

@@ -246,12 +246,32 @@ impl Keeper {
 
     /// Stops renewing and gives the worker id back, setting its high-water mark to
     /// `issued_until_ms`: call it after the last id was issued. Says whether there was a
-    /// lease to give back (none while it was still being acquired).
+    /// lease to give back (none while it was still being acquired). One attempt:
+    /// [`Keeper::release_within`] tries again while the registry is away.
     ///
     /// # Errors
     ///
     /// The registry could not be reached; the lease then expires by itself after its TTL.
-    pub async fn release(mut self, issued_until_ms: u64) -> Result<bool, LeaseError> {
+    pub async fn release(self, issued_until_ms: u64) -> Result<bool, LeaseError> {
+        self.release_within(issued_until_ms, Duration::ZERO).await
+    }
+
+    /// [`Keeper::release`], tried again while the registry is unavailable, for at most
+    /// `patience` in all. A registry that restarts beside its holders (`docker-compose
+    /// restart` stops them all at once) is away for the moment a holder gives its worker
+    /// id back; one attempt would leave the worker id held until its TTL ends, and the
+    /// holder, started again at once, would find it taken and lease another. Attempts come
+    /// 50 ms apart, doubling to 1 s; each is cut off when the patience ends.
+    ///
+    /// # Errors
+    ///
+    /// The registry was not reached within `patience` (the last error), or it refused the
+    /// release for another reason.
+    pub async fn release_within(
+        mut self,
+        issued_until_ms: u64,
+        patience: Duration,
+    ) -> Result<bool, LeaseError> {
         let Some(stop) = self.stop.take() else {
             return Ok(false);
         };
@@ -262,14 +282,45 @@ impl Keeper {
         let Ok((claim, lease)) = rx.await else {
             return Ok(false);
         };
-        match lease {
-            Some(lease) => {
-                self.registry
-                    .release(&claim, &lease, issued_until_ms)
-                    .await?;
-                Ok(true)
+        let Some(lease) = lease else {
+            return Ok(false);
+        };
+        let deadline = tokio::time::Instant::now() + patience;
+        let mut pause = Duration::from_millis(50);
+        loop {
+            let attempt = self.registry.release(&claim, &lease, issued_until_ms);
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let error = if patience.is_zero() {
+                attempt.await.err()
+            } else {
+                match tokio::time::timeout(left, attempt).await {
+                    Ok(done) => done.err(),
+                    Err(_) => {
+                        return Err(LeaseError::Unavailable {
+                            backend: self.registry.backend(),
+                            message: format!(
+                                "the release did not end within {} ms",
+                                patience.as_millis()
+                            ),
+                            source: None,
+                        });
+                    }
+                }
+            };
+            let Some(error) = error else {
+                return Ok(true);
+            };
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if !matches!(error, LeaseError::Unavailable { .. }) || left <= pause {
+                return Err(error);
             }
-            None => Ok(false),
+            tracing::warn!(
+                worker = lease.worker,
+                error = %Chain(&error),
+                "cannot give the worker id back yet; trying again"
+            );
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_secs(1));
         }
     }
 }
@@ -587,6 +638,8 @@ mod tests {
         marks: Mutex<Vec<u64>>,
         /// For a registry whose leases do not expire: how long a renewal vouches for one.
         lasting: Option<Option<Duration>>,
+        /// How many releases from now on find the registry away.
+        away_for_releases: AtomicU64,
     }
 
     #[async_trait::async_trait]
@@ -636,6 +689,15 @@ mod tests {
             lease: &Lease,
             high_water_ms: u64,
         ) -> Result<(), LeaseError> {
+            let away = self.away_for_releases.load(Ordering::SeqCst);
+            if away > 0 {
+                self.away_for_releases.store(away - 1, Ordering::SeqCst);
+                return Err(LeaseError::unavailable_because(
+                    "scripted",
+                    "",
+                    std::io::Error::from(std::io::ErrorKind::ConnectionRefused),
+                ));
+            }
             self.released
                 .lock()
                 .unwrap()
@@ -708,6 +770,56 @@ mod tests {
 
         keeper.release(1_234).await.unwrap();
         assert_eq!(*registry.released.lock().unwrap(), [(1, 1_234)]);
+    }
+
+    /// A registry restarted beside its holders is away for the moment they give their
+    /// worker ids back: a release tries again within its patience, so the worker id is
+    /// free for the holder's successor; one attempt, or patience spent, is an error.
+    #[tokio::test(start_paused = true)]
+    async fn a_release_tries_again_while_the_registry_is_away_within_its_patience() {
+        let held_keeper = |registry: &Arc<Scripted>| {
+            let claim = Claim::new("ns", 0, 32, "host", Duration::from_secs(10));
+            let clock = Arc::new(ManualClock::new(1_000_000));
+            Keeper::start(registry.clone(), claim, LeaseSettings::default(), clock)
+        };
+        let cases = [
+            // (releases that find it away, patience, released?, at least this long)
+            (0, Duration::ZERO, true, Duration::ZERO),
+            (1, Duration::ZERO, false, Duration::ZERO),
+            (
+                3,
+                Duration::from_secs(5),
+                true,
+                Duration::from_millis(50 + 100 + 200),
+            ),
+            (
+                100,
+                Duration::from_millis(400),
+                false,
+                Duration::from_millis(50 + 100),
+            ),
+        ];
+        for (away, patience, released, waited) in cases {
+            let registry = Arc::new(Scripted::default());
+            let keeper = held_keeper(&registry);
+            next_held(&mut keeper.status()).await;
+            registry.away_for_releases.store(away, Ordering::SeqCst);
+            let started = tokio::time::Instant::now();
+            let result = keeper.release_within(7_000, patience).await;
+            let took = started.elapsed();
+            let row = format!("away for {away}, patience {patience:?}: {result:?} after {took:?}");
+            assert_eq!(result.is_ok(), released, "{row}");
+            if released {
+                assert_eq!(*registry.released.lock().unwrap(), [(0, 7_000)], "{row}");
+            } else {
+                assert!(
+                    matches!(result, Err(LeaseError::Unavailable { .. })),
+                    "{row}"
+                );
+                assert!(registry.released.lock().unwrap().is_empty(), "{row}");
+            }
+            assert!(took >= waited && took <= patience.max(waited), "{row}");
+        }
     }
 
     /// Found by the fault-injection campaign: a `--clock wall` server whose clock was

@@ -286,6 +286,7 @@ pub async fn run(
     tracing::info!(grace_ms = grace.as_millis() as u64, "shutting down");
     source.drain();
     let _ = stop_tx.send(true);
+    let stopping = tokio::time::Instant::now();
     let drained = tokio::time::timeout(grace, async {
         let mut ended = Vec::with_capacity(tasks.len());
         for (port, task) in tasks {
@@ -307,8 +308,10 @@ pub async fn run(
         }
     }
     // After the last id: lower the mark to what was issued and give the worker id back,
-    // so a restart or a successor need not wait.
-    let held = source.shutdown().await?;
+    // so a restart or a successor need not wait; a registry away for a moment is tried
+    // again for what is left of the grace.
+    let left = grace.saturating_sub(stopping.elapsed());
+    let held = source.shutdown(left).await?;
     let now = source.clock().now_ms();
     if held {
         tracing::info!(stopped_at = %snowmint::UnixMs(now), "stopped; high-water mark persisted");

@@ -424,13 +424,14 @@ impl IdSource {
     }
 
     /// After the last request: stops the generator (persisting its local mark) and gives
-    /// the worker id back with its high-water mark set to the last id issued. Says whether
-    /// there was a worker id to do this for: none while it was still being acquired.
+    /// the worker id back with its high-water mark set to the last id issued, trying again
+    /// for up to `patience` while the registry is away ([`Keeper::release_within`]). Says
+    /// whether there was a worker id to do this for: none while it was still being acquired.
     ///
     /// # Errors
     ///
     /// The local mark or the registry could not be written; the higher mark is kept.
-    pub async fn shutdown(&self) -> Result<bool, ServeError> {
+    pub async fn shutdown(&self, patience: Duration) -> Result<bool, ServeError> {
         let issuer = self.issuer.swap(None);
         let issued = match &issuer {
             Some(issuer) => {
@@ -452,7 +453,11 @@ impl IdSource {
                 }
             });
             let acquired = self.acquired_mark();
-            if keeper.release(mark).await.map_err(ServeError::Release)? {
+            if keeper
+                .release_within(mark, patience)
+                .await
+                .map_err(ServeError::Release)?
+            {
                 // What the registry now holds: the rule of `Lease::release_mark`.
                 let given_back = snowmint::UnixMs(mark.max(acquired));
                 tracing::info!(mark = %given_back, "gave the worker id back");

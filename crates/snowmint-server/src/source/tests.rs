@@ -56,7 +56,7 @@ fn a_file_holder_whose_keeper_cannot_run_stops_at_its_fence_and_resumes_once_con
     renewed.fill(1_000, &mut ids).expect("ids once confirmed");
     assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids went back");
     assert!(starved.elapsed() >= STARVED);
-    runtime.block_on(source.shutdown()).unwrap();
+    runtime.block_on(source.shutdown(Duration::ZERO)).unwrap();
 }
 
 /// Drives the runtime until `source` is ready to issue, for at most `limit`.
