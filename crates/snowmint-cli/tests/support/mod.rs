@@ -304,17 +304,21 @@ pub fn try_get(addr: SocketAddr, path: &str, wait: Duration) -> Option<(u16, Str
     let (head, body) = response.split_once("\r\n\r\n")?;
     // A server cut off mid-answer (stopped, killed, or a slow reader's answer dropped by
     // its watchdog) closes the connection early: the body falls short of its length.
-    let length = head.lines().find_map(|line| {
-        line.to_ascii_lowercase()
-            .strip_prefix("content-length: ")?
-            .trim()
-            .parse::<usize>()
-            .ok()
-    });
-    if length.is_some_and(|length| body.len() < length) {
+    if content_length(head).is_some_and(|length| body.len() < length) {
         return None;
     }
     Some((status, body.to_string()))
+}
+
+/// The `content-length` a response's head names, if it names one.
+fn content_length(head: &str) -> Option<usize> {
+    head.lines().find_map(|line| {
+        line.to_ascii_lowercase()
+            .strip_prefix("content-length: ")?
+            .trim()
+            .parse()
+            .ok()
+    })
 }
 
 /// Reads one HTTP/1.1 response with a `content-length` body from a connection kept alive:
@@ -331,14 +335,7 @@ pub fn read_kept(stream: &mut TcpStream) -> std::io::Result<(u16, String)> {
         head.push(byte[0]);
     }
     let head = String::from_utf8_lossy(&head).into_owned();
-    let length: usize = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("content-length: ")?
-                .parse()
-                .ok()
-        })
+    let length = content_length(&head)
         .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "no content-length"))?;
     let mut body = vec![0u8; length];
     stream.read_exact(&mut body)?;

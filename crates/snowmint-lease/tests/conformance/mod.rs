@@ -584,22 +584,10 @@ pub async fn keeper_fence_freezes_while_the_registry_is_down(
         );
         // Retries keep failing, and the fence stays put until the clock has passed it: a
         // generator fenced by it has stopped issuing.
-        while clock.now_ms() <= frozen.valid_until_ms {
-            status.changed().await.expect("the keeper runs");
-            let now = status.borrow_and_update().clone();
-            said |= says(&now, prefix);
-            match now {
-                LeaseStatus::Held(held) => {
-                    assert_eq!(
-                        (held.valid_until_ms, held.acquisition),
-                        (frozen.valid_until_ms, frozen.acquisition)
-                    );
-                    assert!(held.last_error.is_some());
-                }
-                LeaseStatus::Acquiring { .. } => break,
-                LeaseStatus::Released => panic!("released while renewals fail"),
-            }
-        }
+        fence_stays_until_passed(&mut status, &clock, &frozen, true, |now| {
+            said |= says(now, prefix);
+        })
+        .await;
         let failures = keeper
             .counters()
             .renew_failures
@@ -690,18 +678,13 @@ pub async fn keeper_fence_freezes_while_the_certificate_has_expired<S>(
         frozen.valid_until_ms <= expired_at + limit.as_millis() as u64,
         "the fence is from a renewal before the expiry"
     );
-    while clock.now_ms() <= frozen.valid_until_ms {
-        status.changed().await.expect("the keeper runs");
-        let LeaseStatus::Held(held) = status.borrow_and_update().clone() else {
-            panic!("still held while renewals fail")
-        };
-        assert_eq!(
-            (held.valid_until_ms, held.acquisition),
-            (frozen.valid_until_ms, frozen.acquisition)
-        );
-        let error = Chain(held.last_error.as_ref().expect("still failing")).to_string();
-        assert!(error.ends_with(check), "{error}");
-    }
+    fence_stays_until_passed(&mut status, &clock, &frozen, false, |now| {
+        if let LeaseStatus::Held(held) = now {
+            let error = Chain(held.last_error.as_ref().expect("still failing")).to_string();
+            assert!(error.ends_with(check), "{error}");
+        }
+    })
+    .await;
 
     tokio::task::block_in_place(|| mend(server));
     held_when(&mut status, "a renewal with a valid certificate", |h| {
@@ -709,6 +692,36 @@ pub async fn keeper_fence_freezes_while_the_certificate_has_expired<S>(
     })
     .await;
     keeper.release(clock.now_ms()).await.unwrap();
+}
+
+/// While renewals keep failing, the fence stays where `frozen` put it until `clock` has
+/// passed it, so a generator fenced by it has stopped issuing: each status until then is
+/// held at that fence, with an error, and is shown to `each`. A keeper that looks for a
+/// lease again (the registry's client gave its session up) ends the wait when
+/// `may_acquire`, and fails the test when not.
+async fn fence_stays_until_passed(
+    status: &mut tokio::sync::watch::Receiver<LeaseStatus>,
+    clock: &SystemClock,
+    frozen: &Held,
+    may_acquire: bool,
+    mut each: impl FnMut(&LeaseStatus),
+) {
+    while clock.now_ms() <= frozen.valid_until_ms {
+        status.changed().await.expect("the keeper runs");
+        let now = status.borrow_and_update().clone();
+        each(&now);
+        match now {
+            LeaseStatus::Held(held) => {
+                assert_eq!(
+                    (held.valid_until_ms, held.acquisition),
+                    (frozen.valid_until_ms, frozen.acquisition)
+                );
+                assert!(held.last_error.is_some(), "held without an error");
+            }
+            LeaseStatus::Acquiring { .. } if may_acquire => break,
+            other => panic!("{other:?} while renewals fail"),
+        }
+    }
 }
 
 /// The first status after a renewal failed: held with its error, or acquiring again.
