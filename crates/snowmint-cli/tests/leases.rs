@@ -1,9 +1,9 @@
 //! `snowmint serve --lease` against real Redis, etcd, PostgreSQL and ZooKeeper servers: the
 //! registry going away under a running server, a SIGKILLed holder's worker id waiting out its
 //! TTL, a successor on a new machine with its clock behind, a registry restored from an old
-//! backup under a live holder, and a fleet surviving a crashed member and a registry
-//! restart. The same tests run against each. The `file` registry takes the
-//! take-over test in `lease_file.rs`.
+//! backup under a live holder, a fleet surviving a crashed member and a registry restart,
+//! and a holder stopped while its registry is away. The same tests run against each. The
+//! `file` registry takes the take-over test in `lease_file.rs`.
 
 use crate::fleet;
 use crate::support;
@@ -18,6 +18,14 @@ macro_rules! registry_tests {
             #[test]
             fn a_server_stops_issuing_while_the_registry_is_away_and_resumes_after() {
                 fleet::registry_away_and_back(&mut $server::start());
+            }
+
+            #[test]
+            fn a_holder_stopped_while_the_registry_is_away_gives_its_worker_id_back_when_it_returns()
+            {
+                fleet::stopped_while_the_registry_is_away_gives_its_worker_id_back_when_it_returns(
+                    &mut $server::start(),
+                );
             }
 
             #[test]

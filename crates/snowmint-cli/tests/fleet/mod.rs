@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use snowmint_testkit::{Server, eventually};
 
 use crate::support::{
-    LeaseTimes, Serve, ids, now_ms, serve_builder, spawn_logged, twitter_ms, twitter_worker,
-    wall_clock_offset,
+    LeaseTimes, Serve, ids, layout_lease, now_ms, serve_builder, spawn_logged, twitter_ms,
+    twitter_worker, wall_clock_offset,
 };
 
 /// Starts `snowmint serve` with the lease `url` and `identity`, and waits until it has
@@ -147,6 +147,47 @@ pub fn successor_stopped_while_it_waits_keeps_the_dead_holders_mark(url: &str) {
         }
     }
     assert_after_the_dead(&issued, &after, "the third");
+}
+
+/// A holder stopped (SIGTERM) while its registry is away, the registry back 1.5 s later
+/// (as `docker-compose restart` stops a project's containers all at once): its release
+/// tries again until the registry answers, within the shutdown grace, and it exits 0
+/// having given its worker id back. A successor of the same identity then gets that
+/// worker id at once, not another one, and issues above the holder's ids.
+pub fn stopped_while_the_registry_is_away_gives_its_worker_id_back_when_it_returns(
+    registry: &mut dyn Server,
+) {
+    let url = registry.url();
+    let state = tempfile::tempdir().unwrap();
+    let mut holder = serve(&state.path().join("holder"), &url, "web-1");
+    holder.wait_ready(Duration::from_secs(20));
+    let issued = pull(&holder, 10_000).expect("ids before the stop");
+    let (_, worker) = layout_lease(&holder);
+    let worker = worker.expect("a worker id held");
+
+    registry.stop();
+    signal(&holder, libc::SIGTERM);
+    std::thread::sleep(Duration::from_millis(1_500));
+    registry.restart();
+    // The grace is 10 s: the drain, then the release's attempts.
+    let status = holder.wait_exit(Duration::from_secs(20));
+    let log = holder.logged();
+    assert!(status.success(), "{status}: {log}");
+    assert!(
+        log.contains("cannot give the worker id back yet; trying again"),
+        "no attempt met the registry away: {log}"
+    );
+    assert!(log.contains("gave the worker id back"), "{log}");
+
+    let successor = serve(&state.path().join("successor"), &url, "web-1");
+    successor.wait_ready(Duration::from_secs(20));
+    assert_eq!(
+        layout_lease(&successor).1,
+        Some(worker),
+        "the same identity's worker id, given back"
+    );
+    let after = pull(&successor, 10_000).expect("ids from the successor");
+    assert_after_the_dead(&issued, &after, "the successor");
 }
 
 /// Sends `signal` to `server`'s process.

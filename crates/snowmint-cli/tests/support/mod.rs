@@ -227,7 +227,13 @@ impl Serve {
         let pid = i32::try_from(self.process.pid()).unwrap();
         // SAFETY: sends SIGTERM to the child this test started and still owns.
         assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
-        eventually(Duration::from_secs(15), "the exit after SIGTERM", || {
+        self.wait_exit(Duration::from_secs(15))
+    }
+
+    /// Waits at most `limit` for the process to exit (after a signal the test sent): its
+    /// status.
+    pub fn wait_exit(&mut self, limit: Duration) -> ExitStatus {
+        eventually(limit, "the exit", || {
             self.process.try_wait().unwrap().ok_or("still running")
         })
     }
