@@ -6,7 +6,7 @@
 //! Kubernetes StatefulSet's pods, run as its manifest says, are worker ids 0 and 1.
 //!
 //! Ignored by a plain `cargo test`: building the image takes minutes.
-//! `cargo test -p snowmint-cli --test cli image:: -- --ignored` runs them; without a Docker engine
+//! `cargo test --workspace --test cli image:: -- --ignored` runs them; without a Docker engine
 //! they skip, but fail when CI=true. With IMAGE_TEST_REUSE set, an image snowmint:VERSION
 //! already there is tested as it is, not built again. Containers, volumes, networks and images they make
 //! are named `snowmint-test-<pid>-...` and removed at the end of each test.
