@@ -9,6 +9,7 @@ mod conformance;
 mod etcd;
 mod file;
 mod postgres;
+mod postgres_pooled;
 mod postgres_secured;
 mod redis;
 mod redis_secured;

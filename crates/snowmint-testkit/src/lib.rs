@@ -1,7 +1,8 @@
 //! Real registry servers for snowmint's integration tests: [`Redis`] (and its replicas,
-//! watched by [`Sentinels`]), [`Etcd`], [`Postgres`] and [`ZooKeeper`], each a process of its
-//! own on a free 127.0.0.1 port with its data in a fresh temporary directory, owned by a
-//! guard that stops it and removes the directory when dropped.
+//! watched by [`Sentinels`]), [`Etcd`], [`Postgres`] (and [`PgBouncer`] in front of one) and
+//! [`ZooKeeper`], each a process of its own on a free 127.0.0.1 port with its data in a
+//! fresh temporary directory, owned by a guard that stops it and removes the directory
+//! when dropped.
 //!
 //! - `start()` returns once the server really answers: Redis `PING`s back, etcd reports
 //!   itself healthy, PostgreSQL accepts a session, ZooKeeper answers `srvr` as a
@@ -15,11 +16,12 @@
 //! - A test that panics drops its guards, which stop their servers; a test process that
 //!   dies without unwinding takes them with it (they get SIGKILL when it dies).
 //!
-//! The servers are the Debian packages `redis-server`, `etcd-server`, `postgresql` and
-//! `zookeeper` (a Java server, run with `default-jre-headless`), which `scripts/setup`
-//! installs. A missing server is a panic naming its package, never a skip: in CI a
-//! registry test that cannot run must fail. When the tests run as root, as CI does,
-//! PostgreSQL runs as the `postgres` user, since it refuses to run as root.
+//! The servers are the Debian packages `redis-server`, `etcd-server`, `postgresql`,
+//! `pgbouncer` and `zookeeper` (a Java server, run with `default-jre-headless`), which
+//! `scripts/setup` installs. A missing server is a panic naming its package, never a
+//! skip: in CI a registry test that cannot run must fail. When the tests run as root, as
+//! CI does, PostgreSQL and PgBouncer run as the `postgres` user, since they refuse to run
+//! as root.
 //!
 //! The API blocks; from an async test, start servers before the first `.await` or in
 //! `spawn_blocking`. On an idle machine a start takes about 25 ms for Redis, 0.1 s for
@@ -53,6 +55,7 @@ mod etcd_secured;
 mod expiring;
 mod instance;
 mod net;
+mod pgbouncer;
 mod pki;
 mod postgres;
 mod postgres_replicated;
@@ -75,6 +78,7 @@ pub use etcd_cluster::EtcdCluster;
 pub use etcd_secured::{SNOWMINT_PREFIX, SNOWMINT_USER};
 pub use expiring::{ExpiringCertificate, ServesCertificate};
 pub use net::free_port;
+pub use pgbouncer::PgBouncer;
 pub use pki::{LOOPBACK_NAMES, Pair, Pki, Validity, secured_url};
 pub use postgres::Postgres;
 pub use postgres_replicated::PostgresReplicated;

@@ -10,7 +10,7 @@ use std::thread;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use snowmint_testkit::Server;
-use snowmint_testkit::{Etcd, Postgres, Redis, ZooKeeper};
+use snowmint_testkit::{Etcd, PgBouncer, Postgres, Redis, ZooKeeper};
 
 #[test]
 fn redis_keeps_its_keys_across_restarts_and_a_kill() {
@@ -93,6 +93,27 @@ fn postgres_keeps_its_rows_across_restarts_and_a_kill() {
     let dir = server.dir().to_owned();
     drop(server);
     assert_gone(port, &dir);
+}
+
+#[test]
+fn pgbouncer_pools_transactions_onto_its_server_connections() {
+    let mut pool = PgBouncer::start(2);
+    let port = pool.port();
+    assert_eq!(
+        pool.url(),
+        format!("postgres://postgres@127.0.0.1:{port}/postgres")
+    );
+    assert_eq!(pool.pool(), 2);
+    let through = |sql: &str| psql_at(port, sql);
+    through("create table workers (worker int primary key)");
+    through("insert into workers values (7)");
+    assert_eq!(psql(pool.postgres(), "select count(*) from workers"), "1");
+    pool.restart();
+    assert_eq!(through("select worker from workers"), "7");
+    let (postgres_port, dir) = (pool.postgres().port(), pool.dir().to_owned());
+    drop(pool);
+    assert_gone(port, &dir);
+    assert_refused(postgres_port);
 }
 
 #[test]
@@ -234,16 +255,15 @@ fn etcd_get(port: u16, key: &str) -> Option<String> {
 /// Runs `sql` with `psql` over TCP as the server's superuser and returns its unaligned,
 /// tuples-only output.
 fn psql(server: &Postgres, sql: &str) -> String {
+    psql_at(server.port(), sql)
+}
+
+/// Runs `sql` with `psql` on `127.0.0.1:port`, in the `postgres` database, as the
+/// superuser.
+fn psql_at(port: u16, sql: &str) -> String {
     let output = Command::new("psql")
         .args(["-X", "-v", "ON_ERROR_STOP=1", "-tA", "-h", "127.0.0.1"])
-        .args([
-            "-p",
-            &server.port().to_string(),
-            "-U",
-            server.user(),
-            "-d",
-            "postgres",
-        ])
+        .args(["-p", &port.to_string(), "-U", "postgres", "-d", "postgres"])
         .args(["-c", sql])
         .output()
         .expect("psql runs (Debian's postgresql-client, installed with postgresql)");

@@ -1,10 +1,17 @@
 //! The table, the statements that take, renew and give back its rows, and the calls
 //! that run them on a session.
+//!
+//! Each statement is a [`Sql`]: its text with its parameters' types, sent unnamed in the
+//! round trip that runs it (see [`session`](super::session) for why nothing is prepared).
 
-use tokio_postgres::types::ToSql;
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::{GenericClient, Row};
 
 use super::PostgresRegistry;
-use super::session::Session;
+use super::session::{Session, transaction_limits};
 use crate::registry::{Claim, Lease, LeaseError};
 
 /// The table, made at the first connection if it is absent: see [`PostgresRegistry`].
@@ -28,9 +35,9 @@ pub(super) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS snowmint_worke
 /// A row held under one of the namespaces of earlier releases (`$7`) is passed over.
 /// Parameters: namespace, datacenter, workers, holder, identity, TTL in seconds, the
 /// namespaces of earlier releases.
-pub(super) fn take_sql(sticky: bool) -> String {
+fn take_sql(sticky: bool) -> Sql {
     let only_identity = if sticky { "AND identity = $5" } else { "" };
-    format!(
+    let text = format!(
         "WITH free AS MATERIALIZED (
              SELECT worker FROM snowmint_workers w
              WHERE namespace = $1 AND datacenter = $2 AND worker >= 0 AND worker < $3
@@ -46,8 +53,26 @@ pub(super) fn take_sql(sticky: bool) -> String {
              expires_at = clock_timestamp() + $6::float8 * interval '1 second'
          WHERE namespace = $1 AND datacenter = $2 AND worker = (SELECT worker FROM free)
          RETURNING worker, high_water"
-    )
+    );
+    let types = &[
+        Type::TEXT,
+        Type::INT8,
+        Type::INT8,
+        Type::TEXT,
+        Type::TEXT,
+        Type::FLOAT8,
+        Type::TEXT_ARRAY,
+    ];
+    Sql {
+        text: Cow::Owned(text),
+        types,
+    }
 }
+
+/// [`take_sql`] for the claim's identity only.
+static TAKE_OWN: LazyLock<Sql> = LazyLock::new(|| take_sql(true));
+/// [`take_sql`] for any free row.
+static TAKE_ANY: LazyLock<Sql> = LazyLock::new(|| take_sql(false));
 
 /// The first worker number in `from..workers` with no row: `from`, or the first row (in
 /// index order) from `from` on whose successor is missing. Parameters: namespace,
@@ -59,7 +84,8 @@ pub(super) fn take_sql(sticky: bool) -> String {
 /// 0 alone, every acquirer picked the same lowest missing row, all but one waited for its
 /// creator to commit and searched again, so the rows were made one at a time and N
 /// acquirers ran O(N²) searches.
-pub(super) const MISSING_FROM: &str = "SELECT candidate FROM (
+const MISSING_FROM: Sql = Sql::new(
+    "SELECT candidate FROM (
         SELECT $4::bigint AS candidate
         WHERE NOT EXISTS (SELECT FROM snowmint_workers
                           WHERE namespace = $1 AND datacenter = $2 AND worker = $4)
@@ -73,20 +99,33 @@ pub(super) const MISSING_FROM: &str = "SELECT candidate FROM (
          LIMIT 1)
     ) AS missing
     WHERE candidate < $3
-    LIMIT 1";
+    LIMIT 1",
+    &[Type::TEXT, Type::INT8, Type::INT8, Type::INT8],
+);
 
 /// Creates a held row, unless another session created it first.
 /// Parameters: namespace, datacenter, worker, holder, identity, TTL in seconds.
-pub(super) const INSERT: &str = "INSERT INTO snowmint_workers
+const INSERT: Sql = Sql::new(
+    "INSERT INTO snowmint_workers
         (namespace, datacenter, worker, holder, identity, expires_at)
     VALUES ($1, $2, $3, $4, $5, clock_timestamp() + $6::float8 * interval '1 second')
     ON CONFLICT DO NOTHING
-    RETURNING worker";
+    RETURNING worker",
+    &[
+        Type::TEXT,
+        Type::INT8,
+        Type::INT8,
+        Type::TEXT,
+        Type::TEXT,
+        Type::FLOAT8,
+    ],
+);
 
 /// The fleet's layout: recorded with its first acquisition, in the row of worker -1 of
 /// datacenter -1 (its `identity`), which no acquisition takes; then read back.
 /// Parameters: namespace, layout.
-pub(super) const LAYOUT: &str = "WITH recorded AS (
+const LAYOUT: Sql = Sql::new(
+    "WITH recorded AS (
         INSERT INTO snowmint_workers (namespace, datacenter, worker, identity)
         VALUES ($1, -1, -1, $2)
         ON CONFLICT DO NOTHING
@@ -94,20 +133,28 @@ pub(super) const LAYOUT: &str = "WITH recorded AS (
     SELECT identity FROM recorded
     UNION ALL
     SELECT identity FROM snowmint_workers WHERE namespace = $1 AND datacenter = -1 AND worker = -1
-    LIMIT 1";
+    LIMIT 1",
+    &[Type::TEXT, Type::TEXT],
+);
 
 /// What earlier releases left for one worker: the largest mark, how many namespaces hold
 /// one, and how many hold the worker now. Parameters: their namespaces, datacenter, worker.
-pub(super) const LEFT: &str = "SELECT max(high_water), count(high_water),
+const LEFT: Sql = Sql::new(
+    "SELECT max(high_water), count(high_water),
         count(*) FILTER (WHERE holder IS NOT NULL AND expires_at > clock_timestamp())
     FROM snowmint_workers
-    WHERE namespace = ANY($1::text[]) AND datacenter = $2 AND worker = $3";
+    WHERE namespace = ANY($1::text[]) AND datacenter = $2 AND worker = $3",
+    &[Type::TEXT_ARRAY, Type::INT8, Type::INT8],
+);
 
 /// The namespaces that may be an earlier release's: `<name>-...` for each name given
 /// (`twitter-%`, `custom-%`), on the first column of the primary key. Parameters: the
 /// patterns.
-pub(super) const EARLIER: &str = "SELECT DISTINCT namespace FROM snowmint_workers
-    WHERE namespace LIKE ANY($1::text[])";
+const EARLIER: Sql = Sql::new(
+    "SELECT DISTINCT namespace FROM snowmint_workers
+    WHERE namespace LIKE ANY($1::text[])",
+    &[Type::TEXT_ARRAY],
+);
 
 /// Since when the server vouches for its rows (ms since the Unix epoch, its clock),
 /// recorded in the row of worker -1 of datacenter -1 in namespace `snowmint.incarnation`
@@ -121,7 +168,8 @@ pub(super) const EARLIER: &str = "SELECT DISTINCT namespace FROM snowmint_worker
 /// the record is not this incarnation's: every acquisition asks, inside its transaction,
 /// and a write would hold the row's lock until it commits, so that a fleet's acquisitions
 /// took turns. No parameters.
-pub(super) const VOUCHED: &str = "WITH live AS (
+const VOUCHED: Sql = Sql::new(
+    "WITH live AS (
         SELECT pg_postmaster_start_time()::text || ' timeline ' || timeline AS stamp, timeline,
                ceil(extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint AS started,
                floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now
@@ -149,7 +197,9 @@ pub(super) const VOUCHED: &str = "WITH live AS (
     SELECT high_water FROM written
     UNION ALL
     SELECT recorded.high_water FROM recorded JOIN live ON recorded.identity = live.stamp
-    LIMIT 1";
+    LIMIT 1",
+    &[],
+);
 
 /// The largest reach (ms) of the fleet's servers, raised to this one's: kept in the
 /// `high_water` of the fleet's layout row. Parameters: namespace, reach.
@@ -157,7 +207,8 @@ pub(super) const VOUCHED: &str = "WITH live AS (
 /// Written only to raise it, for the reason [`VOUCHED`] gives. No row when a concurrent
 /// acquisition raised it further while this statement ran (it waited for that one, and its
 /// snapshot is older than the raise): the next statement sees the raise.
-pub(super) const REACH: &str = "WITH raised AS (
+const REACH: Sql = Sql::new(
+    "WITH raised AS (
         UPDATE snowmint_workers SET high_water = $2
         WHERE namespace = $1 AND datacenter = -1 AND worker = -1
           AND coalesce(high_water, 0) < $2
@@ -166,27 +217,106 @@ pub(super) const REACH: &str = "WITH raised AS (
     UNION ALL
     SELECT coalesce(high_water, 0) FROM snowmint_workers
     WHERE namespace = $1 AND datacenter = -1 AND worker = -1 AND coalesce(high_water, 0) >= $2
-    LIMIT 1";
+    LIMIT 1",
+    &[Type::TEXT, Type::INT8],
+);
 
 /// Parameters: namespace, datacenter, worker, holder, TTL in seconds, high-water mark.
-pub(super) const RENEW: &str = "UPDATE snowmint_workers
+const RENEW: Sql = Sql::new(
+    "UPDATE snowmint_workers
     SET expires_at = clock_timestamp() + $5::float8 * interval '1 second',
         high_water = greatest(coalesce(high_water, 0), $6)
     WHERE namespace = $1 AND datacenter = $2 AND worker = $3
-      AND holder = $4 AND expires_at > clock_timestamp()";
+      AND holder = $4 AND expires_at > clock_timestamp()",
+    &[
+        Type::TEXT,
+        Type::INT8,
+        Type::INT8,
+        Type::TEXT,
+        Type::FLOAT8,
+        Type::INT8,
+    ],
+);
 
 /// Why a renewal found nothing to renew. Parameters: namespace, datacenter, worker.
-pub(super) const HOLDER: &str = "SELECT holder FROM snowmint_workers
-    WHERE namespace = $1 AND datacenter = $2 AND worker = $3";
+const HOLDER: Sql = Sql::new(
+    "SELECT holder FROM snowmint_workers
+    WHERE namespace = $1 AND datacenter = $2 AND worker = $3",
+    &[Type::TEXT, Type::INT8, Type::INT8],
+);
 
 /// Frees the worker with the mark [`Registry::release`](crate::Registry::release) chose.
 /// Parameters: namespace, datacenter, worker, holder, mark (ms).
-pub(super) const RELEASE: &str = "UPDATE snowmint_workers
+const RELEASE: Sql = Sql::new(
+    "UPDATE snowmint_workers
     SET holder = NULL, expires_at = NULL, high_water = $5
-    WHERE namespace = $1 AND datacenter = $2 AND worker = $3 AND holder = $4";
+    WHERE namespace = $1 AND datacenter = $2 AND worker = $3 AND holder = $4",
+    &[Type::TEXT, Type::INT8, Type::INT8, Type::TEXT, Type::INT8],
+);
 
 /// A bound parameter.
 type Param<'a> = &'a (dyn ToSql + Sync);
+
+/// A statement and the types of its parameters, `$1` first: sent unnamed with them, parsed
+/// and run in one round trip.
+pub(super) struct Sql {
+    text: Cow<'static, str>,
+    types: &'static [Type],
+}
+
+impl Sql {
+    const fn new(text: &'static str, types: &'static [Type]) -> Sql {
+        Sql {
+            text: Cow::Borrowed(text),
+            types,
+        }
+    }
+
+    fn typed<'a>(&self, params: &[Param<'a>]) -> Vec<(Param<'a>, Type)> {
+        debug_assert_eq!(params.len(), self.types.len(), "{}", self.text);
+        params
+            .iter()
+            .copied()
+            .zip(self.types.iter().cloned())
+            .collect()
+    }
+
+    /// The row it answers, if any (more than one is an error).
+    async fn opt(
+        &self,
+        on: &impl GenericClient,
+        params: &[Param<'_>],
+    ) -> Result<Option<Row>, tokio_postgres::Error> {
+        on.query_typed_opt(&self.text, &self.typed(params)).await
+    }
+
+    /// The one row it answers.
+    async fn one(
+        &self,
+        on: &impl GenericClient,
+        params: &[Param<'_>],
+    ) -> Result<Row, tokio_postgres::Error> {
+        on.query_typed_one(&self.text, &self.typed(params)).await
+    }
+
+    /// Every row it answers.
+    async fn all(
+        &self,
+        on: &impl GenericClient,
+        params: &[Param<'_>],
+    ) -> Result<Vec<Row>, tokio_postgres::Error> {
+        on.query_typed(&self.text, &self.typed(params)).await
+    }
+
+    /// How many rows it changed.
+    async fn execute(
+        &self,
+        on: &impl GenericClient,
+        params: &[Param<'_>],
+    ) -> Result<u64, tokio_postgres::Error> {
+        on.execute_typed(&self.text, &self.typed(params)).await
+    }
+}
 
 /// Where a search for a missing row starts: anywhere in `0..workers`, a different place
 /// for each search.
@@ -213,7 +343,7 @@ impl PostgresRegistry {
         // neither its own insert nor the other's row: the second statement sees that row.
         let mut recorded: Option<String> = None;
         for _ in 0..2 {
-            let row = s.client.query_opt(&s.layout, &[ns, &claim.layout]).await;
+            let row = LAYOUT.opt(&s.client, &[ns, &claim.layout]).await;
             if let Some(row) = row.map_err(pg)? {
                 recorded = row.try_get(0).map_err(pg)?;
                 break;
@@ -223,10 +353,11 @@ impl PostgresRegistry {
             return Err(err);
         }
         let tx = s.client.transaction().await.map_err(pg)?;
+        tx.batch_execute(&transaction_limits()).await.map_err(pg)?;
         let take: [Param; 7] = [ns, &dc, &workers, holder, identity, &ttl, legacy];
-        let mut taken = tx.query_opt(&s.take_own, &take).await.map_err(pg)?;
+        let mut taken = TAKE_OWN.opt(&tx, &take).await.map_err(pg)?;
         if taken.is_none() {
-            taken = tx.query_opt(&s.take_any, &take).await.map_err(pg)?;
+            taken = TAKE_ANY.opt(&tx, &take).await.map_err(pg)?;
         }
         let mut from = 0i64;
         let (worker, mark): (i64, Option<i64>) = match taken {
@@ -237,10 +368,10 @@ impl PostgresRegistry {
             // the search starts at a place of its own (MISSING_FROM says why).
             None => loop {
                 let search: [Param; 4] = [ns, &dc, &workers, &from];
-                let mut missing = tx.query_opt(&s.missing_from, &search).await.map_err(pg)?;
+                let mut missing = MISSING_FROM.opt(&tx, &search).await.map_err(pg)?;
                 if missing.is_none() && from > 0 {
                     let search: [Param; 4] = [ns, &dc, &workers, &0i64];
-                    missing = tx.query_opt(&s.missing_from, &search).await.map_err(pg)?;
+                    missing = MISSING_FROM.opt(&tx, &search).await.map_err(pg)?;
                 }
                 let Some(missing) = missing else {
                     return Err(LeaseError::Exhausted {
@@ -250,27 +381,22 @@ impl PostgresRegistry {
                 };
                 let worker: i64 = missing.try_get(0).map_err(pg)?;
                 let insert: [Param; 6] = [ns, &dc, &worker, holder, identity, &ttl];
-                if tx
-                    .query_opt(&s.insert, &insert)
-                    .await
-                    .map_err(pg)?
-                    .is_none()
-                {
+                if INSERT.opt(&tx, &insert).await.map_err(pg)?.is_none() {
                     from = start_of_search(workers);
                     continue;
                 }
                 // A server of an earlier release holds it under its own namespace: leave
                 // the new row free, so the next search moves past it.
-                let left = tx.query_one(&s.left, &[legacy, &dc, &worker]).await;
+                let left = LEFT.one(&tx, &[legacy, &dc, &worker]).await;
                 if left.map_err(pg)?.try_get::<_, i64>(2).map_err(pg)? > 0 {
                     let free: [Param; 5] = [ns, &dc, &worker, holder, &None::<i64>];
-                    tx.execute(&s.release, &free).await.map_err(pg)?;
+                    RELEASE.execute(&tx, &free).await.map_err(pg)?;
                     continue;
                 }
                 break (worker, None);
             },
         };
-        let left = tx.query_one(&s.left, &[legacy, &dc, &worker]).await;
+        let left = LEFT.one(&tx, &[legacy, &dc, &worker]).await;
         let left = left.map_err(pg)?;
         let (left_mark, holding): (Option<i64>, i64) =
             (left.try_get(0).map_err(pg)?, left.try_get(1).map_err(pg)?);
@@ -294,8 +420,8 @@ impl PostgresRegistry {
         // unknown instant may have been issued), and the row stays as it was.
         let high_water_ms = mark.map(|m| unsigned(m, "high-water mark")).transpose()?;
         let worker = unsigned(worker, "worker id")?;
-        let since: i64 = tx
-            .query_one(&s.vouched, &[])
+        let since: i64 = VOUCHED
+            .one(&tx, &[])
             .await
             .map_err(pg)?
             .try_get(0)
@@ -305,11 +431,7 @@ impl PostgresRegistry {
         // As for the layout: a statement that waited for a concurrent raise sees it only
         // in the next one.
         for _ in 0..2 {
-            if let Some(row) = tx
-                .query_opt(&s.reach, &[ns, &own_reach])
-                .await
-                .map_err(pg)?
-            {
+            if let Some(row) = REACH.opt(&tx, &[ns, &own_reach]).await.map_err(pg)? {
                 reach = Some(row.try_get(0).map_err(pg)?);
                 break;
             }
@@ -339,7 +461,7 @@ impl PostgresRegistry {
             .chain(["custom"])
             .map(|name| format!("{name}-%"))
             .collect();
-        let rows = s.client.query(EARLIER, &[&patterns]).await;
+        let rows = EARLIER.all(&s.client, &[&patterns]).await;
         rows.map_err(|err| self.failed(err))?
             .iter()
             .map(|row| row.try_get(0).map_err(|err| self.failed(err)))
@@ -358,12 +480,12 @@ impl PostgresRegistry {
         let (dc, worker) = key(lease)?;
         let (ttl, mark) = (claim.ttl.as_secs_f64(), bigint("high-water mark", mark)?);
         let renew: [Param; 6] = [ns, &dc, &worker, holder, &ttl, &mark];
-        if s.client.execute(&s.renew, &renew).await.map_err(pg)? == 1 {
+        if RENEW.execute(&s.client, &renew).await.map_err(pg)? == 1 {
             return Ok(());
         }
         // Only to say why: the renewal itself has already failed, atomically.
         let key: [Param; 3] = [ns, &dc, &worker];
-        let row = s.client.query_opt(&s.holder, &key).await;
+        let row = HOLDER.opt(&s.client, &key).await;
         let reason = match row.map_err(pg)? {
             None => "its row is gone from snowmint_workers".to_string(),
             Some(row) => match row.try_get::<_, Option<String>>(0).map_err(pg)? {
@@ -387,7 +509,7 @@ impl PostgresRegistry {
         let mark = bigint("high-water mark", mark)?;
         // No row changed means the lease was already lost: nothing to give back.
         let release: [Param; 5] = [ns, &dc, &worker, holder, &mark];
-        let released = s.client.execute(&s.release, &release).await;
+        let released = RELEASE.execute(&s.client, &release).await;
         released.map_err(|err| self.failed(err))?;
         Ok(())
     }

@@ -1,17 +1,20 @@
-//! The registry's connection: opened at the first call and again after a failure, given
-//! the server's own timeouts, the table created if absent and the statements prepared;
-//! and the deadline of every call.
+//! The registry's connection: opened at the first call and again after a failure, the
+//! table created if absent; and the deadline of every call.
+//!
+//! The connection keeps no state of its own on the server, so that it may run through a
+//! pool in transaction mode (PgBouncer), where each transaction, or each statement outside
+//! one, may run on another server connection: no statement is prepared by name (each is
+//! sent with its parameter types, unnamed, in the round trip that runs it), and the
+//! server's timeouts are set for each acquisition's transaction (`SET LOCAL`), not for the
+//! session.
 
 use std::time::Duration;
 
 use snowmint::error::Chain;
 use tokio::sync::MutexGuard;
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage, Statement};
+use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
-use super::protocol::{
-    CREATE_TABLE, HOLDER, INSERT, LAYOUT, LEFT, MISSING_FROM, REACH, RELEASE, RENEW, VOUCHED,
-    take_sql,
-};
+use super::protocol::CREATE_TABLE;
 use super::{PostgresRegistry, one_line};
 use crate::registry::LeaseError;
 
@@ -19,32 +22,32 @@ use crate::registry::LeaseError;
 /// reported unavailable and the connection dropped (the server then rolls back whatever
 /// the call had begun).
 const CALL_TIMEOUT: Duration = Duration::from_secs(2);
-/// The server's own limit on one statement, below [`CALL_TIMEOUT`] so that a slow
-/// statement is usually cancelled by the server, which says why.
+/// The server's own limit on one statement of an acquisition, below [`CALL_TIMEOUT`] so
+/// that a slow statement is usually cancelled by the server, which says why.
 const STATEMENT_TIMEOUT_MS: u64 = 1_500;
-/// A session that stops talking inside a transaction (its host vanished without closing
-/// the socket) is ended after this long, so it cannot hold a row lock, or an uncommitted
-/// new worker row that others wait on, for the hours TCP keepalive would take.
+/// An acquisition that stops talking inside its transaction (its host vanished without
+/// closing the socket) is ended after this long, so it cannot hold a row lock, or an
+/// uncommitted new worker row that others wait on, for the hours TCP keepalive would take.
 const IDLE_IN_TRANSACTION_MS: u64 = 5_000;
+/// Set first in each acquisition's transaction, for that transaction only: a session
+/// setting would stay on whichever server connection a pool ran it on, for other clients.
+/// A renewal or a release is one statement by primary key outside a transaction: the
+/// call's deadline bounds it, and a late one only extends or frees its own row.
+pub(super) fn transaction_limits() -> String {
+    format!(
+        "SET LOCAL statement_timeout = {STATEMENT_TIMEOUT_MS}; \
+         SET LOCAL idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_MS}"
+    )
+}
+
 /// The advisory lock taken while creating the table: "snowmint" in ASCII. Two sessions
 /// running `CREATE TABLE IF NOT EXISTS` at once can both find the table missing, and one
 /// then fails on the catalog's unique index; the lock makes them take turns.
 const SCHEMA_LOCK: i64 = 0x736e_6f77_6d69_6e74;
 
-/// A connection with the statements prepared on it.
+/// A connection to the registry, or to a pool in front of it.
 pub(super) struct Session {
     pub(super) client: Client,
-    pub(super) take_own: Statement,
-    pub(super) take_any: Statement,
-    pub(super) missing_from: Statement,
-    pub(super) insert: Statement,
-    pub(super) renew: Statement,
-    pub(super) holder: Statement,
-    pub(super) release: Statement,
-    pub(super) layout: Statement,
-    pub(super) left: Statement,
-    pub(super) vouched: Statement,
-    pub(super) reach: Statement,
 }
 
 impl PostgresRegistry {
@@ -151,12 +154,10 @@ impl PostgresRegistry {
                 client
             }
         };
-        let setup = format!(
-            "SET statement_timeout = {STATEMENT_TIMEOUT_MS};
-             SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_MS};
-             SELECT to_regclass('snowmint_workers') IS NOT NULL"
-        );
-        let answers = client.simple_query(&setup).await.map_err(cannot)?;
+        // One statement, outside a transaction: through a pool, the table's existence
+        // is all it learns, and it sets nothing on the server connection.
+        let exists = "SELECT to_regclass('snowmint_workers') IS NOT NULL";
+        let answers = client.simple_query(exists).await.map_err(cannot)?;
         let exists = answers
             .iter()
             .any(|m| matches!(m, SimpleQueryMessage::Row(row) if row.get(0) == Some("t")));
@@ -167,38 +168,8 @@ impl PostgresRegistry {
             );
             client.batch_execute(&create).await.map_err(cannot)?;
         }
-        let (take_own, take_any) = (take_sql(true), take_sql(false));
-        // Prepared together: the client pipelines them in one round trip.
-        let (take_own, take_any, missing_from, insert, renew, holder, release, layout, left) =
-            tokio::try_join!(
-                client.prepare(&take_own),
-                client.prepare(&take_any),
-                client.prepare(MISSING_FROM),
-                client.prepare(INSERT),
-                client.prepare(RENEW),
-                client.prepare(HOLDER),
-                client.prepare(RELEASE),
-                client.prepare(LAYOUT),
-                client.prepare(LEFT),
-            )
-            .map_err(cannot)?;
-        let (vouched, reach) =
-            tokio::try_join!(client.prepare(VOUCHED), client.prepare(REACH)).map_err(cannot)?;
         tracing::info!(target = %self.target, "connected to the postgres registry");
-        Ok(Session {
-            client,
-            take_own,
-            take_any,
-            missing_from,
-            insert,
-            renew,
-            holder,
-            release,
-            layout,
-            left,
-            vouched,
-            reach,
-        })
+        Ok(Session { client })
     }
 }
 
