@@ -76,6 +76,11 @@ struct Args {
     /// PostgreSQL's max_connections for the server started here (default: its own, 100).
     #[arg(long, env = "SNOWMINT_FLEET_MAX_CONNECTIONS")]
     max_connections: Option<u32>,
+    /// PostgreSQL only: put PgBouncer in front of the server started here, in transaction
+    /// mode with at most this many server connections (default: none, every instance
+    /// connects to PostgreSQL itself).
+    #[arg(long, env = "SNOWMINT_FLEET_POOL", conflicts_with = "url")]
+    pool: Option<u32>,
     /// The share of the fleet restarted at once in the rolling restart, in percent
     /// (default 25, a Deployment's default maxUnavailable).
     #[arg(long, env = "SNOWMINT_FLEET_WAVE_PERCENT", default_value_t = 25,
@@ -111,7 +116,7 @@ fn main() -> anyhow::Result<()> {
         // Started before the runtime: the testkit waits for the server by sleeping.
         let mut registry = match &args.url {
             Some(url) => Registry::at(kind, url, args.pid)?,
-            None => Registry::start(kind, args.max_connections)?,
+            None => Registry::start(kind, args.max_connections, args.pool)?,
         };
         let plan = Plan {
             instances: args.instances,
@@ -122,6 +127,7 @@ fn main() -> anyhow::Result<()> {
                 .max(1),
             deadline: Duration::from_secs(args.deadline.min(MAX_SECONDS)),
             max_connections: args.max_connections,
+            pool: args.pool,
             open_files,
         };
         let runtime = tokio::runtime::Builder::new_multi_thread()

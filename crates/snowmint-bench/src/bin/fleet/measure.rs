@@ -17,6 +17,8 @@ use super::registry::{Kind, Registry};
 
 /// How long the registry's CPU is measured with no instance, before the start.
 const IDLE: Duration = Duration::from_secs(5);
+/// How often PostgreSQL's sessions are counted through a run.
+const SAMPLE_EVERY: Duration = Duration::from_millis(500);
 
 /// What one run does.
 pub struct Plan {
@@ -29,6 +31,8 @@ pub struct Plan {
     /// How long one acquisition may take.
     pub deadline: Duration,
     pub max_connections: Option<u32>,
+    /// PgBouncer's server connections in front of PostgreSQL, if it has a pool.
+    pub pool: Option<u32>,
     pub open_files: u64,
 }
 
@@ -43,6 +47,13 @@ pub struct Outcome {
     pub load_before: f64,
     pub load_after: f64,
     pub max_connections: Option<u32>,
+    /// PgBouncer's server connections in front of PostgreSQL, if it had a pool.
+    #[serde(default)]
+    pub pool: Option<u32>,
+    /// The most sessions PostgreSQL served the fleet at once, sampled every
+    /// [`SAMPLE_EVERY`] through the run (`pg_stat_activity`).
+    #[serde(default)]
+    pub server_connections_max: Option<u64>,
     /// This process's open-file limit, which a registry started here inherits.
     #[serde(default)]
     pub open_files: u64,
@@ -197,13 +208,12 @@ pub async fn run(registry: &Registry, plan: &Plan) -> anyhow::Result<Outcome> {
         deadline: plan.deadline,
     });
     let identities: Vec<String> = (0..plan.instances).map(|i| format!("fleet-{i}")).collect();
-    let idle_core_percent = match registry.pid() {
-        Some(pid) => {
-            let (before, since) = (proc::cpu_ms(pid), Instant::now());
-            tokio::time::sleep(IDLE).await;
-            proc::cpu_ms(pid).saturating_sub(before) as f64 / 10.0 / since.elapsed().as_secs_f64()
-        }
-        None => 0.0,
+    let idle_core_percent = if registry.measured() {
+        let (before, since) = (registry.cpu_ms(), Instant::now());
+        tokio::time::sleep(IDLE).await;
+        registry.cpu_ms().saturating_sub(before) as f64 / 10.0 / since.elapsed().as_secs_f64()
+    } else {
+        0.0
     };
     let ops_before = operations(registry).await;
 
@@ -212,7 +222,8 @@ pub async fn run(registry: &Registry, plan: &Plan) -> anyhow::Result<Outcome> {
         .iter()
         .map(|_| snowmint_lease::registry_from_url(&spec.url))
         .collect::<Result<Vec<_>, _>>()?;
-    let registry_cpu_before = registry.pid().map(proc::cpu_ms);
+    let registry_cpu_before = registry.measured().then(|| registry.cpu_ms());
+    let sessions = Sessions::watch(registry);
     let bench_cpu_before = proc::own_cpu_ms();
     let start = Instant::now();
     let keepers: Vec<Keeper> = registries
@@ -235,8 +246,8 @@ pub async fn run(registry: &Registry, plan: &Plan) -> anyhow::Result<Outcome> {
         }
     }
     let registry_cpu_acquiring_ms = registry
-        .pid()
-        .map(proc::cpu_ms)
+        .measured()
+        .then(|| registry.cpu_ms())
         .zip(registry_cpu_before)
         .map(|(after, before)| after.saturating_sub(before));
     let bench_cpu_acquiring_ms = proc::own_cpu_ms().saturating_sub(bench_cpu_before);
@@ -269,8 +280,8 @@ pub async fn run(registry: &Registry, plan: &Plan) -> anyhow::Result<Outcome> {
         _ => (None, None),
     };
     let registry_pss_mib = registry
-        .pid()
-        .map(|pid| proc::pss_kib(pid) as f64 / 1_024.0);
+        .measured()
+        .then(|| registry.pss_kib() as f64 / 1_024.0);
 
     let steady = if registry.kind == Kind::File || held.is_empty() {
         None
@@ -296,6 +307,7 @@ pub async fn run(registry: &Registry, plan: &Plan) -> anyhow::Result<Outcome> {
         None
     };
     release_all(keepers).await;
+    let server_connections_max = sessions.most().await;
 
     Ok(Outcome {
         registry: registry.kind.name().to_string(),
@@ -305,6 +317,8 @@ pub async fn run(registry: &Registry, plan: &Plan) -> anyhow::Result<Outcome> {
         load_before,
         load_after: proc::load_average(),
         max_connections: plan.max_connections,
+        pool: plan.pool,
+        server_connections_max,
         open_files: plan.open_files,
         held: held.len(),
         acquired_median_ms: median(&times),
@@ -371,7 +385,7 @@ async fn steady(
         })
     };
     tokio::time::sleep(renew_every).await;
-    let cpu = |registry: &Registry| registry.pid().map_or(0, proc::cpu_ms);
+    let cpu = Registry::cpu_ms;
     let (cpu_before, ops_before, t0) = (cpu(registry), operations(registry).await, Instant::now());
     let (renewals_before, failures_before) = counts(keepers);
     tokio::time::sleep(window).await;
@@ -471,4 +485,46 @@ async fn release_all(keepers: Vec<Keeper>) {
         releases.spawn(async move { keeper.release(now_ms()).await });
     }
     while releases.join_next().await.is_some() {}
+}
+
+/// The most sessions PostgreSQL has served at once, counted by a thread of its own (each
+/// count runs `psql`) until asked; nothing for the other registries.
+struct Sessions {
+    counting: Option<(
+        std::thread::JoinHandle<Option<u64>>,
+        Arc<std::sync::atomic::AtomicBool>,
+    )>,
+}
+
+impl Sessions {
+    fn watch(registry: &Registry) -> Sessions {
+        registry
+            .server_connections()
+            .map_or(Sessions { counting: None }, |first| {
+                let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+                let (flag, stats) = (Arc::clone(&stop), registry.stats_handle());
+                let counting = std::thread::spawn(move || {
+                    let mut most = first;
+                    while !flag.load(Ordering::Relaxed) {
+                        std::thread::sleep(SAMPLE_EVERY);
+                        if let Some(now) = stats.server_connections() {
+                            most = most.max(now);
+                        }
+                    }
+                    Some(most)
+                });
+                Sessions {
+                    counting: Some((counting, stop)),
+                }
+            })
+    }
+
+    async fn most(self) -> Option<u64> {
+        let (counting, stop) = self.counting?;
+        stop.store(true, Ordering::Relaxed);
+        tokio::task::spawn_blocking(move || counting.join().ok().flatten())
+            .await
+            .ok()
+            .flatten()
+    }
 }

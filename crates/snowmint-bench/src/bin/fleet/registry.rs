@@ -11,6 +11,8 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use snowmint_testkit::Server;
 
+use super::proc;
+
 /// Which registry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Kind {
@@ -56,35 +58,61 @@ const ZK_MAX_SESSION_MS: u64 = 20_000;
 /// A registry, with the guard that stops it (none when given by address).
 pub struct Registry {
     pub kind: Kind,
+    /// What the instances connect to: the registry, or the pool in front of it.
     pub url: String,
+    /// Where the bench asks for the registry's statistics: PostgreSQL itself, not its pool.
+    stats_url: String,
     server: Option<Box<dyn Server>>,
     /// A `file` registry's directory, removed on drop.
     _dir: Option<tempfile::TempDir>,
     port: u16,
-    pid: Option<u32>,
+    /// The processes whose CPU and memory are the registry's: the server, and PgBouncer
+    /// in front of PostgreSQL.
+    pids: Vec<u32>,
 }
 
 impl Registry {
     /// Starts `kind` on loopback. PostgreSQL gets `max_connections` if given (its default
-    /// is 100) and pg_stat_statements; ZooKeeper a session timeout bound of 20 s and the
-    /// `mntr` command.
-    pub fn start(kind: Kind, max_connections: Option<u32>) -> anyhow::Result<Registry> {
+    /// is 100) and pg_stat_statements, and PgBouncer in front of it in transaction mode
+    /// with `pool` server connections if given; ZooKeeper a session timeout bound of 20 s
+    /// and the `mntr` command.
+    pub fn start(
+        kind: Kind,
+        max_connections: Option<u32>,
+        pool: Option<u32>,
+    ) -> anyhow::Result<Registry> {
+        // PgBouncer's PostgreSQL: its URL and its process, beside the pool's.
+        let mut behind: Option<(String, Option<u32>)> = None;
         let (server, dir): (Option<Box<dyn Server>>, _) = match kind {
             Kind::Redis => (Some(Box::new(snowmint_testkit::Redis::start())), None),
             Kind::Etcd => (Some(Box::new(snowmint_testkit::Etcd::start())), None),
             Kind::Postgres => {
-                let mut pg = snowmint_testkit::Postgres::start();
                 let mut settings = "shared_preload_libraries = 'pg_stat_statements'\n".to_string();
                 if let Some(max) = max_connections {
                     settings.push_str(&format!("max_connections = {max}\n"));
                 }
-                append(&pg.dir().join("data/postgresql.auto.conf"), &settings)?;
-                pg.restart();
-                let pg: Box<dyn Server> = Box::new(pg);
-                psql(
-                    &pg.url(),
-                    "CREATE EXTENSION IF NOT EXISTS pg_stat_statements",
-                )?;
+                let prepare = |pg: &mut snowmint_testkit::Postgres| -> anyhow::Result<()> {
+                    append(&pg.dir().join("data/postgresql.auto.conf"), &settings)?;
+                    pg.restart();
+                    psql(
+                        &pg.url(),
+                        "CREATE EXTENSION IF NOT EXISTS pg_stat_statements",
+                    )?;
+                    Ok(())
+                };
+                let pg: Box<dyn Server> = match pool {
+                    Some(pool) => {
+                        let mut pooled = snowmint_testkit::PgBouncer::start(pool);
+                        prepare(pooled.postgres_mut())?;
+                        behind = Some((pooled.postgres().url(), pooled.postgres().pid()));
+                        Box::new(pooled)
+                    }
+                    None => {
+                        let mut pg = snowmint_testkit::Postgres::start();
+                        prepare(&mut pg)?;
+                        Box::new(pg)
+                    }
+                };
                 (Some(pg), None)
             }
             Kind::Zookeeper => {
@@ -100,26 +128,35 @@ impl Registry {
             Kind::File => {
                 let dir =
                     tempfile::tempdir().context("cannot make the file registry's directory")?;
+                let url = format!("file:{}", dir.path().display());
                 return Ok(Registry {
                     kind,
-                    url: format!("file:{}", dir.path().display()),
+                    stats_url: url.clone(),
+                    url,
                     server: None,
                     _dir: Some(dir),
                     port: 0,
-                    pid: None,
+                    pids: Vec::new(),
                 });
             }
         };
         let server = server.expect("a network registry");
         let url = server.url();
-        let pid = server.pid();
+        let (stats_url, pids) = match behind {
+            Some((stats_url, pid)) => (
+                stats_url,
+                [server.pid(), pid].into_iter().flatten().collect(),
+            ),
+            None => (url.clone(), server.pid().into_iter().collect()),
+        };
         Ok(Registry {
             kind,
             port: port_of(&url)?,
             url,
+            stats_url,
             server: Some(server),
             _dir: dir,
-            pid,
+            pids,
         })
     }
 
@@ -130,16 +167,40 @@ impl Registry {
         Ok(Registry {
             kind,
             url: url.to_string(),
+            stats_url: url.to_string(),
             server: None,
             _dir: None,
             port,
-            pid,
+            pids: pid.into_iter().collect(),
         })
     }
 
-    /// The process whose CPU is the registry's.
-    pub fn pid(&self) -> Option<u32> {
-        self.pid.or_else(|| self.server.as_ref()?.pid())
+    /// Whether the registry has processes of its own to measure (a directory has none).
+    pub fn measured(&self) -> bool {
+        !self.pids.is_empty()
+    }
+
+    /// The CPU time of the registry's processes and their children so far, in ms.
+    pub fn cpu_ms(&self) -> u64 {
+        self.pids.iter().map(|&pid| proc::cpu_ms(pid)).sum()
+    }
+
+    /// The memory of the registry's processes and their children, in KiB.
+    pub fn pss_kib(&self) -> u64 {
+        self.pids.iter().map(|&pid| proc::pss_kib(pid)).sum()
+    }
+
+    /// PostgreSQL's sessions now; `None` for the others ([`Stats::server_connections`]).
+    pub fn server_connections(&self) -> Option<u64> {
+        self.stats_handle().server_connections()
+    }
+
+    /// What asks for the registry's sessions, for a thread of its own.
+    pub fn stats_handle(&self) -> Stats {
+        Stats {
+            kind: self.kind,
+            url: self.stats_url.clone(),
+        }
     }
 
     /// The operations the registry has served so far, by its own count, and what it counts;
@@ -149,7 +210,7 @@ impl Registry {
             Kind::File => return Ok(None),
             Kind::Redis => (redis_commands(self.port)?, COUNTED_AS_REDIS),
             Kind::Etcd => (etcd_calls(self.port)?, COUNTED_AS_ETCD),
-            Kind::Postgres => (postgres_statements(&self.url)?, COUNTED_AS_POSTGRES),
+            Kind::Postgres => (postgres_statements(&self.stats_url)?, COUNTED_AS_POSTGRES),
             Kind::Zookeeper => (zookeeper_requests(self.port)?, COUNTED_AS_ZOOKEEPER),
         }))
     }
@@ -160,7 +221,7 @@ impl Registry {
         if self.kind != Kind::Postgres {
             return None;
         }
-        let shown = psql(&self.url, "SHOW shared_memory_size").ok()?;
+        let shown = psql(&self.stats_url, "SHOW shared_memory_size").ok()?;
         shown.trim().trim_end_matches("MB").parse().ok()
     }
 
@@ -169,6 +230,30 @@ impl Registry {
         if let Some(mut server) = self.server.take() {
             server.stop();
         }
+    }
+}
+
+/// Where a registry's statistics are asked.
+pub struct Stats {
+    kind: Kind,
+    url: String,
+}
+
+impl Stats {
+    /// PostgreSQL's sessions now, other than the bench's own: what a pool in front of it
+    /// holds, or what the instances hold without one. `None` for the other registries,
+    /// or when PostgreSQL does not answer.
+    pub fn server_connections(&self) -> Option<u64> {
+        if self.kind != Kind::Postgres {
+            return None;
+        }
+        let count = psql(
+            &self.url,
+            "SELECT count(*) FROM pg_stat_activity \
+             WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+        )
+        .ok()?;
+        count.trim().parse().ok()
     }
 }
 

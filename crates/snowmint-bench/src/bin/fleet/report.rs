@@ -110,8 +110,8 @@ pub fn read(path: &Path) -> anyhow::Result<Vec<Outcome>> {
         .collect()
 }
 
-/// The runs of one registry, fleet size and connection limit.
-type Key = (usize, Option<u32>, usize);
+/// The runs of one registry, connection limit, pool and fleet size.
+type Key = (usize, Option<u32>, Option<u32>, usize);
 
 fn groups(runs: &[Outcome]) -> BTreeMap<Key, Vec<&Outcome>> {
     let mut groups: BTreeMap<Key, Vec<&Outcome>> = BTreeMap::new();
@@ -121,7 +121,7 @@ fn groups(runs: &[Outcome]) -> BTreeMap<Key, Vec<&Outcome>> {
             .position(|r| *r == run.registry)
             .unwrap_or(ORDER.len());
         groups
-            .entry((rank, run.max_connections, run.instances))
+            .entry((rank, run.max_connections, run.pool, run.instances))
             .or_default()
             .push(run);
     }
@@ -142,9 +142,10 @@ fn median_of(runs: &[&Outcome], f: impl Fn(&Outcome) -> Option<f64>) -> Option<f
 }
 
 fn series_name(run: &Outcome) -> String {
-    match run.max_connections {
-        Some(max) => format!("{} (max_connections {max})", run.registry),
-        None => run.registry.clone(),
+    match (run.max_connections, run.pool) {
+        (_, Some(pool)) => format!("{} (PgBouncer, {pool} server connections)", run.registry),
+        (Some(max), None) => format!("{} (max_connections {max})", run.registry),
+        (None, None) => run.registry.clone(),
     }
 }
 
@@ -160,10 +161,10 @@ fn ms_or_s(v: Option<f64>) -> String {
 /// The Markdown table of every recorded run: medians per registry and fleet size.
 pub fn table(runs: &[Outcome]) -> String {
     let mut t = String::from(
-        "| registry | N | runs | held | all held: median / slowest (ms) | wait before issuing, max (ms) | ops per acquisition | registry CPU per renewal, above idle (µs) | registry CPU, steady / idle (% of a core) | renewals/s | rolling restart: total / slowest (ms) | registry PSS (MiB) |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| registry | N | runs | held | all held: median / slowest (ms) | wait before issuing, max (ms) | ops per acquisition | registry CPU per renewal, above idle (µs) | registry CPU, steady / idle (% of a core) | renewals/s | rolling restart: total / slowest (ms) | registry PSS (MiB) | PostgreSQL sessions, most |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
-    for ((_, _, n), group) in groups(runs) {
+    for ((_, _, _, n), group) in groups(runs) {
         let first = group[0];
         let held = median_of(&group, |r| Some(r.held as f64)).unwrap_or(0.0);
         let all = group.iter().all(|r| r.held == r.instances);
@@ -174,7 +175,7 @@ pub fn table(runs: &[Outcome]) -> String {
         };
         let _ = writeln!(
             t,
-            "| {} | {n} | {} | {}{} | {} / {} | {} | {} | {} | {} | {} | {} / {} | {} |",
+            "| {} | {n} | {} | {}{} | {} / {} | {} | {} | {} | {} | {} | {} / {} | {} | {} |",
             series_name(first),
             group.len(),
             held,
@@ -189,6 +190,10 @@ pub fn table(runs: &[Outcome]) -> String {
             ms_or_s(restart(|r| r.total_ms)),
             ms_or_s(restart(|r| r.max_ms)),
             opt(median_of(&group, |r| r.registry_pss_mib), 1),
+            opt(
+                median_of(&group, |r| r.server_connections_max.map(|n| n as f64)),
+                0
+            ),
         );
     }
     t
@@ -205,7 +210,7 @@ pub fn svg(runs: &[Outcome]) -> String {
     const TOP: f64 = 40.0;
     const BOTTOM: f64 = 60.0;
     let mut series: BTreeMap<(usize, String), Vec<(f64, f64)>> = BTreeMap::new();
-    for ((rank, _, n), group) in groups(runs) {
+    for ((rank, _, _, n), group) in groups(runs) {
         if group.iter().any(|r| r.held < r.instances) {
             continue;
         }
