@@ -16,8 +16,22 @@ pub(super) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS snowmint_worke
     identity text,
     expires_at timestamptz,
     high_water bigint,
+    taken_at timestamptz,
     PRIMARY KEY (namespace, datacenter, worker)
 )";
+
+/// Whether the table exists, and whether it has `taken_at` (a table made by an earlier
+/// release lacks it until a server of this one adds it). No parameters.
+pub(super) const SHAPE: &str = "SELECT to_regclass('snowmint_workers') IS NOT NULL,
+    EXISTS (SELECT FROM pg_attribute
+            WHERE attrelid = to_regclass('snowmint_workers') AND attname = 'taken_at'
+              AND NOT attisdropped)";
+
+/// Adds `taken_at` to a table an earlier release made. Nullable and without a default, so
+/// it costs no rewrite of the table, and the statements of earlier releases, which name
+/// their columns, run on as before: the servers of a fleet being upgraded keep working.
+pub(super) const ADD_TAKEN_AT: &str =
+    "ALTER TABLE snowmint_workers ADD COLUMN IF NOT EXISTS taken_at timestamptz";
 
 /// Takes the lowest free or expired row, of this identity only when `sticky`. Rows that
 /// another acquisition has locked are skipped, not waited for. The choice is a
@@ -27,9 +41,15 @@ pub(super) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS snowmint_worke
 /// next free one, so one call took every free row.)
 /// A row held under one of the namespaces of earlier releases (`$7`) is passed over.
 /// Parameters: namespace, datacenter, workers, holder, identity, TTL in seconds, the
-/// namespaces of earlier releases.
-pub(super) fn take_sql(sticky: bool) -> String {
+/// namespaces of earlier releases. When `stamped` (the table has `taken_at`), the row
+/// records when it was taken.
+pub(super) fn take_sql(sticky: bool, stamped: bool) -> String {
     let only_identity = if sticky { "AND identity = $5" } else { "" };
+    let taken_at = if stamped {
+        ", taken_at = clock_timestamp()"
+    } else {
+        ""
+    };
     format!(
         "WITH free AS MATERIALIZED (
              SELECT worker FROM snowmint_workers w
@@ -43,7 +63,7 @@ pub(super) fn take_sql(sticky: bool) -> String {
              FOR UPDATE SKIP LOCKED)
          UPDATE snowmint_workers
          SET holder = $4, identity = $5,
-             expires_at = clock_timestamp() + $6::float8 * interval '1 second'
+             expires_at = clock_timestamp() + $6::float8 * interval '1 second'{taken_at}
          WHERE namespace = $1 AND datacenter = $2 AND worker = (SELECT worker FROM free)
          RETURNING worker, high_water"
     )
@@ -75,13 +95,23 @@ pub(super) const MISSING_FROM: &str = "SELECT candidate FROM (
     WHERE candidate < $3
     LIMIT 1";
 
-/// Creates a held row, unless another session created it first.
-/// Parameters: namespace, datacenter, worker, holder, identity, TTL in seconds.
-pub(super) const INSERT: &str = "INSERT INTO snowmint_workers
-        (namespace, datacenter, worker, holder, identity, expires_at)
-    VALUES ($1, $2, $3, $4, $5, clock_timestamp() + $6::float8 * interval '1 second')
-    ON CONFLICT DO NOTHING
-    RETURNING worker";
+/// Creates a held row, unless another session created it first; when `stamped`, with the
+/// instant it was taken. Parameters: namespace, datacenter, worker, holder, identity, TTL
+/// in seconds.
+pub(super) fn insert_sql(stamped: bool) -> String {
+    let (column, value) = if stamped {
+        (", taken_at", ", clock_timestamp()")
+    } else {
+        ("", "")
+    };
+    format!(
+        "INSERT INTO snowmint_workers
+             (namespace, datacenter, worker, holder, identity, expires_at{column})
+         VALUES ($1, $2, $3, $4, $5, clock_timestamp() + $6::float8 * interval '1 second'{value})
+         ON CONFLICT DO NOTHING
+         RETURNING worker"
+    )
+}
 
 /// The fleet's layout: recorded with its first acquisition, in the row of worker -1 of
 /// datacenter -1 (its `identity`), which no acquisition takes; then read back.
@@ -243,10 +273,7 @@ impl PostgresRegistry {
                     missing = tx.query_opt(&s.missing_from, &search).await.map_err(pg)?;
                 }
                 let Some(missing) = missing else {
-                    return Err(LeaseError::Exhausted {
-                        datacenter: claim.datacenter,
-                        workers: claim.workers,
-                    });
+                    return Err(LeaseError::exhausted(claim));
                 };
                 let worker: i64 = missing.try_get(0).map_err(pg)?;
                 let insert: [Param; 6] = [ns, &dc, &worker, holder, identity, &ttl];

@@ -9,8 +9,8 @@ use tokio::sync::MutexGuard;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 
 use super::protocol::{
-    CREATE_TABLE, HOLDER, INSERT, LAYOUT, LEFT, MISSING_FROM, REACH, RELEASE, RENEW, VOUCHED,
-    take_sql,
+    ADD_TAKEN_AT, CREATE_TABLE, HOLDER, LAYOUT, LEFT, MISSING_FROM, REACH, RELEASE, RENEW, SHAPE,
+    VOUCHED, insert_sql, take_sql,
 };
 use super::{PostgresRegistry, one_line};
 use crate::registry::LeaseError;
@@ -18,10 +18,14 @@ use crate::registry::LeaseError;
 /// How long the whole of one call may take, connecting included: past it the registry is
 /// reported unavailable and the connection dropped (the server then rolls back whatever
 /// the call had begun).
-const CALL_TIMEOUT: Duration = Duration::from_secs(2);
+pub(super) const CALL_TIMEOUT: Duration = Duration::from_secs(2);
 /// The server's own limit on one statement, below [`CALL_TIMEOUT`] so that a slow
 /// statement is usually cancelled by the server, which says why.
-const STATEMENT_TIMEOUT_MS: u64 = 1_500;
+pub(super) const STATEMENT_TIMEOUT_MS: u64 = 1_500;
+/// How long adding `taken_at` waits for the table's lock. `ALTER TABLE` needs the table to
+/// itself, and every statement on it queues behind an `ALTER` that waits: a fleet's
+/// acquisitions must not stall behind the migration, which the next connection tries again.
+const MIGRATION_LOCK_WAIT_MS: u64 = 500;
 /// A session that stops talking inside a transaction (its host vanished without closing
 /// the socket) is ended after this long, so it cannot hold a row lock, or an uncommitted
 /// new worker row that others wait on, for the hours TCP keepalive would take.
@@ -128,12 +132,19 @@ impl PostgresRegistry {
         Ok((slot, session))
     }
 
-    async fn connect(&self) -> Result<Session, LeaseError> {
-        let cannot_connect = format!("{}: cannot connect", self.target);
-        let cannot = |err: tokio_postgres::Error| match self.refusal(&err) {
+    /// Why a connection could not be opened or set up.
+    fn cannot_connect(&self, err: tokio_postgres::Error) -> LeaseError {
+        match self.refusal(&err) {
             Some(_) => self.failed_at(&self.target, err),
-            None => self.failed_at(&cannot_connect, err),
-        };
+            None => self.failed_at(&format!("{}: cannot connect", self.target), err),
+        }
+    }
+
+    /// A new connection, with nothing set on it and nothing prepared: a listing's, which
+    /// then sends every statement unnamed (`query_typed`), so that it also runs through a
+    /// pooler in transaction mode.
+    pub(super) async fn open(&self) -> Result<tokio_postgres::Client, LeaseError> {
+        let cannot = |err| self.cannot_connect(err);
         let target = self.target.clone();
         let ended = move |err: tokio_postgres::Error| {
             tracing::debug!(%target, error = %Chain(&err), "postgres registry connection ended");
@@ -151,30 +162,46 @@ impl PostgresRegistry {
                 client
             }
         };
+        Ok(client)
+    }
+
+    async fn connect(&self) -> Result<Session, LeaseError> {
+        let cannot = |err| self.cannot_connect(err);
+        let client = self.open().await?;
         let setup = format!(
             "SET statement_timeout = {STATEMENT_TIMEOUT_MS};
              SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_MS};
-             SELECT to_regclass('snowmint_workers') IS NOT NULL"
+             {SHAPE}"
         );
         let answers = client.simple_query(&setup).await.map_err(cannot)?;
-        let exists = answers
+        let (exists, mut stamped) = answers
             .iter()
-            .any(|m| matches!(m, SimpleQueryMessage::Row(row) if row.get(0) == Some("t")));
+            .find_map(|m| match m {
+                SimpleQueryMessage::Row(row) => {
+                    Some((row.get(0) == Some("t"), row.get(1) == Some("t")))
+                }
+                _ => None,
+            })
+            .unwrap_or_default();
         // Checked first so that a role without CREATE rights can use a table made for it.
         if !exists {
             let create = format!(
                 "BEGIN; SELECT pg_advisory_xact_lock({SCHEMA_LOCK}); {CREATE_TABLE}; COMMIT"
             );
             client.batch_execute(&create).await.map_err(cannot)?;
+            stamped = true;
+        } else if !stamped {
+            stamped = self.add_taken_at(&client).await;
         }
-        let (take_own, take_any) = (take_sql(true), take_sql(false));
+        let (take_own, take_any) = (take_sql(true, stamped), take_sql(false, stamped));
+        let insert = insert_sql(stamped);
         // Prepared together: the client pipelines them in one round trip.
         let (take_own, take_any, missing_from, insert, renew, holder, release, layout, left) =
             tokio::try_join!(
                 client.prepare(&take_own),
                 client.prepare(&take_any),
                 client.prepare(MISSING_FROM),
-                client.prepare(INSERT),
+                client.prepare(&insert),
                 client.prepare(RENEW),
                 client.prepare(HOLDER),
                 client.prepare(RELEASE),
@@ -199,6 +226,36 @@ impl PostgresRegistry {
             vouched,
             reach,
         })
+    }
+}
+
+impl PostgresRegistry {
+    /// Adds `taken_at` to a table an earlier release made, under the lock that table
+    /// changes take ([`SCHEMA_LOCK`]); whether the table has it now. A role that may not
+    /// alter the table (it belongs to another), or a table too busy to lock within
+    /// [`MIGRATION_LOCK_WAIT_MS`], leaves it as it is: leases work without it, and only a
+    /// listing misses when each worker id was taken.
+    async fn add_taken_at(&self, client: &tokio_postgres::Client) -> bool {
+        let migrate = format!(
+            "BEGIN; SET LOCAL lock_timeout = {MIGRATION_LOCK_WAIT_MS};
+             SELECT pg_advisory_xact_lock({SCHEMA_LOCK}); {ADD_TAKEN_AT}; COMMIT"
+        );
+        match client.batch_execute(&migrate).await {
+            Ok(()) => {
+                tracing::info!(target = %self.target, "added column taken_at to snowmint_workers");
+                true
+            }
+            Err(err) => {
+                // The failed statement left the transaction aborted.
+                let _ = client.batch_execute("ROLLBACK").await;
+                tracing::warn!(
+                    target = %self.target,
+                    error = %Chain(&err),
+                    "cannot add column taken_at to snowmint_workers (run `ALTER TABLE snowmint_workers ADD COLUMN IF NOT EXISTS taken_at timestamptz` as its owner): leases work without it, and `snowmint fleet` shows no taken-at"
+                );
+                false
+            }
+        }
     }
 }
 
