@@ -38,7 +38,7 @@ pub fn render(listing: &Listing, filter: &ListFilter) -> String {
         text.push_str(&aligned(&rows, &[2, 3]));
         if listing.records.iter().any(|r| r.earlier_release) {
             text.push_str(
-                "(earlier release): a record an earlier release left under its layout's name: it names no fleet, and records no layout or taken-at unless a later server wrote one\n",
+                "(earlier release) marks records that an earlier release left under its layout's name: they name no fleet, and record no layout or taken-at unless a later server wrote one\n",
             );
         }
         text.push('\n');
@@ -149,14 +149,46 @@ fn pool_row(pool: &Pool, listing: &Listing) -> Vec<String> {
     ]
 }
 
-/// A layout by its preset's name when it is one, else in canonical form.
+/// A layout by its preset's name when it is one; else, when its fields lie in the usual
+/// order (timestamp, datacenter, worker, sequence, from the top), as `--layout` spells it
+/// with the tick and epoch beside; else in canonical form, which says everything.
 fn layout(canonical: Option<&str>) -> String {
-    match canonical {
-        Some(form) => {
-            snowmint_lease::preset_named(form).map_or_else(|| form.to_string(), str::to_string)
-        }
-        None => UNKNOWN.to_string(),
+    let Some(form) = canonical else {
+        return UNKNOWN.to_string();
+    };
+    if let Some(preset) = snowmint_lease::preset_named(form) {
+        return preset.to_string();
     }
+    custom(form).unwrap_or_else(|| form.to_string())
+}
+
+/// `custom:T/D/W/S tick=Xms epoch=E` for a canonical form whose fields lie in the usual
+/// order, each where the widths below it put it; `None` for any other.
+fn custom(form: &str) -> Option<String> {
+    let (fields, rest) = form.split_once(';')?;
+    let mut widths = [0u32; 4];
+    let mut expected_shift = None;
+    let names = ["timestamp", "datacenter", "worker", "sequence"];
+    let mut shifts = [None; 4];
+    for field in fields.split(',') {
+        let (name, place) = field.split_once('@')?;
+        let (shift, width) = place.split_once(':')?;
+        let at = names.iter().position(|n| *n == name)?;
+        widths[at] = width.parse().ok()?;
+        shifts[at] = Some(shift.parse::<u32>().ok()?);
+    }
+    // From the sequence up, each field starts where the one below it ends.
+    for at in (0..names.len()).rev() {
+        let Some(shift) = shifts[at] else { continue };
+        if expected_shift.is_some_and(|expected| expected != shift)
+            || (expected_shift.is_none() && shift != 0)
+        {
+            return None;
+        }
+        expected_shift = Some(shift + widths[at]);
+    }
+    let [t, d, w, s] = widths;
+    Some(format!("custom:{t}/{d}/{w}/{s} {}", rest.replace(';', " ")))
 }
 
 fn or_unknown(cell: Option<String>) -> String {
@@ -226,6 +258,28 @@ mod tests {
         assert_eq!(relative(10_000 + 12 * 60_000, 10_000), "in 12 min");
         assert_eq!(relative(0, 2 * 3_600_000 + 5), "2 h ago");
         assert_eq!(relative(3 * 86_400_000, 0), "in 3 d");
+    }
+
+    #[test]
+    fn a_layout_is_named_as_briefly_as_it_can_be() {
+        let twitter = snowmint::Layout::TWITTER.canonical().to_string();
+        assert_eq!(layout(Some(&twitter)), "twitter");
+        assert_eq!(
+            layout(Some(
+                "timestamp@22:41,datacenter@17:5,worker@16:1,sequence@0:16;tick=1ms;epoch=1288834974657"
+            )),
+            "custom:41/5/1/16 tick=1ms epoch=1288834974657"
+        );
+        assert_eq!(
+            layout(Some(
+                "timestamp@22:41,worker@12:10,sequence@0:12;tick=1ms;epoch=0"
+            )),
+            "custom:41/0/10/12 tick=1ms epoch=0"
+        );
+        // Another order says it all in canonical form.
+        let moved = "timestamp@22:41,worker@17:5,datacenter@12:5,sequence@0:12;tick=1ms;epoch=0";
+        assert_eq!(layout(Some(moved)), moved);
+        assert_eq!(layout(None), "-");
     }
 
     #[test]
