@@ -384,6 +384,7 @@ async fn the_table_is_created_once_by_registries_that_start_together() {
         ("identity", "text"),
         ("expires_at", "timestamp with time zone"),
         ("high_water", "bigint"),
+        ("taken_at", "timestamp with time zone"),
     ];
     let expected: Vec<(String, String)> = expected
         .iter()
