@@ -60,6 +60,25 @@ impl Found {
     }
 }
 
+/// Each worker id that exactly one identity last acquired, from a `sticky` hash
+/// (identity -> worker id); a worker id that several name is left out, since which of
+/// them held it last is not recorded.
+fn last_identities(sticky: &BTreeMap<String, String>) -> BTreeMap<u64, &str> {
+    let mut named: BTreeMap<u64, Option<&str>> = BTreeMap::new();
+    for (identity, worker) in sticky {
+        if let Some(worker) = canonical_number(worker) {
+            named
+                .entry(worker)
+                .and_modify(|one| *one = None)
+                .or_insert(Some(identity));
+        }
+    }
+    named
+        .into_iter()
+        .filter_map(|(worker, one)| Some((worker, one?)))
+        .collect()
+}
+
 /// A number written as snowmint writes it: digits, no leading zero.
 fn canonical_number(digits: &str) -> Option<u64> {
     let n: u64 = digits.parse().ok()?;
@@ -94,8 +113,8 @@ impl RedisRegistry {
             found.file(&key);
         }
         // One pipeline, read in the order it was built: the server's time, then per
-        // datacenter its marks, its expiry index, and each worker key's holder and TTL;
-        // then the layouts.
+        // datacenter its marks, its expiry index, its identities' last worker ids, and
+        // each worker key's holder and TTL; then the layouts.
         let mut reads = redis::pipe();
         reads.cmd("TIME");
         for ((namespace, dc), keys) in &found.datacenters {
@@ -107,6 +126,7 @@ impl RedisRegistry {
                 .arg(0)
                 .arg(-1)
                 .arg("WITHSCORES");
+            reads.cmd("HGETALL").arg(format!("{p}sticky"));
             for worker in &keys.workers {
                 reads.cmd("GET").arg(format!("{p}w{worker}"));
                 reads.cmd("PTTL").arg(format!("{p}w{worker}"));
@@ -125,6 +145,7 @@ impl RedisRegistry {
             let p = super::prefix(namespace, *dc);
             let marks: BTreeMap<String, Vec<u8>> = self.parse(&mut answers, "HGETALL")?;
             let ends: Vec<(String, f64)> = self.parse(&mut answers, "ZRANGE")?;
+            let sticky: BTreeMap<String, String> = self.parse(&mut answers, "HGETALL")?;
             let mut by_worker: BTreeMap<u64, Record> = BTreeMap::new();
             let fresh = |worker| Record::new(namespace, *dc, worker, Lasts::Ttl);
             for (field, stored) in marks {
@@ -164,6 +185,15 @@ impl RedisRegistry {
                     ..fresh(*worker)
                 }
                 .held_by(&holder);
+            }
+            // A worker key goes with its lease: who held an expired or released worker id
+            // last is known only from the identity whose last worker id it is.
+            for (worker, identity) in last_identities(&sticky) {
+                if let Some(record) = by_worker.get_mut(&worker)
+                    && record.identity.is_none()
+                {
+                    record.identity = Some(identity.to_string());
+                }
             }
             records.extend(by_worker.into_values());
         }
@@ -222,5 +252,19 @@ mod tests {
                 .contains_key(&("twitter-1288834974657".to_string(), 2))
         );
         assert_eq!(found.layouts, ["fleet.default"]);
+    }
+
+    #[test]
+    fn a_worker_id_names_its_last_identity_only_when_one_names_it() {
+        let sticky = BTreeMap::from(
+            [
+                ("web-1", "0"),
+                ("web-2", "1"),
+                ("web-3", "1"),
+                ("web-4", "x"),
+            ]
+            .map(|(i, w)| (i.to_string(), w.to_string())),
+        );
+        assert_eq!(last_identities(&sticky), BTreeMap::from([(0, "web-1")]));
     }
 }
