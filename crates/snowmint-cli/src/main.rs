@@ -6,6 +6,8 @@
 
 mod compose;
 mod failure;
+mod fleet;
+mod fleet_table;
 mod generate;
 mod layout;
 mod layout_args;
@@ -40,6 +42,7 @@ enum Command {
     Parse(parse::ParseArgs),
     Layout(layout::LayoutCmdArgs),
     Serve(Box<serve::ServeArgs>),
+    Fleet(fleet::FleetArgs),
     Serial(Box<serial::SerialArgs>),
     Compose(compose::ComposeArgs),
     At(compose::AtArgs),
@@ -111,6 +114,7 @@ fn main() -> ExitCode {
         Command::Parse(args) => parse::run(args),
         Command::Layout(args) => layout::run(args),
         Command::Serve(args) => serve::run(*args, &matches),
+        Command::Fleet(args) => fleet::run(args),
         Command::Serial(args) => serial::run(*args),
         Command::Compose(args) => compose::run_compose(args),
         Command::At(args) => compose::run_at(args),

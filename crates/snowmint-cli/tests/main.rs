@@ -28,6 +28,7 @@ mod layout;
 mod lease_file;
 mod leases;
 mod limits;
+mod listing;
 mod monitoring;
 mod parse;
 mod release;

@@ -76,6 +76,7 @@ fn man_pages_cover_every_subcommand_and_option() {
             "snowmint-at.1",
             "snowmint-completions.1",
             "snowmint-compose.1",
+            "snowmint-fleet.1",
             "snowmint-gen.1",
             "snowmint-layout.1",
             "snowmint-manpage.1",

@@ -35,6 +35,7 @@ mod identity;
 mod keeper;
 mod leased;
 mod legacy;
+mod listing;
 pub mod mark;
 mod refusal;
 mod registry;
@@ -57,6 +58,9 @@ pub use identity::{IdentitySource, primary_ip};
 pub use keeper::{Held, Keeper, LeaseCounters, LeaseSettings, LeaseStatus};
 pub use leased::LeasedStore;
 pub use legacy::{MAX_LEAD_MS, lead_ms, may_overlap};
+pub use listing::{
+    Lasts, ListFilter, Listing, Pool, Record, Shared, State, identity_of, preset_named,
+};
 pub use registry::{Claim, Lease, LeaseError, Registry};
 pub use secured::{
     MAX_FILE_BYTES, PARAMETERS as SECURED_PARAMETERS, Secured, TlsFiles, User, certificates,

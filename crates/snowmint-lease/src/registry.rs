@@ -9,6 +9,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::listing::{ListFilter, Listing};
+
 /// What a process asks a registry for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claim {
@@ -272,9 +274,15 @@ impl Lease {
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum LeaseError {
-    /// Every worker id of the datacenter is held.
-    #[error("all {workers} worker ids of datacenter {datacenter} are held; retrying")]
+    /// Every worker id of the datacenter is held. The message names the command that
+    /// lists their holders, since the operator's next question is who they are.
+    #[error(
+        "all {workers} worker ids of datacenter {datacenter} of fleet {fleet:?} are held; retrying (see who holds them: snowmint fleet --lease URL --fleet {fleet} --datacenter {datacenter})"
+    )]
     Exhausted {
+        /// The fleet's name ([`Claim::fleet_name`]): an earlier release's namespace is
+        /// its own name.
+        fleet: String,
         /// The datacenter.
         datacenter: u64,
         /// How many worker ids it has.
@@ -317,9 +325,25 @@ pub enum LeaseError {
     /// The lease URL or settings are wrong.
     #[error("{0}")]
     Invalid(String),
+    /// The lease URL hands out worker ids without a registry (`static:W`, `hostname`):
+    /// nothing records who holds what, so there is nothing to list.
+    #[error("lease URL {lease} names no registry: there is nothing to list")]
+    NothingToList {
+        /// The lease URL.
+        lease: String,
+    },
 }
 
 impl LeaseError {
+    /// [`LeaseError::Exhausted`] for `claim`'s fleet and datacenter.
+    pub(crate) fn exhausted(claim: &Claim) -> LeaseError {
+        LeaseError::Exhausted {
+            fleet: claim.fleet_name().to_string(),
+            datacenter: claim.datacenter,
+            workers: claim.workers,
+        }
+    }
+
     /// [`LeaseError::Lost`] for `lease`, with the registry's `reason`.
     pub(crate) fn lost(lease: &Lease, reason: impl Into<String>) -> LeaseError {
         LeaseError::Lost {
@@ -474,4 +498,42 @@ pub trait Registry: Send + Sync + fmt::Debug {
     /// [`LeaseError::Unavailable`]; a lease already lost is not an error.
     async fn give_back(&self, claim: &Claim, lease: &Lease, mark_ms: u64)
     -> Result<(), LeaseError>;
+
+    /// Every record the registry holds that `filter` keeps: each worker id held, expired or
+    /// left with a mark, in every fleet and in the namespaces of earlier releases, with the
+    /// free worker ids left per pool ([`Listing`]). It only reads: it takes, renews and
+    /// writes nothing, so a read-only user of the registry can run it
+    /// (docs/OPERATIONS.md, "Seeing the fleet").
+    ///
+    /// The default answers [`LeaseError::NothingToList`], for the backends that hand out
+    /// worker ids without a registry (`static`, `hostname`).
+    ///
+    /// # Errors
+    ///
+    /// [`LeaseError::NothingToList`]; [`LeaseError::Unavailable`] when the registry cannot
+    /// be read.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use snowmint_lease::{ListFilter, registry_from_url};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # tokio::runtime::Builder::new_current_thread().build()?.block_on(async {
+    /// let dir = tempfile::tempdir()?;
+    /// let registry = registry_from_url(&format!("file:{}", dir.path().display()))?;
+    /// let listing = registry.list(&ListFilter::default()).await?;
+    /// assert!(listing.records.is_empty());
+    /// let err = registry_from_url("static:3")?.list(&ListFilter::default()).await.unwrap_err();
+    /// assert_eq!(err.to_string(), "lease URL static:3 names no registry: there is nothing to list");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # })
+    /// # }
+    /// ```
+    async fn list(&self, filter: &ListFilter) -> Result<Listing, LeaseError> {
+        let _ = filter;
+        Err(LeaseError::NothingToList {
+            lease: self.backend().to_string(),
+        })
+    }
 }

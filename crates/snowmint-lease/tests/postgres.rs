@@ -323,6 +323,7 @@ async fn two_registries_racing_give_eight_distinct_workers_and_eight_exhausted()
                     Err(LeaseError::Exhausted {
                         datacenter: 1,
                         workers: 8,
+                        ..
                     }),
                     _,
                     _,
@@ -383,6 +384,7 @@ async fn the_table_is_created_once_by_registries_that_start_together() {
         ("identity", "text"),
         ("expires_at", "timestamp with time zone"),
         ("high_water", "bigint"),
+        ("taken_at", "timestamp with time zone"),
     ];
     let expected: Vec<(String, String)> = expected
         .iter()
@@ -428,7 +430,7 @@ async fn the_lowest_missing_worker_is_created_however_many_ids_the_layout_has() 
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "all 5 worker ids of datacenter 1 are held; retrying"
+        "all 5 worker ids of datacenter 1 of fleet \"gaps\" are held; retrying (see who holds them: snowmint fleet --lease URL --fleet gaps --datacenter 1)"
     );
 
     // Baidu's 22-bit worker field, 20,000 of its ids held: the search runs in the database
@@ -484,4 +486,111 @@ async fn synchronous_commit_is_set_through_the_url() {
         .await
         .unwrap();
     assert_eq!(row.get::<_, String>(0), "remote_apply");
+}
+
+/// The table as the earlier release made it: no `taken_at`.
+const EARLIER_TABLE: &str = "CREATE TABLE snowmint_workers (
+    namespace text NOT NULL,
+    datacenter bigint NOT NULL,
+    worker bigint NOT NULL,
+    holder text,
+    identity text,
+    expires_at timestamptz,
+    high_water bigint,
+    PRIMARY KEY (namespace, datacenter, worker)
+)";
+
+/// An upgrade: a server of this release finds the earlier release's table, adds
+/// `taken_at`, and stamps the rows it takes; the earlier release's statements, which name
+/// their columns, still run on the table; and a role that may only `SELECT` lists it all,
+/// the earlier release's row with what it lacks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_earlier_table_gains_taken_at_and_a_reader_lists_it() {
+    let postgres = Postgres::start();
+    let url = postgres.url();
+    let admin = sql(&url).await;
+    admin.batch_execute(EARLIER_TABLE).await.unwrap();
+    // A server of the earlier release holds worker 0 of its namespace, as it inserted it.
+    let earlier_insert = "INSERT INTO snowmint_workers
+            (namespace, datacenter, worker, holder, identity, expires_at)
+        VALUES ($1, 0, $2, $3, $4, clock_timestamp() + interval '60 seconds')
+        ON CONFLICT DO NOTHING RETURNING worker";
+    let old = "twitter-1288834974657";
+    admin
+        .query(
+            earlier_insert,
+            &[&old, &0i64, &"old-1/7/0000abcd", &"old-1"],
+        )
+        .await
+        .unwrap();
+
+    let server = registry(&url);
+    let before = now_ms();
+    let lease = server
+        .acquire(&claim("fleet.default", "web-1", 8))
+        .await
+        .unwrap();
+    let columns = admin
+        .query(
+            "SELECT column_name FROM information_schema.columns
+             WHERE table_name = 'snowmint_workers' AND column_name = 'taken_at'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(columns.len(), 1, "taken_at was added");
+    // The earlier release's statements still run: another of its rows.
+    admin
+        .query(
+            earlier_insert,
+            &[&old, &1i64, &"old-2/8/0000beef", &"old-2"],
+        )
+        .await
+        .unwrap();
+
+    admin
+        .batch_execute("CREATE ROLE reader LOGIN; GRANT SELECT ON snowmint_workers TO reader")
+        .await
+        .unwrap();
+    let reader = url.replacen("postgres://postgres@", "postgres://reader@", 1);
+    let listing = registry(&reader)
+        .list(&snowmint_lease::ListFilter::default())
+        .await
+        .unwrap();
+    let ours = listing
+        .records
+        .iter()
+        .find(|r| r.namespace == "fleet.default")
+        .unwrap();
+    assert_eq!((ours.worker, ours.datacenter), (lease.worker, 1));
+    assert_eq!(ours.identity.as_deref(), Some("web-1"));
+    let taken = ours.taken_at_ms.expect("a taken-at");
+    assert!(
+        taken + 1_000 >= before && taken <= now_ms() + 1_000,
+        "{taken} {before}"
+    );
+    let earlier: Vec<_> = listing
+        .records
+        .iter()
+        .filter(|r| r.namespace == old)
+        .collect();
+    assert_eq!(earlier.len(), 2, "{listing:?}");
+    assert!(
+        earlier
+            .iter()
+            .all(|r| r.earlier_release && r.fleet.is_none())
+    );
+    assert_eq!(earlier[0].lacks, ["fleet", "layout", "taken_at"]);
+    assert_eq!(earlier[1].identity.as_deref(), Some("old-2"));
+    let pool = listing.pools.iter().find(|p| p.namespace == old).unwrap();
+    assert_eq!(
+        (pool.workers, pool.held, pool.free),
+        (Some(32), 2, Some(30))
+    );
+    // The reader may not take one.
+    let err = registry(&reader)
+        .acquire(&claim("fleet.default", "web-2", 8))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("lacks the rights"), "{err}");
 }

@@ -159,7 +159,8 @@ async fn a_dropped_holder_keeps_its_worker_until_its_ttl_even_from_its_own_ident
                 err,
                 LeaseError::Exhausted {
                     datacenter: 1,
-                    workers: 2
+                    workers: 2,
+                    ..
                 }
             ),
             "{err:?}"

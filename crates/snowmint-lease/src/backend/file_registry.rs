@@ -23,6 +23,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::listing::{ListFilter, Listing};
 use crate::registry::{Claim, Lease, LeaseError, Registry};
 use crate::{FileStore, StateError, ensure_state_dir};
 
@@ -227,10 +228,7 @@ impl Registry for FileRegistry {
         if let Some(err) = other_clock {
             return Err(unavailable(err));
         }
-        Err(LeaseError::Exhausted {
-            datacenter: claim.datacenter,
-            workers: claim.workers,
-        })
+        Err(LeaseError::exhausted(claim))
     }
 
     fn reserve_now(&self, lease: &Lease, until_ms: u64) -> Option<Result<(), LeaseError>> {
@@ -281,6 +279,10 @@ impl Registry for FileRegistry {
         }
         Ok(())
     }
+
+    async fn list(&self, filter: &ListFilter) -> Result<Listing, LeaseError> {
+        super::file_list::list_dir(&self.dir, filter)
+    }
 }
 
 #[cfg(test)]
@@ -301,7 +303,7 @@ mod tests {
         assert_eq!(workers, (0..8).collect::<Vec<_>>());
         assert_eq!(
             registry.acquire(&claim).await.unwrap_err().to_string(),
-            "all 8 worker ids of datacenter 3 are held; retrying"
+            "all 8 worker ids of datacenter 3 of fleet \"twitter-1\" are held; retrying (see who holds them: snowmint fleet --lease URL --fleet twitter-1 --datacenter 3)"
         );
         // Marks an hour ahead: past the floor of the new lock files.
         let later = now_ms() + 3_600_000;

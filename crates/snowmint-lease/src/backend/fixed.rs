@@ -1,5 +1,6 @@
 //! Worker ids fixed for the life of the process: from configuration, or from the host name.
 
+use crate::listing::{ListFilter, Listing};
 use crate::registry::{Claim, Lease, LeaseError, Registry};
 
 /// One worker id for the life of the process: given by configuration (`static:W`) or read
@@ -107,6 +108,14 @@ impl Registry for FixedRegistry {
 
     async fn give_back(&self, _: &Claim, _: &Lease, _mark_ms: u64) -> Result<(), LeaseError> {
         Ok(())
+    }
+
+    async fn list(&self, _: &ListFilter) -> Result<Listing, LeaseError> {
+        let lease = match self.backend {
+            "static" => format!("static:{}", self.worker),
+            backend => backend.to_string(),
+        };
+        Err(LeaseError::NothingToList { lease })
     }
 }
 

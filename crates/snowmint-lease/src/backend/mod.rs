@@ -2,6 +2,7 @@
 
 mod etcd;
 mod file_directory;
+mod file_list;
 mod file_registry;
 mod fixed;
 mod postgres;

@@ -44,7 +44,7 @@ pub(super) fn lock_within(file: &File, path: &Path, wait: Duration) -> Result<()
 
 /// The mark at `path` and the clock mode it records, `None` if there is no file; its line is
 /// read by [`mark::decode_line`](crate::mark::decode_line).
-pub(super) fn read_mark(path: &Path) -> Result<Option<(u64, ClockMode)>, StateError> {
+pub(crate) fn read_mark(path: &Path) -> Result<Option<(u64, ClockMode)>, StateError> {
     let bytes = match fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),

@@ -56,14 +56,18 @@ pub async fn eight_distinct_then_exhausted(registry: Arc<dyn Registry>, ns: &str
             err,
             LeaseError::Exhausted {
                 datacenter: 1,
-                workers: 8
+                workers: 8,
+                ..
             }
         ),
         "{err:?}"
     );
+    let fleet = ns.strip_prefix("fleet.").unwrap_or(ns);
     assert_eq!(
         err.to_string(),
-        "all 8 worker ids of datacenter 1 are held; retrying"
+        format!(
+            "all 8 worker ids of datacenter 1 of fleet {fleet:?} are held; retrying (see who holds them: snowmint fleet --lease URL --fleet {fleet} --datacenter 1)"
+        )
     );
     for (claim, lease) in &held {
         registry.release(claim, lease, now_ms()).await.unwrap();
@@ -949,7 +953,7 @@ pub async fn many_workers_then_a_huge_field(registry: Arc<dyn Registry>, workers
     assert_eq!(distinct, (0..workers).collect());
     let err = registry.acquire(&claim(workers)).await.unwrap_err();
     assert!(
-        matches!(err, LeaseError::Exhausted { datacenter: 1, workers: w } if w == workers),
+        matches!(err, LeaseError::Exhausted { datacenter: 1, workers: w, .. } if w == workers),
         "{err:?}"
     );
 

@@ -149,7 +149,11 @@ impl EtcdRegistry {
     }
 
     /// Posts and decodes a successful answer; etcd's errors become `Unavailable`.
-    async fn call<T: DeserializeOwned>(&self, path: &str, body: &Value) -> Result<T, LeaseError> {
+    pub(super) async fn call<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &Value,
+    ) -> Result<T, LeaseError> {
         let answer = self.post(path, body).await?;
         if answer.status != 200 {
             return Err(self.refused(&answer));

@@ -48,6 +48,7 @@
 mod auth;
 mod gateway;
 mod keys;
+mod list;
 mod take;
 mod url;
 
@@ -62,6 +63,7 @@ use self::auth::Auth;
 use self::gateway::{Kv, compare, delete, put, range, unavailable};
 use self::keys::Keys;
 use super::CONNECT_TIMEOUT;
+use crate::listing::{ListFilter, Listing};
 use crate::mark;
 use crate::registry::{Claim, Lease, LeaseError, Registry};
 use crate::secured::TlsFiles;
@@ -245,10 +247,7 @@ impl Endpoints {
 impl EtcdRegistry {
     async fn acquire_within(&self, claim: &Claim) -> Result<Lease, LeaseError> {
         if claim.workers == 0 {
-            return Err(LeaseError::Exhausted {
-                datacenter: claim.datacenter,
-                workers: 0,
-            });
+            return Err(LeaseError::exhausted(claim));
         }
         let claim = &self
             .found
@@ -389,6 +388,10 @@ impl Registry for EtcdRegistry {
     ) -> Result<(), LeaseError> {
         self.within("release", self.release_within(claim, lease, mark_ms))
             .await
+    }
+
+    async fn list(&self, filter: &ListFilter) -> Result<Listing, LeaseError> {
+        self.list_keys(filter).await
     }
 }
 

@@ -130,10 +130,7 @@ impl EtcdRegistry {
         keys: &Keys,
         lease: i64,
     ) -> Result<Lease, LeaseError> {
-        let exhausted = LeaseError::Exhausted {
-            datacenter: claim.datacenter,
-            workers: claim.workers,
-        };
+        let exhausted = LeaseError::exhausted(claim);
         let first = self
             .txn(
                 vec![],

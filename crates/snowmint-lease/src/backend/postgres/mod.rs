@@ -1,6 +1,7 @@
 //! Worker-id leases on PostgreSQL: one row per worker id, taken, renewed and given back by
 //! statements that compare the holder and the database's own clock, never the client's.
 
+mod list;
 mod protocol;
 mod session;
 mod tls;
@@ -16,6 +17,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 use self::session::Session;
 use self::url::target;
 use super::CONNECT_TIMEOUT;
+use crate::listing::{ListFilter, Listing};
 use crate::registry::{Claim, Lease, LeaseError, Registry};
 use crate::secured::redact;
 
@@ -23,8 +25,16 @@ use crate::secured::redact;
 ///
 /// ```text
 /// snowmint_workers(namespace text, datacenter bigint, worker bigint,   -- primary key
-///                  holder text, identity text, expires_at timestamptz, high_water bigint)
+///                  holder text, identity text, expires_at timestamptz, high_water bigint,
+///                  taken_at timestamptz)
 /// ```
+///
+/// `taken_at` says when the row was last taken, for listings ([`Registry::list`]). A table
+/// an earlier release made lacks it: the first server of this release to connect adds it
+/// (`ALTER TABLE ... ADD COLUMN IF NOT EXISTS`, nullable, under the lock that creates the
+/// table), and servers of the earlier release run on beside it, since their statements name
+/// their columns. A role that may not alter the table leaves it out, and rows then show no
+/// taken-at.
 ///
 /// A row is created the first time its worker id is needed and kept for good, so its
 /// high-water mark outlives every holder. A row is free when it has no holder, and
@@ -214,6 +224,10 @@ impl Registry for PostgresRegistry {
     ) -> Result<(), LeaseError> {
         self.on_session(async |s| self.release_on(s, claim, lease, mark_ms).await)
             .await
+    }
+
+    async fn list(&self, filter: &ListFilter) -> Result<Listing, LeaseError> {
+        self.list_rows(filter).await
     }
 }
 

@@ -23,8 +23,22 @@ pub(super) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS snowmint_worke
     identity text,
     expires_at timestamptz,
     high_water bigint,
+    taken_at timestamptz,
     PRIMARY KEY (namespace, datacenter, worker)
 )";
+
+/// Whether the table exists, and whether it has `taken_at` (a table made by an earlier
+/// release lacks it until a server of this one adds it). No parameters.
+pub(super) const SHAPE: &str = "SELECT to_regclass('snowmint_workers') IS NOT NULL,
+    EXISTS (SELECT FROM pg_attribute
+            WHERE attrelid = to_regclass('snowmint_workers') AND attname = 'taken_at'
+              AND NOT attisdropped)";
+
+/// Adds `taken_at` to a table an earlier release made. Nullable and without a default, so
+/// it costs no rewrite of the table, and the statements of earlier releases, which name
+/// their columns, run on as before: the servers of a fleet being upgraded keep working.
+pub(super) const ADD_TAKEN_AT: &str =
+    "ALTER TABLE snowmint_workers ADD COLUMN IF NOT EXISTS taken_at timestamptz";
 
 /// Takes the lowest free or expired row, of this identity only when `sticky`. Rows that
 /// another acquisition has locked are skipped, not waited for. The choice is a
@@ -34,9 +48,15 @@ pub(super) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS snowmint_worke
 /// next free one, so one call took every free row.)
 /// A row held under one of the namespaces of earlier releases (`$7`) is passed over.
 /// Parameters: namespace, datacenter, workers, holder, identity, TTL in seconds, the
-/// namespaces of earlier releases.
-fn take_sql(sticky: bool) -> Sql {
+/// namespaces of earlier releases. When `stamped` (the table has `taken_at`), the row
+/// records when it was taken.
+fn take_sql(sticky: bool, stamped: bool) -> Sql {
     let only_identity = if sticky { "AND identity = $5" } else { "" };
+    let taken_at = if stamped {
+        ", taken_at = clock_timestamp()"
+    } else {
+        ""
+    };
     let text = format!(
         "WITH free AS MATERIALIZED (
              SELECT worker FROM snowmint_workers w
@@ -50,7 +70,7 @@ fn take_sql(sticky: bool) -> Sql {
              FOR UPDATE SKIP LOCKED)
          UPDATE snowmint_workers
          SET holder = $4, identity = $5,
-             expires_at = clock_timestamp() + $6::float8 * interval '1 second'
+             expires_at = clock_timestamp() + $6::float8 * interval '1 second'{taken_at}
          WHERE namespace = $1 AND datacenter = $2 AND worker = (SELECT worker FROM free)
          RETURNING worker, high_water"
     );
@@ -69,10 +89,14 @@ fn take_sql(sticky: bool) -> Sql {
     }
 }
 
-/// [`take_sql`] for the claim's identity only.
-static TAKE_OWN: LazyLock<Sql> = LazyLock::new(|| take_sql(true));
-/// [`take_sql`] for any free row.
-static TAKE_ANY: LazyLock<Sql> = LazyLock::new(|| take_sql(false));
+/// [`take_sql`] in its four forms: for the claim's identity only or any free row, on a
+/// table with `taken_at` or without.
+fn take_statement(sticky: bool, stamped: bool) -> &'static Sql {
+    static FORMS: LazyLock<[[Sql; 2]; 2]> = LazyLock::new(|| {
+        [false, true].map(|sticky| [false, true].map(|stamped| take_sql(sticky, stamped)))
+    });
+    &FORMS[usize::from(sticky)][usize::from(stamped)]
+}
 
 /// The first worker number in `from..workers` with no row: `from`, or the first row (in
 /// index order) from `from` on whose successor is missing. Parameters: namespace,
@@ -103,23 +127,41 @@ const MISSING_FROM: Sql = Sql::new(
     &[Type::TEXT, Type::INT8, Type::INT8, Type::INT8],
 );
 
-/// Creates a held row, unless another session created it first.
-/// Parameters: namespace, datacenter, worker, holder, identity, TTL in seconds.
-const INSERT: Sql = Sql::new(
-    "INSERT INTO snowmint_workers
-        (namespace, datacenter, worker, holder, identity, expires_at)
-    VALUES ($1, $2, $3, $4, $5, clock_timestamp() + $6::float8 * interval '1 second')
-    ON CONFLICT DO NOTHING
-    RETURNING worker",
-    &[
+/// Creates a held row, unless another session created it first; when `stamped`, with the
+/// instant it was taken. Parameters: namespace, datacenter, worker, holder, identity, TTL
+/// in seconds.
+fn insert_sql(stamped: bool) -> Sql {
+    let (column, value) = if stamped {
+        (", taken_at", ", clock_timestamp()")
+    } else {
+        ("", "")
+    };
+    let text = format!(
+        "INSERT INTO snowmint_workers
+             (namespace, datacenter, worker, holder, identity, expires_at{column})
+         VALUES ($1, $2, $3, $4, $5, clock_timestamp() + $6::float8 * interval '1 second'{value})
+         ON CONFLICT DO NOTHING
+         RETURNING worker"
+    );
+    let types = &[
         Type::TEXT,
         Type::INT8,
         Type::INT8,
         Type::TEXT,
         Type::TEXT,
         Type::FLOAT8,
-    ],
-);
+    ];
+    Sql {
+        text: Cow::Owned(text),
+        types,
+    }
+}
+
+/// [`insert_sql`] on a table with `taken_at` or without.
+fn insert_statement(stamped: bool) -> &'static Sql {
+    static FORMS: LazyLock<[Sql; 2]> = LazyLock::new(|| [false, true].map(insert_sql));
+    &FORMS[usize::from(stamped)]
+}
 
 /// The fleet's layout: recorded with its first acquisition, in the row of worker -1 of
 /// datacenter -1 (its `identity`), which no acquisition takes; then read back.
@@ -355,9 +397,15 @@ impl PostgresRegistry {
         let tx = s.client.transaction().await.map_err(pg)?;
         tx.batch_execute(&transaction_limits()).await.map_err(pg)?;
         let take: [Param; 7] = [ns, &dc, &workers, holder, identity, &ttl, legacy];
-        let mut taken = TAKE_OWN.opt(&tx, &take).await.map_err(pg)?;
+        let mut taken = take_statement(true, s.stamped)
+            .opt(&tx, &take)
+            .await
+            .map_err(pg)?;
         if taken.is_none() {
-            taken = TAKE_ANY.opt(&tx, &take).await.map_err(pg)?;
+            taken = take_statement(false, s.stamped)
+                .opt(&tx, &take)
+                .await
+                .map_err(pg)?;
         }
         let mut from = 0i64;
         let (worker, mark): (i64, Option<i64>) = match taken {
@@ -374,14 +422,16 @@ impl PostgresRegistry {
                     missing = MISSING_FROM.opt(&tx, &search).await.map_err(pg)?;
                 }
                 let Some(missing) = missing else {
-                    return Err(LeaseError::Exhausted {
-                        datacenter: claim.datacenter,
-                        workers: claim.workers,
-                    });
+                    return Err(LeaseError::exhausted(claim));
                 };
                 let worker: i64 = missing.try_get(0).map_err(pg)?;
                 let insert: [Param; 6] = [ns, &dc, &worker, holder, identity, &ttl];
-                if INSERT.opt(&tx, &insert).await.map_err(pg)?.is_none() {
+                if insert_statement(s.stamped)
+                    .opt(&tx, &insert)
+                    .await
+                    .map_err(pg)?
+                    .is_none()
+                {
                     from = start_of_search(workers);
                     continue;
                 }

@@ -1,5 +1,5 @@
 //! The registry's connection: opened at the first call and again after a failure, the
-//! table created if absent; and the deadline of every call.
+//! table created (or given `taken_at`) if need be; and the deadline of every call.
 //!
 //! The connection keeps no state of its own on the server, so that it may run through a
 //! pool in transaction mode (PgBouncer), where each transaction, or each statement outside
@@ -14,17 +14,22 @@ use snowmint::error::Chain;
 use tokio::sync::MutexGuard;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
-use super::protocol::CREATE_TABLE;
+use super::protocol::{ADD_TAKEN_AT, CREATE_TABLE, SHAPE};
 use super::{PostgresRegistry, one_line};
 use crate::registry::LeaseError;
 
 /// How long the whole of one call may take, connecting included: past it the registry is
 /// reported unavailable and the connection dropped (the server then rolls back whatever
 /// the call had begun).
-const CALL_TIMEOUT: Duration = Duration::from_secs(2);
-/// The server's own limit on one statement of an acquisition, below [`CALL_TIMEOUT`] so
-/// that a slow statement is usually cancelled by the server, which says why.
-const STATEMENT_TIMEOUT_MS: u64 = 1_500;
+pub(super) const CALL_TIMEOUT: Duration = Duration::from_secs(2);
+/// The server's own limit on one statement of an acquisition or a listing, below
+/// [`CALL_TIMEOUT`] so that a slow statement is usually cancelled by the server, which says
+/// why.
+pub(super) const STATEMENT_TIMEOUT_MS: u64 = 1_500;
+/// How long adding `taken_at` waits for the table's lock. `ALTER TABLE` needs the table to
+/// itself, and every statement on it queues behind an `ALTER` that waits: a fleet's
+/// acquisitions must not stall behind the migration, which the next connection tries again.
+const MIGRATION_LOCK_WAIT_MS: u64 = 500;
 /// An acquisition that stops talking inside its transaction (its host vanished without
 /// closing the socket) is ended after this long, so it cannot hold a row lock, or an
 /// uncommitted new worker row that others wait on, for the hours TCP keepalive would take.
@@ -48,6 +53,9 @@ const SCHEMA_LOCK: i64 = 0x736e_6f77_6d69_6e74;
 /// A connection to the registry, or to a pool in front of it.
 pub(super) struct Session {
     pub(super) client: Client,
+    /// Whether the table has `taken_at` (a table of an earlier release that this role may
+    /// not alter has not): which forms of the take and insert statements to send.
+    pub(super) stamped: bool,
 }
 
 impl PostgresRegistry {
@@ -131,12 +139,19 @@ impl PostgresRegistry {
         Ok((slot, session))
     }
 
-    async fn connect(&self) -> Result<Session, LeaseError> {
-        let cannot_connect = format!("{}: cannot connect", self.target);
-        let cannot = |err: tokio_postgres::Error| match self.refusal(&err) {
+    /// Why a connection could not be opened or set up.
+    fn cannot_connect(&self, err: tokio_postgres::Error) -> LeaseError {
+        match self.refusal(&err) {
             Some(_) => self.failed_at(&self.target, err),
-            None => self.failed_at(&cannot_connect, err),
-        };
+            None => self.failed_at(&format!("{}: cannot connect", self.target), err),
+        }
+    }
+
+    /// A new connection, with nothing set on it and nothing prepared: a listing's, which
+    /// then sends every statement unnamed (`query_typed`), so that it also runs through a
+    /// pooler in transaction mode.
+    pub(super) async fn open(&self) -> Result<tokio_postgres::Client, LeaseError> {
+        let cannot = |err| self.cannot_connect(err);
         let target = self.target.clone();
         let ended = move |err: tokio_postgres::Error| {
             tracing::debug!(%target, error = %Chain(&err), "postgres registry connection ended");
@@ -154,22 +169,66 @@ impl PostgresRegistry {
                 client
             }
         };
-        // One statement, outside a transaction: through a pool, the table's existence
-        // is all it learns, and it sets nothing on the server connection.
-        let exists = "SELECT to_regclass('snowmint_workers') IS NOT NULL";
-        let answers = client.simple_query(exists).await.map_err(cannot)?;
-        let exists = answers
+        Ok(client)
+    }
+
+    async fn connect(&self) -> Result<Session, LeaseError> {
+        let cannot = |err| self.cannot_connect(err);
+        let client = self.open().await?;
+        // One statement, outside a transaction: through a pool, the table's shape is all
+        // it learns, and it sets nothing on the server connection.
+        let answers = client.simple_query(SHAPE).await.map_err(cannot)?;
+        let (exists, mut stamped) = answers
             .iter()
-            .any(|m| matches!(m, SimpleQueryMessage::Row(row) if row.get(0) == Some("t")));
+            .find_map(|m| match m {
+                SimpleQueryMessage::Row(row) => {
+                    Some((row.get(0) == Some("t"), row.get(1) == Some("t")))
+                }
+                _ => None,
+            })
+            .unwrap_or_default();
         // Checked first so that a role without CREATE rights can use a table made for it.
         if !exists {
             let create = format!(
                 "BEGIN; SELECT pg_advisory_xact_lock({SCHEMA_LOCK}); {CREATE_TABLE}; COMMIT"
             );
             client.batch_execute(&create).await.map_err(cannot)?;
+            stamped = true;
+        } else if !stamped {
+            stamped = self.add_taken_at(&client).await;
         }
         tracing::info!(target = %self.target, "connected to the postgres registry");
-        Ok(Session { client })
+        Ok(Session { client, stamped })
+    }
+}
+
+impl PostgresRegistry {
+    /// Adds `taken_at` to a table an earlier release made, under the lock that table
+    /// changes take ([`SCHEMA_LOCK`]); whether the table has it now. A role that may not
+    /// alter the table (it belongs to another), or a table too busy to lock within
+    /// [`MIGRATION_LOCK_WAIT_MS`], leaves it as it is: leases work without it, and only a
+    /// listing misses when each worker id was taken.
+    async fn add_taken_at(&self, client: &tokio_postgres::Client) -> bool {
+        let migrate = format!(
+            "BEGIN; SET LOCAL lock_timeout = {MIGRATION_LOCK_WAIT_MS};
+             SELECT pg_advisory_xact_lock({SCHEMA_LOCK}); {ADD_TAKEN_AT}; COMMIT"
+        );
+        match client.batch_execute(&migrate).await {
+            Ok(()) => {
+                tracing::info!(target = %self.target, "added column taken_at to snowmint_workers");
+                true
+            }
+            Err(err) => {
+                // The failed statement left the transaction aborted.
+                let _ = client.batch_execute("ROLLBACK").await;
+                tracing::warn!(
+                    target = %self.target,
+                    error = %Chain(&err),
+                    "cannot add column taken_at to snowmint_workers (run `ALTER TABLE snowmint_workers ADD COLUMN IF NOT EXISTS taken_at timestamptz` as its owner): leases work without it, and `snowmint fleet` shows no taken-at"
+                );
+                false
+            }
+        }
     }
 }
 

@@ -17,6 +17,7 @@
 //! Scripts build worker keys from a prefix, which Redis Cluster forbids: use a standalone
 //! server (or a primary with replicas).
 
+mod list;
 mod primary;
 mod scripts;
 mod sentinels;
@@ -27,6 +28,7 @@ use std::fmt;
 use primary::Primary;
 use scripts::SCRIPTS;
 
+use crate::listing::{ListFilter, Listing};
 use crate::mark;
 use crate::registry::{Claim, Lease, LeaseError, Registry};
 
@@ -230,10 +232,7 @@ impl Registry for RedisRegistry {
             .run::<Option<Taken>>(&SCRIPTS[0], &keys, &args, true)
             .await?;
         let Some((worker, stored, holding, since, reach)) = taken else {
-            return Err(LeaseError::Exhausted {
-                datacenter: claim.datacenter,
-                workers: claim.workers,
-            });
+            return Err(LeaseError::exhausted(claim));
         };
         let Ok(worker) = u64::try_from(worker) else {
             let recorded = String::from_utf8_lossy(stored.as_deref().unwrap_or_default());
@@ -337,6 +336,10 @@ impl Registry for RedisRegistry {
             tracing::debug!(worker = lease.worker, "released a lease no longer held");
         }
         Ok(())
+    }
+
+    async fn list(&self, filter: &ListFilter) -> Result<Listing, LeaseError> {
+        self.list_keys(filter).await
     }
 }
 

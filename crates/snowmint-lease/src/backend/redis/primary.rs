@@ -209,6 +209,31 @@ impl Primary {
             };
             Ok::<_, LeaseError>(result.map(|(value, acked)| (value, Acks { asked, acked })))
         };
+        self.attempted(once).await
+    }
+
+    /// Sends `pipeline`, commands that only read (a listing's), once more if the
+    /// connection failed, within the operation's deadline. No script: a read-only user
+    /// may be refused `EVALSHA`, and needs only the commands sent.
+    pub(super) async fn read<T: FromRedisValue>(
+        &self,
+        pipeline: &redis::Pipeline,
+    ) -> Result<T, LeaseError> {
+        let once = || async {
+            Ok::<_, LeaseError>(match self.link().await? {
+                Link::Managed(mut c) => pipeline.query_async(&mut c).await,
+                Link::Named(mut c, _) => pipeline.query_async(&mut c).await,
+            })
+        };
+        self.attempted(once).await
+    }
+
+    /// Runs `once`, and once more if its connection failed, within [`OPERATION_TIMEOUT`].
+    async fn attempted<T, F, Fut>(&self, once: F) -> Result<T, LeaseError>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<Result<T, RedisError>, LeaseError>>,
+    {
         let attempts = async {
             let mut result = once().await?;
             if let Err(err) = &result

@@ -60,6 +60,7 @@
 //! A wrong password is not refused by ZooKeeper (a digest is whatever the password makes
 //! it); it shows as `NoAuth` on the first node another digest made.
 
+mod list;
 mod nodes;
 mod renew;
 mod session;
@@ -74,6 +75,7 @@ use zookeeper_client as zk;
 
 use self::session::{Session, Sessions};
 use self::url::Target;
+use crate::listing::{ListFilter, Listing};
 use crate::registry::{Claim, Lease, LeaseError, Registry};
 
 /// Every call (acquire, renew, release) ends within this, opening a session included,
@@ -315,6 +317,10 @@ impl Registry for ZooKeeperRegistry {
     ) -> Result<(), LeaseError> {
         self.within("release", self.release_within(claim, lease, mark_ms))
             .await
+    }
+
+    async fn list(&self, filter: &ListFilter) -> Result<Listing, LeaseError> {
+        self.list_nodes(filter).await
     }
 }
 

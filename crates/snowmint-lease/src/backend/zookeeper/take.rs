@@ -25,10 +25,7 @@ enum Take {
 impl ZooKeeperRegistry {
     pub(super) async fn acquire_within(&self, claim: &Claim) -> Result<Lease, LeaseError> {
         if claim.workers == 0 {
-            return Err(LeaseError::Exhausted {
-                datacenter: claim.datacenter,
-                workers: 0,
-            });
+            return Err(LeaseError::exhausted(claim));
         }
         // A session of its own: if anything below fails, dropping it closes it, and the
         // ensemble deletes whatever it took, even by a `multi` whose answer was lost.
@@ -212,10 +209,7 @@ impl ZooKeeperRegistry {
         loop {
             let batch: Vec<u64> = free.by_ref().take(crate::backend::SPREAD).collect();
             if batch.is_empty() {
-                return Err(LeaseError::Exhausted {
-                    datacenter: claim.datacenter,
-                    workers: claim.workers,
-                });
+                return Err(LeaseError::exhausted(claim));
             }
             for worker in crate::backend::spread(batch) {
                 if takes == MAX_TAKES {
