@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use conformance::claim;
 use snowmint::{Clock, WallClock};
-use snowmint_lease::{LeaseError, PostgresRegistry, Registry};
+use snowmint_lease::{LeaseError, ListFilter, PostgresRegistry, Registry, State};
 use snowmint_testkit::{PgBouncer, Server};
 
 /// Server connections in the shared pool: fewer than the suite's concurrent acquirers.
@@ -93,6 +93,18 @@ async fn a_fleet_sixteen_times_the_pool_holds_renews_and_gives_back() {
         (1..=i64::from(POOL)).contains(&sessions),
         "{FLEET} holders through a pool of {POOL} left {sessions} sessions on PostgreSQL"
     );
+
+    // The fleet as `snowmint fleet` lists it, read through the pool as well.
+    let listing = registry(&url)
+        .list(&ListFilter::default())
+        .await
+        .expect("list through the pool");
+    let held = listing
+        .records
+        .iter()
+        .filter(|record| record.namespace == "fleet" && record.state == State::Held)
+        .count();
+    assert_eq!(held, FLEET, "{listing:?}");
 
     let marks = now_ms() + 5_000;
     let renewed = futures_util::future::join_all(
