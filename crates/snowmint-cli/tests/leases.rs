@@ -8,7 +8,7 @@
 use crate::fleet;
 use crate::support;
 
-use snowmint_testkit::{Etcd, Postgres, Redis, ZooKeeper};
+use snowmint_testkit::{Etcd, PgBouncer, Postgres, Redis, ZooKeeper};
 
 macro_rules! registry_tests {
     ($module:ident, $server:ident) => {
@@ -109,6 +109,17 @@ fn a_newcomer_behind_after_a_restore_starts_above_a_holder_running_ahead() {
 }
 registry_tests!(etcd, Etcd);
 registry_tests!(postgres, Postgres);
+registry_tests!(pgbouncer, Pooled);
+
+/// PostgreSQL behind PgBouncer in transaction mode with 4 server connections: the attacks
+/// above act on PostgreSQL while the pool stays up ([`PgBouncer`]'s `Server` methods).
+struct Pooled;
+
+impl Pooled {
+    fn start() -> PgBouncer {
+        PgBouncer::start(4)
+    }
+}
 registry_tests!(zookeeper, ZooKeeper);
 
 /// `snowmint serve --lease zookeeper://...` with the default 10 s TTL, which the test server

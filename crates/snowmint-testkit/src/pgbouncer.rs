@@ -99,10 +99,17 @@ impl PgBouncer {
         &self.postgres
     }
 
-    /// The PostgreSQL server behind it, to stop, freeze or restart it.
+    /// The PostgreSQL server behind it, to stop, freeze or restart it (as the guard's
+    /// [`Server`](crate::Server) methods do).
     #[must_use]
     pub fn postgres_mut(&mut self) -> &mut Postgres {
         &mut self.postgres
+    }
+
+    /// PgBouncer's own process, to freeze or kill the pool itself.
+    #[must_use]
+    pub fn pool_pid(&self) -> Option<u32> {
+        self.server.daemon.pid()
     }
 
     /// PgBouncer as a `postgres://` URL for the superuser and the `postgres` database.
@@ -182,4 +189,32 @@ fn write(path: &Path, text: &str) {
     fs::write(path, text).unwrap_or_else(|err| panic!("cannot write {}: {err}", path.display()));
 }
 
-crate::server_controls!(PgBouncer);
+/// The registry behind the pool is PostgreSQL: stopping, killing, freezing (by its pid),
+/// backing up and restoring act on it, while PgBouncer stays up in front of it, as a pool
+/// does in production while its database restarts. The URL is the pool's.
+impl crate::Server for PgBouncer {
+    fn url(&self) -> String {
+        PgBouncer::url(self)
+    }
+
+    fn dir(&self) -> &Path {
+        self.postgres.dir()
+    }
+
+    fn pid(&self) -> Option<u32> {
+        self.postgres.pid()
+    }
+
+    fn stop(&mut self) {
+        self.postgres.stop();
+    }
+
+    #[track_caller]
+    fn restart(&mut self) {
+        self.postgres.restart();
+    }
+
+    fn kill(&mut self) {
+        self.postgres.kill();
+    }
+}

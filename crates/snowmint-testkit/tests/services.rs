@@ -108,12 +108,20 @@ fn pgbouncer_pools_transactions_onto_its_server_connections() {
     through("create table workers (worker int primary key)");
     through("insert into workers values (7)");
     assert_eq!(psql(pool.postgres(), "select count(*) from workers"), "1");
+    // The guard's controls act on PostgreSQL behind the pool, which stays up.
+    pool.kill();
+    assert_refused(pool.postgres().port());
     pool.restart();
+    snowmint_testkit::eventually(
+        std::time::Duration::from_secs(10),
+        "a statement through the pool once PostgreSQL is back",
+        || try_psql_at(port, "select worker from workers"),
+    );
     assert_eq!(through("select worker from workers"), "7");
     let (postgres_port, dir) = (pool.postgres().port(), pool.dir().to_owned());
     drop(pool);
-    assert_gone(port, &dir);
-    assert_refused(postgres_port);
+    assert_gone(postgres_port, &dir);
+    assert_refused(port);
 }
 
 #[test]
@@ -261,18 +269,24 @@ fn psql(server: &Postgres, sql: &str) -> String {
 /// Runs `sql` with `psql` on `127.0.0.1:port`, in the `postgres` database, as the
 /// superuser.
 fn psql_at(port: u16, sql: &str) -> String {
+    try_psql_at(port, sql).unwrap_or_else(|err| panic!("{err}"))
+}
+
+/// [`psql_at`], answering what `psql` said when the statement failed.
+fn try_psql_at(port: u16, sql: &str) -> Result<String, String> {
     let output = Command::new("psql")
         .args(["-X", "-v", "ON_ERROR_STOP=1", "-tA", "-h", "127.0.0.1"])
         .args(["-p", &port.to_string(), "-U", "postgres", "-d", "postgres"])
         .args(["-c", sql])
         .output()
         .expect("psql runs (Debian's postgresql-client, installed with postgresql)");
-    assert!(
-        output.status.success(),
-        "psql -c {sql:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    if !output.status.success() {
+        return Err(format!(
+            "psql -c {sql:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(String::from_utf8(output.stdout).unwrap().trim().to_owned())
 }
 
 /// Creates the node `path` holding `value` with ZooKeeper's own command-line client.
